@@ -1,0 +1,194 @@
+/* abft: handle creation, backend selection, options, version. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "abft_internal.h"
+
+static const abft_backend_ops_t cpu_ops = {
+    abft_cpu_tsmm, abft_cpu_dual, abft_cpu_compare, abft_cpu_gemm,
+    abft_cpu_alloc, abft_cpu_free, abft_cpu_copy, abft_cpu_sync,
+};
+
+#if ABFT_HAVE_CUDA
+static const abft_backend_ops_t cuda_ops = {
+    abft_cuda_tsmm, abft_cuda_dual, abft_cuda_compare, abft_cuda_gemm,
+    abft_cuda_alloc, abft_cuda_free, abft_cuda_copy, abft_cuda_sync,
+};
+#endif
+
+unsigned abft_version_number(void) { return ABFT_VERSION_NUMBER; }
+const char *abft_version_string(void) { return ABFT_VERSION_STRING; }
+int abft_cuda_built(void) { return ABFT_HAVE_CUDA; }
+
+abft_status_t abft_create(abft_handle_t *handle, abft_backend_t backend) {
+    ABFT_RETURN_IF(handle == NULL, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(backend != ABFT_BACKEND_AUTO && backend != ABFT_BACKEND_CPU &&
+                       backend != ABFT_BACKEND_CUDA,
+                   ABFT_STATUS_INVALID_VALUE);
+    abft_backend_t chosen = backend;
+    if (backend == ABFT_BACKEND_AUTO) {
+#if ABFT_HAVE_CUDA
+        chosen = abft_cuda_device_present() ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU;
+#else
+        chosen = ABFT_BACKEND_CPU;
+#endif
+    }
+#if !ABFT_HAVE_CUDA
+    ABFT_RETURN_IF(chosen == ABFT_BACKEND_CUDA, ABFT_STATUS_NOT_SUPPORTED);
+#else
+    ABFT_RETURN_IF(chosen == ABFT_BACKEND_CUDA && !abft_cuda_device_present(),
+                   ABFT_STATUS_NOT_SUPPORTED);
+#endif
+    struct abft_context *h = (struct abft_context *)calloc(1, sizeof *h);
+    ABFT_RETURN_IF(h == NULL, ABFT_STATUS_ALLOC_FAILED);
+    h->magic = ABFT_HANDLE_MAGIC;
+    h->backend = chosen;
+    h->kctx.scratch = &h->scratch;
+    h->kctx.device = -1;
+    h->kind = ABFT_CHECKSUM_ROW;
+    h->bound_mode = ABFT_BOUND_WORST_CASE;
+    h->bound_factor = 1.0;
+    h->recompute = 1;
+    if (chosen == ABFT_BACKEND_CPU) {
+        h->ops = &cpu_ops;
+    }
+#if ABFT_HAVE_CUDA
+    else {
+        h->ops = &cuda_ops;
+        abft_status_t st = abft_cuda_context_create(&h->kctx);
+        if (st != ABFT_STATUS_SUCCESS) {
+            free(h);
+            return st;
+        }
+        h->own_blas = h->kctx.blas;
+        h->own_solver = h->kctx.solver;
+    }
+#endif
+    *handle = h;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_destroy(abft_handle_t h) {
+    if (h == NULL) return ABFT_STATUS_SUCCESS;
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    abft_buffer_release(h, &h->scratch);
+    abft_buffer_release(h, &h->work);
+    abft_status_t st = ABFT_STATUS_SUCCESS;
+#if ABFT_HAVE_CUDA
+    if (h->backend == ABFT_BACKEND_CUDA) {
+        /* Destroy only what the handle created itself, not what it borrowed. */
+        h->kctx.blas = h->own_blas;
+        h->kctx.solver = h->own_solver;
+        st = abft_cuda_context_destroy(&h->kctx, 1, 1);
+    }
+#endif
+    h->magic = 0;
+    free(h);
+    return st;
+}
+
+abft_status_t abft_get_backend(abft_handle_t h, abft_backend_t *backend) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(backend == NULL, ABFT_STATUS_INVALID_VALUE);
+    *backend = h->backend;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_set_stream(abft_handle_t h, void *stream) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(h->backend == ABFT_BACKEND_CPU && stream != NULL, ABFT_STATUS_INVALID_VALUE);
+    h->kctx.stream = stream;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_get_stream(abft_handle_t h, void **stream) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(stream == NULL, ABFT_STATUS_INVALID_VALUE);
+    *stream = h->kctx.stream;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_set_cublas_handle(abft_handle_t h, void *cublas_handle) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(h->backend != ABFT_BACKEND_CUDA, ABFT_STATUS_NOT_SUPPORTED);
+    h->kctx.blas = cublas_handle != NULL ? cublas_handle : h->own_blas;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_set_cusolver_handle(abft_handle_t h, void *cusolver_handle) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(h->backend != ABFT_BACKEND_CUDA, ABFT_STATUS_NOT_SUPPORTED);
+    h->kctx.solver = cusolver_handle != NULL ? cusolver_handle : h->own_solver;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_set_checksum_kind(abft_handle_t h, abft_checksum_kind_t kind) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(kind != ABFT_CHECKSUM_ROW && kind != ABFT_CHECKSUM_FULL,
+                   ABFT_STATUS_INVALID_VALUE);
+    h->kind = kind;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_get_checksum_kind(abft_handle_t h, abft_checksum_kind_t *kind) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(kind == NULL, ABFT_STATUS_INVALID_VALUE);
+    *kind = h->kind;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_set_bound_mode(abft_handle_t h, abft_bound_mode_t mode, double factor) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(mode != ABFT_BOUND_WORST_CASE && mode != ABFT_BOUND_PROBABILISTIC,
+                   ABFT_STATUS_INVALID_VALUE);
+    /* written so that NaN is refused */
+    ABFT_RETURN_IF(!(factor > 0.0 && factor <= 1e6), ABFT_STATUS_INVALID_VALUE);
+    h->bound_mode = mode;
+    h->bound_factor = factor;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_get_bound_mode(abft_handle_t h, abft_bound_mode_t *mode, double *factor) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(mode == NULL || factor == NULL, ABFT_STATUS_INVALID_VALUE);
+    *mode = h->bound_mode;
+    *factor = h->bound_factor;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_set_recompute(abft_handle_t h, int enable) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(enable != 0 && enable != 1, ABFT_STATUS_INVALID_VALUE);
+    h->recompute = enable;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_set_hook(abft_handle_t h, abft_hook_fn fn, void *user) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    h->hook = fn;
+    h->hook_user = user;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_call_hook(abft_handle_t h, abft_hook_site_t site, int which, abft_prec_t prec,
+                             void *ptr, int64_t rows, int64_t cols, int64_t ld) {
+    if (h->hook == NULL || rows == 0 || cols == 0) return ABFT_STATUS_SUCCESS;
+    ABFT_TRY(h->ops->sync(&h->kctx));
+    return h->hook(h->hook_user, site, which, prec == ABFT_PREC_D ? 'd' : 's', ptr, rows, cols, ld);
+}
+
+abft_status_t abft_buffer_reserve(abft_handle_t h, abft_buffer_t *buf, size_t bytes) {
+    if (buf->bytes >= bytes) return ABFT_STATUS_SUCCESS;
+    void *p = NULL;
+    ABFT_TRY(h->ops->alloc(&h->kctx, bytes, &p));
+    if (buf->ptr != NULL) h->ops->free(&h->kctx, buf->ptr);
+    buf->ptr = p;
+    buf->bytes = bytes;
+    return ABFT_STATUS_SUCCESS;
+}
+
+void abft_buffer_release(abft_handle_t h, abft_buffer_t *buf) {
+    if (buf->ptr != NULL) h->ops->free(&h->kctx, buf->ptr);
+    buf->ptr = NULL;
+    buf->bytes = 0;
+}

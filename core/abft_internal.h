@@ -1,0 +1,74 @@
+/* abft: handle internals and helpers shared by the backend-neutral layers. Private. */
+#ifndef ABFT_INTERNAL_H
+#define ABFT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abft/abft.h"
+#include "abft_kernels.h"
+
+/* One guard clause: return `status` when `cond` holds. */
+#define ABFT_RETURN_IF(cond, status) \
+    do {                             \
+        if (cond) return (status);   \
+    } while (0)
+/* Propagate a non-success status. */
+#define ABFT_TRY(expr)                                        \
+    do {                                                      \
+        abft_status_t abft_try_st_ = (expr);                  \
+        if (abft_try_st_ != ABFT_STATUS_SUCCESS) return abft_try_st_; \
+    } while (0)
+
+/* The kernels a backend provides (kernels/abft_kernels.h), chosen once at handle creation. */
+typedef struct abft_backend_ops {
+    abft_status_t (*tsmm)(const abft_kctx_t *, const abft_tsmm_args_t *);
+    abft_status_t (*dual)(const abft_kctx_t *, const abft_dual_args_t *);
+    abft_status_t (*compare)(const abft_kctx_t *, const abft_compare_args_t *);
+    abft_status_t (*gemm)(const abft_kctx_t *, const abft_gemm_args_t *);
+    abft_status_t (*alloc)(const abft_kctx_t *, size_t, void **);
+    abft_status_t (*free)(const abft_kctx_t *, void *);
+    abft_status_t (*copy)(const abft_kctx_t *, const abft_copy_args_t *);
+    abft_status_t (*sync)(const abft_kctx_t *);
+} abft_backend_ops_t;
+
+struct abft_context {
+    uint32_t magic; /* ABFT_HANDLE_MAGIC while alive */
+    abft_backend_t backend;
+    const abft_backend_ops_t *ops;
+    abft_kctx_t kctx;
+    abft_buffer_t scratch; /* kernel scratch (kctx.scratch points here) */
+    abft_buffer_t work;    /* protocol workspace (checksums of a protected call) */
+    void *own_blas, *own_solver; /* the handle's own cuBLAS/cuSOLVER handles */
+    /* options */
+    abft_checksum_kind_t kind;
+    abft_bound_mode_t bound_mode;
+    double bound_factor;
+    int recompute;
+    abft_hook_fn hook;
+    void *hook_user;
+};
+
+#define ABFT_HANDLE_MAGIC 0xabf7c0deu
+
+static inline int abft_handle_ok(abft_handle_t h) { return h != NULL && h->magic == ABFT_HANDLE_MAGIC; }
+
+/* Ensure `buf` holds at least `bytes` of backend memory (contents are not preserved). */
+abft_status_t abft_buffer_reserve(abft_handle_t h, abft_buffer_t *buf, size_t bytes);
+void abft_buffer_release(abft_handle_t h, abft_buffer_t *buf);
+
+/* Call the hook if one is set. */
+abft_status_t abft_call_hook(abft_handle_t h, abft_hook_site_t site, int which, abft_prec_t prec,
+                             void *ptr, int64_t rows, int64_t cols, int64_t ld);
+
+/* Argument checks shared by every entry point: a rows x cols matrix with leading dimension
+ * ld must have rows, cols >= 0, ld >= max(1, rows), and a non-NULL pointer when non-empty. */
+static inline int abft_bad_matrix(int64_t rows, int64_t cols, const void *p, int64_t ld) {
+    if (rows < 0 || cols < 0) return 1;
+    if (ld < (rows > 1 ? rows : 1)) return 1;
+    if (rows > 0 && cols > 0 && p == NULL) return 1;
+    return 0;
+}
+static inline int abft_bad_op(int op) { return op != ABFT_OP_N && op != ABFT_OP_T; }
+
+#endif /* ABFT_INTERNAL_H */

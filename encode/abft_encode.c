@@ -1,0 +1,101 @@
+/* abft encode layer: checksum encoding and tall-and-skinny products. Checks arguments,
+ * then dispatches to the handle's backend. */
+#include "abft_internal.h"
+
+static abft_status_t check_out(int64_t rows, int64_t cols, const void *p, int64_t ld) {
+    return abft_bad_matrix(rows, cols, p, ld) ? ABFT_STATUS_INVALID_VALUE : ABFT_STATUS_SUCCESS;
+}
+
+/* Shared by every tall-and-skinny entry point: validate, then run one tsmm. */
+static abft_status_t tsmm(abft_handle_t h, abft_prec_t prec, int trans, int64_t m, int64_t n,
+                          int64_t c, const void *A, int64_t lda, const double *X, int64_t ldx,
+                          double *Y, int64_t ldy, const double *Xabs, int64_t ldxabs,
+                          double *Yabs, int64_t ldyabs) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(abft_bad_op(trans), ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(c < 1 || c > 16, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(X == NULL && c != 2, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(abft_bad_matrix(m, n, A, lda), ABFT_STATUS_INVALID_VALUE);
+    int64_t xrows = trans ? m : n, yrows = trans ? n : m;
+    if (X != NULL) ABFT_TRY(check_out(xrows, c, X, ldx));
+    ABFT_TRY(check_out(yrows, c, Y, ldy));
+    ABFT_RETURN_IF(yrows > 0 && Y == NULL, ABFT_STATUS_INVALID_VALUE);
+    if (Yabs != NULL) {
+        ABFT_TRY(check_out(yrows, c, Yabs, ldyabs));
+        ABFT_RETURN_IF(Yabs == Y && yrows > 0, ABFT_STATUS_INVALID_VALUE);
+        if (Xabs != NULL) ABFT_TRY(check_out(xrows, c, Xabs, ldxabs));
+    } else {
+        ABFT_RETURN_IF(Xabs != NULL, ABFT_STATUS_INVALID_VALUE);
+    }
+    if (yrows == 0) return ABFT_STATUS_SUCCESS;
+    abft_tsmm_args_t a = {prec, trans, m, n, c, A, lda, X, ldx, Xabs, ldxabs, Y, ldy,
+                          Yabs, ldyabs};
+    return h->ops->tsmm(&h->kctx, &a);
+}
+
+abft_status_t abft_dchecksum_rows(abft_handle_t h, int64_t m, int64_t n, const double *A,
+                                  int64_t lda, double *R, int64_t ldr, double *Rabs,
+                                  int64_t ldrabs) {
+    return tsmm(h, ABFT_PREC_D, 0, m, n, 2, A, lda, NULL, 0, R, ldr, NULL, 0, Rabs, ldrabs);
+}
+abft_status_t abft_schecksum_rows(abft_handle_t h, int64_t m, int64_t n, const float *A,
+                                  int64_t lda, double *R, int64_t ldr, double *Rabs,
+                                  int64_t ldrabs) {
+    return tsmm(h, ABFT_PREC_S, 0, m, n, 2, A, lda, NULL, 0, R, ldr, NULL, 0, Rabs, ldrabs);
+}
+abft_status_t abft_dchecksum_cols(abft_handle_t h, int64_t m, int64_t n, const double *A,
+                                  int64_t lda, double *K, int64_t ldk, double *Kabs,
+                                  int64_t ldkabs) {
+    return tsmm(h, ABFT_PREC_D, 1, m, n, 2, A, lda, NULL, 0, K, ldk, NULL, 0, Kabs, ldkabs);
+}
+abft_status_t abft_schecksum_cols(abft_handle_t h, int64_t m, int64_t n, const float *A,
+                                  int64_t lda, double *K, int64_t ldk, double *Kabs,
+                                  int64_t ldkabs) {
+    return tsmm(h, ABFT_PREC_S, 1, m, n, 2, A, lda, NULL, 0, K, ldk, NULL, 0, Kabs, ldkabs);
+}
+abft_status_t abft_dtsmm(abft_handle_t h, abft_operation_t trans, int64_t m, int64_t n,
+                         int64_t c, const double *A, int64_t lda, const double *X, int64_t ldx,
+                         double *Y, int64_t ldy, const double *Xabs, int64_t ldxabs,
+                         double *Yabs, int64_t ldyabs) {
+    ABFT_RETURN_IF(X == NULL && m > 0 && n > 0, ABFT_STATUS_INVALID_VALUE);
+    return tsmm(h, ABFT_PREC_D, trans, m, n, c, A, lda, X, ldx, Y, ldy, Xabs, ldxabs, Yabs,
+                ldyabs);
+}
+abft_status_t abft_ststmm(abft_handle_t h, abft_operation_t trans, int64_t m, int64_t n,
+                          int64_t c, const float *A, int64_t lda, const double *X, int64_t ldx,
+                          double *Y, int64_t ldy, const double *Xabs, int64_t ldxabs,
+                          double *Yabs, int64_t ldyabs) {
+    ABFT_RETURN_IF(X == NULL && m > 0 && n > 0, ABFT_STATUS_INVALID_VALUE);
+    return tsmm(h, ABFT_PREC_S, trans, m, n, c, A, lda, X, ldx, Y, ldy, Xabs, ldxabs, Yabs,
+                ldyabs);
+}
+
+static abft_status_t dual(abft_handle_t h, abft_prec_t prec, int64_t m, int64_t n,
+                          const void *M, int64_t ldm, int64_t c1, const double *X, int64_t ldx,
+                          double *P, int64_t ldp, int64_t c2, const double *Z, int64_t ldz,
+                          double *Q, int64_t ldq) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(c1 < 1 || c1 > 16 || c2 < 1 || c2 > 16, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(abft_bad_matrix(m, n, M, ldm), ABFT_STATUS_INVALID_VALUE);
+    ABFT_TRY(check_out(n, c1, X, ldx));
+    ABFT_TRY(check_out(m, c1, P, ldp));
+    ABFT_TRY(check_out(m, c2, Z, ldz));
+    ABFT_TRY(check_out(n, c2, Q, ldq));
+    ABFT_RETURN_IF((n > 0 && (X == NULL || Q == NULL)) || (m > 0 && (Z == NULL || P == NULL)),
+                   ABFT_STATUS_INVALID_VALUE);
+    if (m == 0 && n == 0) return ABFT_STATUS_SUCCESS;
+    abft_dual_args_t a = {prec, m, n, M, ldm, c1, X, ldx, NULL, 0, P, ldp, NULL, 0,
+                          c2, Z, ldz, NULL, 0, Q, ldq, NULL, 0};
+    return h->ops->dual(&h->kctx, &a);
+}
+
+abft_status_t abft_ddual(abft_handle_t h, int64_t m, int64_t n, const double *M, int64_t ldm,
+                         int64_t c1, const double *X, int64_t ldx, double *P, int64_t ldp,
+                         int64_t c2, const double *Z, int64_t ldz, double *Q, int64_t ldq) {
+    return dual(h, ABFT_PREC_D, m, n, M, ldm, c1, X, ldx, P, ldp, c2, Z, ldz, Q, ldq);
+}
+abft_status_t abft_sdual(abft_handle_t h, int64_t m, int64_t n, const float *M, int64_t ldm,
+                         int64_t c1, const double *X, int64_t ldx, double *P, int64_t ldp,
+                         int64_t c2, const double *Z, int64_t ldz, double *Q, int64_t ldq) {
+    return dual(h, ABFT_PREC_S, m, n, M, ldm, c1, X, ldx, P, ldp, c2, Z, ldz, Q, ldq);
+}

@@ -1,0 +1,178 @@
+/* abft: the kernel signatures, declared once, implemented by kernels/cpu (always built,
+ * the oracle) and kernels/cuda (when CUDA is built).
+ *
+ * Private header: never installed. Kernels know nothing above them: they get a small
+ * execution context, plain argument structs, and return a status. Argument checking is
+ * done by the layers above (encode/, verify/); kernels may assume valid arguments, except
+ * that they must handle every size >= 0 (including 0) and any leading dimension >= rows. */
+#ifndef ABFT_KERNELS_H
+#define ABFT_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abft/abft_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Precision of the data matrix. Checksums, small operands and outputs are always fp64. */
+typedef enum abft_prec { ABFT_PREC_D = 0, ABFT_PREC_S = 1 } abft_prec_t;
+
+/* Growable scratch memory of the backend (device memory for CUDA), owned by the handle. */
+typedef struct abft_buffer {
+    void *ptr;
+    size_t bytes;
+} abft_buffer_t;
+
+/* Execution context handed to every kernel. */
+typedef struct abft_kctx {
+    void *stream;           /* cudaStream_t (CUDA) or NULL (CPU) */
+    void *blas;             /* cublasHandle_t (CUDA) or NULL (CPU) */
+    void *solver;           /* cusolverDnHandle_t (CUDA) or NULL (CPU) */
+    abft_buffer_t *scratch; /* kernels may grow it (the backend's alloc) */
+    int device;             /* CUDA device ordinal, -1 on the CPU */
+} abft_kctx_t;
+
+/* Y = op(A)·X and optionally Yabs = |op(A)|·Xabs, one read of A.
+ * A is stored rows x cols (lda >= max(1, rows)).
+ * trans = 0: X is cols x c, Y is rows x c.   trans = 1: X is rows x c, Y is cols x c.
+ * X == NULL means the implicit checksum weights V = [1, j+1] (c must be 2).
+ * Yabs == NULL: no absolute companion. Xabs == NULL with Yabs != NULL: use |X| (or V).
+ * 1 <= c <= 16. Y and Yabs are overwritten (not accumulated). */
+typedef struct abft_tsmm_args {
+    abft_prec_t prec;
+    int trans;
+    int64_t rows, cols;
+    int64_t c;
+    const void *A;
+    int64_t lda;
+    const double *X;
+    int64_t ldx;
+    const double *Xabs;
+    int64_t ldxabs;
+    double *Y;
+    int64_t ldy;
+    double *Yabs;
+    int64_t ldyabs;
+} abft_tsmm_args_t;
+
+/* Fused dual pass over one read of M (rows x cols):
+ *   P = M·X (X cols x c1, P rows x c1),  Pabs = |M|·Xabs   (when Pabs != NULL)
+ *   Q = M^T·Z (Z rows x c2, Q cols x c2), Qabs = |M|^T·Zabs (when Qabs != NULL)
+ * X == NULL / Z == NULL mean the implicit weights (c1 / c2 must be 2); Xabs/Zabs == NULL
+ * mean |X| / |Z|. 1 <= c1, c2 <= 16. */
+typedef struct abft_dual_args {
+    abft_prec_t prec;
+    int64_t rows, cols;
+    const void *M;
+    int64_t ldm;
+    int64_t c1;
+    const double *X;
+    int64_t ldx;
+    const double *Xabs;
+    int64_t ldxabs;
+    double *P;
+    int64_t ldp;
+    double *Pabs;
+    int64_t ldpabs;
+    int64_t c2;
+    const double *Z;
+    int64_t ldz;
+    const double *Zabs;
+    int64_t ldzabs;
+    double *Q;
+    int64_t ldq;
+    double *Qabs;
+    int64_t ldqabs;
+} abft_dual_args_t;
+
+/* Checksum comparison of n entries, each with two checksum columns (e and w).
+ *   expected s = alpha·S + beta·P               (P ignored when beta == 0 or P == NULL)
+ *   bound    t = coef_s·(|alpha|·Sa + |beta|·Pa) + coef_r·Ra + abs_floor
+ *   residual d = R - s;  entry i is flagged when !(|d| <= t) in either column.
+ * Each of R, Ra, S, Sa, P, Pa is n x 2 with its own leading dimension (in backend memory).
+ * Output (host memory): *nflagged, *max_ratio (max over entries and columns of |d|/t, with
+ * 0/0 = 0 and NaN/Inf ratios reported as +Inf), and the first max_list flagged indices in
+ * ascending order in list[] (host memory, may be NULL when max_list == 0). */
+typedef struct abft_compare_args {
+    int64_t n;
+    const double *R;
+    int64_t ldr;
+    const double *Ra;
+    int64_t ldra;
+    const double *S;
+    int64_t lds;
+    const double *Sa;
+    int64_t ldsa;
+    const double *P;
+    int64_t ldp;
+    const double *Pa;
+    int64_t ldpa;
+    double alpha, beta;
+    double coef_s, coef_r, abs_floor;
+    int64_t max_list;
+    int64_t *list;
+    int64_t *nflagged;
+    double *max_ratio;
+} abft_compare_args_t;
+
+/* C = alpha·op(A)·op(B) + beta·C through the backend's BLAS (cuBLAS / host BLAS). */
+typedef struct abft_gemm_args {
+    abft_prec_t prec;
+    int transa, transb;
+    int64_t m, n, k;
+    double alpha, beta; /* converted to float for ABFT_PREC_S */
+    const void *A;
+    int64_t lda;
+    const void *B;
+    int64_t ldb;
+    void *C;
+    int64_t ldc;
+} abft_gemm_args_t;
+
+/* Memory transfers between host memory and the backend's memory. Strided copy of a
+ * rows x cols block of elem-byte elements (column-major with leading dimensions in
+ * elements). dir = 0: backend -> host, dir = 1: host -> backend. Synchronous. */
+typedef struct abft_copy_args {
+    int dir;
+    size_t elem;
+    int64_t rows, cols;
+    void *host;
+    int64_t ldh;
+    void *dev;
+    int64_t ldd;
+} abft_copy_args_t;
+
+/* ---- CPU backend (kernels/cpu) --------------------------------------------------------- */
+abft_status_t abft_cpu_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a);
+abft_status_t abft_cpu_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a);
+abft_status_t abft_cpu_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a);
+abft_status_t abft_cpu_gemm(const abft_kctx_t *ctx, const abft_gemm_args_t *a);
+abft_status_t abft_cpu_alloc(const abft_kctx_t *ctx, size_t bytes, void **ptr);
+abft_status_t abft_cpu_free(const abft_kctx_t *ctx, void *ptr);
+abft_status_t abft_cpu_copy(const abft_kctx_t *ctx, const abft_copy_args_t *a);
+abft_status_t abft_cpu_sync(const abft_kctx_t *ctx);
+
+/* ---- CUDA backend (kernels/cuda), present when ABFT_HAVE_CUDA ------------------------- */
+/* Device presence: 1 when at least one usable GPU is visible, 0 otherwise (never fails). */
+int abft_cuda_device_present(void);
+abft_status_t abft_cuda_context_create(abft_kctx_t *ctx);  /* device, cuBLAS/cuSOLVER */
+abft_status_t abft_cuda_context_destroy(abft_kctx_t *ctx, int own_blas, int own_solver);
+abft_status_t abft_cuda_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a);
+abft_status_t abft_cuda_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a);
+abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a);
+abft_status_t abft_cuda_gemm(const abft_kctx_t *ctx, const abft_gemm_args_t *a);
+abft_status_t abft_cuda_alloc(const abft_kctx_t *ctx, size_t bytes, void **ptr);
+abft_status_t abft_cuda_free(const abft_kctx_t *ctx, void *ptr);
+abft_status_t abft_cuda_copy(const abft_kctx_t *ctx, const abft_copy_args_t *a);
+abft_status_t abft_cuda_sync(const abft_kctx_t *ctx);
+/* Unit roundoff of the GEMM arithmetic cuBLAS uses under the handle's current math mode
+ * for the given precision (2^-53 / 2^-24, larger for TF32 or reduced-precision modes). */
+double abft_cuda_gemm_unit_roundoff(const abft_kctx_t *ctx, abft_prec_t prec);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ABFT_KERNELS_H */

@@ -1,0 +1,73 @@
+/* abft test utilities: seeded random inputs (the seed is printed so a failure replays),
+ * assertions that print both values, a bit flipper, and the GPU skip. */
+#ifndef ABFT_TESTUTIL_H
+#define ABFT_TESTUTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "abft/abft.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern int tu_failures;
+
+/* Seed from ABFT_TEST_SEED or the clock; printed as "seed: N" with the test name. */
+uint64_t tu_seed(const char *test_name);
+typedef struct { uint64_t s; } tu_rng_t;
+void tu_rng_init(tu_rng_t *r, uint64_t seed);
+uint64_t tu_next(tu_rng_t *r);
+double tu_uniform(tu_rng_t *r);                /* [0, 1) */
+double tu_range(tu_rng_t *r, double lo, double hi);
+int64_t tu_int(tu_rng_t *r, int64_t lo, int64_t hi); /* inclusive */
+
+/* Fill a rows x cols matrix (leading dimension ld; padding gets a sentinel) with values of
+ * the given kind. */
+typedef enum {
+    TU_UNIFORM = 0,    /* uniform in [-1, 1] */
+    TU_WIDE = 1,       /* sign * 10^U(-8, 8): wide dynamic range */
+    TU_CANCEL = 2,     /* pairs of large values of opposite sign plus small ones */
+    TU_POSITIVE = 3    /* uniform in [0.5, 1.5] */
+} tu_kind_t;
+void tu_fill_d(tu_rng_t *r, tu_kind_t kind, int64_t rows, int64_t cols, double *A, int64_t ld);
+void tu_fill_s(tu_rng_t *r, tu_kind_t kind, int64_t rows, int64_t cols, float *A, int64_t ld);
+double *tu_alloc_d(int64_t count); /* never NULL (aborts the test when out of memory) */
+float *tu_alloc_s(int64_t count);
+
+/* Flip bit `bit` of an fp64 / fp32 value. */
+double tu_flip_d(double v, int bit);
+float tu_flip_s(float v, int bit);
+
+/* Exit 77 (skipped) when no GPU or no CUDA backend; otherwise return. */
+void tu_require_gpu(void);
+
+/* Print the summary line and return the exit code. */
+int tu_finish(const char *test_name);
+
+#define TU_CHECK(cond, ...)                                                     \
+    do {                                                                        \
+        if (!(cond)) {                                                          \
+            ++tu_failures;                                                      \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                       \
+            fprintf(stderr, "\n");                                              \
+        }                                                                       \
+    } while (0)
+
+#define TU_CHECK_STATUS(expr, expected)                                         \
+    do {                                                                        \
+        abft_status_t tu_st_ = (expr);                                          \
+        if (tu_st_ != (expected)) {                                             \
+            ++tu_failures;                                                      \
+            fprintf(stderr, "%s:%d: %s returned %s, expected %s\n", __FILE__, __LINE__, #expr, \
+                    abft_status_name(tu_st_), abft_status_name(expected));      \
+        }                                                                       \
+    } while (0)
+
+#ifdef __cplusplus
+}
+#endif
+#endif
