@@ -1,5 +1,6 @@
 /* abft: handle creation, backend selection, options, version. */
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "abft_internal.h"
@@ -191,4 +192,12 @@ void abft_buffer_release(abft_handle_t h, abft_buffer_t *buf) {
     if (buf->ptr != NULL) h->ops->free(&h->kctx, buf->ptr);
     buf->ptr = NULL;
     buf->bytes = 0;
+}
+
+double abft_gamma(abft_handle_t h, double n, double u) {
+    if (n <= 0) return 0.0;
+    if (h->bound_mode == ABFT_BOUND_PROBABILISTIC) return h->bound_factor * sqrt(n) * u;
+    double nu = n * u;
+    if (nu >= 1.0) return INFINITY;
+    return h->bound_factor * nu / (1.0 - nu);
 }

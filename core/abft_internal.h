@@ -71,4 +71,9 @@ static inline int abft_bad_matrix(int64_t rows, int64_t cols, const void *p, int
 }
 static inline int abft_bad_op(int op) { return op != ABFT_OP_N && op != ABFT_OP_T; }
 
+/* The rounding-error growth factor for a sum of n terms at unit roundoff u under the handle's
+ * bound mode: worst case gamma_n = n·u / (1 - n·u) (+Inf when n·u >= 1), probabilistic
+ * factor·sqrt(n)·u. The worst-case form is also multiplied by the handle's factor. */
+double abft_gamma(abft_handle_t h, double n, double u);
+
 #endif /* ABFT_INTERNAL_H */

@@ -162,4 +162,8 @@ ABFT_API abft_status_t abft_sgemm_verify(abft_handle_t handle, abft_gemm_plan_t 
 #ifdef __cplusplus
 }
 #endif
+
+#include "abft/abft_lu.h"
+#include "abft/abft_inject.h"
+
 #endif /* ABFT_H */
