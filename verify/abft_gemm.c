@@ -1,0 +1,796 @@
+/* abft verify layer: the protected GEMM (DESIGN section 4) and its split form.
+ *
+ *   1. pass over B:  Yb = op(B)·V, Yba = |op(B)|·V                         (k x 2 each)
+ *   2. pass over A:  S = op(A)·Yb, Sa = |op(A)|·Yba                        (m x 2 each)
+ *      (FULL: the same read of A also gives Za = op(A)^T·V, Zaa = |op(A)|^T·V, and a read
+ *       of B gives T = op(B)^T·Za, Ta = |op(B)|^T·Zaa, n x 2 each)
+ *      beta != 0: a pass over the old C first: P = C·V, Pa = |C|·V (and columns for FULL)
+ *   3. the GEMM itself, untouched (split in two halves along k only when a hook is set)
+ *   4. pass over C:  R = C·V, Ra = |C|·V (FULL: columns from the same read), compare with
+ *      alpha·S + beta·P against the bound of docs/bound.md; locate, correct, re-verify.
+ *
+ * Everything bulky runs on the handle's backend; the handling of flagged rows/columns (rare)
+ * runs on the host on copies of the few rows/columns concerned. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abft_internal.h"
+
+/* Indices of the fp64 work arrays of a plan; each is (rows of its side) x 2. */
+enum {
+    W_YB, W_YBA,           /* k x 2: op(B)·V, |op(B)|·V */
+    W_S, W_SA,             /* m x 2: op(A)·Yb, |op(A)|·Yba */
+    W_P, W_PA,             /* m x 2: C_old·V, |C_old|·V */
+    W_R, W_RA,             /* m x 2: C·V, |C|·V */
+    W_ZA, W_ZAA,           /* k x 2: op(A)^T·V, |op(A)|^T·V            (FULL) */
+    W_T, W_TA,             /* n x 2: op(B)^T·Za, |op(B)|^T·Zaa          (FULL) */
+    W_PC, W_PCA,           /* n x 2: C_old^T·V, |C_old|^T·V             (FULL) */
+    W_RC, W_RCA,           /* n x 2: C^T·V, |C|^T·V                     (FULL) */
+    W_COUNT
+};
+
+struct abft_gemm_plan {
+    abft_handle_t h;
+    abft_prec_t prec;
+    int transa, transb;
+    int64_t m, n, k;
+    double alpha, beta;
+    abft_checksum_kind_t kind;
+    int encoded;
+    int own_mem;      /* the plan allocated `mem` itself (split form) */
+    void *mem;        /* backend memory holding every work array */
+    double *w[W_COUNT];
+    int64_t ld[W_COUNT];
+};
+
+static const double U_FP64 = 0x1p-53;
+
+static size_t elem_size(abft_prec_t p) { return p == ABFT_PREC_D ? sizeof(double) : sizeof(float); }
+
+/* Lay the work arrays out in `mem` (or compute the size when mem == NULL). */
+static size_t plan_layout(struct abft_gemm_plan *p, void *mem) {
+    int64_t rows[W_COUNT] = {p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m,
+                             p->k, p->k, p->n, p->n, p->n, p->n, p->n, p->n};
+    int nw = p->kind == ABFT_CHECKSUM_FULL ? W_COUNT : W_ZA;
+    size_t off = 0;
+    for (int i = 0; i < W_COUNT; ++i) {
+        int64_t r = rows[i] > 0 ? rows[i] : 1;
+        p->ld[i] = r;
+        p->w[i] = NULL;
+        if (i >= nw) continue;
+        if (mem != NULL) p->w[i] = (double *)((char *)mem + off);
+        /* keep every array 256-byte aligned so kernels may use wide loads */
+        off += ((size_t)r * 2 * sizeof(double) + 255) & ~(size_t)255;
+    }
+    return off;
+}
+
+static abft_status_t check_shape(abft_handle_t h, int transa, int transb, int64_t m, int64_t n,
+                                 int64_t k) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(abft_bad_op(transa) || abft_bad_op(transb), ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(m < 0 || n < 0 || k < 0, ABFT_STATUS_INVALID_VALUE);
+    return ABFT_STATUS_SUCCESS;
+}
+
+static abft_status_t check_operands(const struct abft_gemm_plan *p, const void *A, int64_t lda,
+                                    const void *B, int64_t ldb, const void *C, int64_t ldc) {
+    int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
+    int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
+    ABFT_RETURN_IF(abft_bad_matrix(ar, ac, A, lda), ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(abft_bad_matrix(br, bc, B, ldb), ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(abft_bad_matrix(p->m, p->n, C, ldc), ABFT_STATUS_INVALID_VALUE);
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* ---- the bound (docs/bound.md) ------------------------------------------------------- */
+
+typedef struct bound_coefs {
+    double coef_s;    /* on |alpha|·Sa + |beta|·Pa */
+    double coef_r;    /* on Ra */
+    double abs_floor; /* underflow allowance */
+} bound_coefs_t;
+
+static double gemm_unit_roundoff(abft_handle_t h, abft_prec_t prec) {
+#if ABFT_HAVE_CUDA
+    if (h->backend == ABFT_BACKEND_CUDA) return abft_cuda_gemm_unit_roundoff(&h->kctx, prec);
+#endif
+    return prec == ABFT_PREC_D ? 0x1p-53 : 0x1p-24;
+}
+
+/* Coefficients for one side. `inner` is the length of the first encoding sum (n for row
+ * checksums: op(B)·V sums over n; m for column checksums), `k` the GEMM's inner dimension,
+ * `out` the length of the sums over C (n for rows, m for columns). */
+static bound_coefs_t side_coefs(const struct abft_gemm_plan *p, double ug, int64_t inner,
+                                int64_t out) {
+    abft_handle_t h = p->h;
+    double k = (double)p->k;
+    double gi = abft_gamma(h, (double)inner, U_FP64);
+    double gk = abft_gamma(h, k, U_FP64);
+    double go = abft_gamma(h, (double)out, U_FP64);
+    double gg = abft_gamma(h, k + 3.0, ug); /* the GEMM (+ alpha, beta, and a k split) */
+    double g3 = abft_gamma(h, 3.0, U_FP64); /* alpha·S + beta·P in the compare */
+    /* The absolute-value products are computed in floating point, so they may come out
+     * below their exact values by a factor (1 - gamma): divide by it. */
+    double shrink_s = 1.0 - 0x1p-53 * (double)(inner + p->k + 2);
+    double shrink_r = 1.0 - 0x1p-53 * (double)(out + 1);
+    bound_coefs_t c;
+    double pad = 1.0 + 8.0 * U_FP64; /* the rounding of |R - s| and of the bound itself */
+    c.coef_s = (gg + gk * (1.0 + gi) + gi + g3) / shrink_s * pad;
+    c.coef_r = go * (1.0 + go) / shrink_r * pad;
+    /* Gradual underflow: each product may lose up to the smallest subnormal spacing. */
+    double eta_g = p->prec == ABFT_PREC_D ? 0x1p-1074 : 0x1p-149;
+    double wsum = (double)(out + 1) * (double)(out + 2);
+    c.abs_floor = ((k + 3.0) * eta_g * (fabs(p->alpha) + fabs(p->beta) + 1.0) +
+                   4.0 * (double)(inner + p->k + out + 3) * 0x1p-1074) * wsum;
+    if (isnan(c.coef_s) || isnan(c.coef_r)) c.coef_s = c.coef_r = INFINITY;
+    return c;
+}
+
+/* ---- encoding ------------------------------------------------------------------------ */
+
+static abft_status_t run_tsmm(abft_handle_t h, abft_prec_t prec, int trans, int64_t rows,
+                              int64_t cols, const void *A, int64_t lda, const double *X,
+                              int64_t ldx, const double *Xa, int64_t ldxa, double *Y,
+                              int64_t ldy, double *Ya, int64_t ldya) {
+    if ((trans ? cols : rows) == 0) return ABFT_STATUS_SUCCESS;
+    abft_tsmm_args_t a = {prec, trans, rows, cols, 2, A, lda, X, ldx, Xa, ldxa, Y, ldy, Ya, ldya};
+    return h->ops->tsmm(&h->kctx, &a);
+}
+
+/* Row (and for FULL column) checksums of an m x n matrix M with abs companions, from one
+ * read: R = M·V, Ra = |M|·V, and Rc = M^T·V, Rca = |M|^T·V when Rc != NULL. */
+static abft_status_t encode_matrix(abft_handle_t h, abft_prec_t prec, int64_t m, int64_t n,
+                                   const void *M, int64_t ldm, double *R, double *Ra, int64_t ldr,
+                                   double *Rc, double *Rca, int64_t ldrc) {
+    if (m == 0 || n == 0) return ABFT_STATUS_SUCCESS;
+    if (Rc == NULL) return run_tsmm(h, prec, 0, m, n, M, ldm, NULL, 0, NULL, 0, R, ldr, Ra, ldr);
+    abft_dual_args_t a = {prec, m, n, M, ldm, 2, NULL, 0, NULL, 0, R, ldr, Ra, ldr,
+                          2, NULL, 0, NULL, 0, Rc, ldrc, Rca, ldrc};
+    return h->ops->dual(&h->kctx, &a);
+}
+
+/* Number of entries of an n x 2 array that are not finite (x - x is NaN exactly then). */
+static abft_status_t count_nonfinite(abft_handle_t h, const double *X, int64_t n, int64_t ld,
+                                     int64_t *count) {
+    *count = 0;
+    if (n == 0) return ABFT_STATUS_SUCCESS;
+    double maxr = 0.0;
+    abft_compare_args_t a = {n, X, ld, X, ld, X, ld, X, ld, NULL, 0, NULL, 0,
+                             1.0, 0.0, 0.0, 0.0, 0.0, 0, NULL, count, &maxr};
+    return h->ops->compare(&h->kctx, &a);
+}
+
+static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda, const void *B,
+                            int64_t ldb, const void *C, int64_t ldc, int64_t *nonfinite) {
+    abft_handle_t h = p->h;
+    double **w = p->w;
+    int64_t *ld = p->ld;
+    const int full = p->kind == ABFT_CHECKSUM_FULL;
+    *nonfinite = 0;
+    if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
+    int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
+    int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
+    if (p->k > 0) {
+        /* 1. op(B)·V and |op(B)|·V (k x 2) */
+        ABFT_TRY(run_tsmm(h, p->prec, p->transb, br, bc, B, ldb, NULL, 0, NULL, 0, w[W_YB],
+                          ld[W_YB], w[W_YBA], ld[W_YBA]));
+        /* 2. op(A)·Yb with |op(A)|·Yba (m x 2); FULL: op(A)^T·V from the same read of A */
+        if (!full) {
+            ABFT_TRY(run_tsmm(h, p->prec, p->transa, ar, ac, A, lda, w[W_YB], ld[W_YB],
+                              w[W_YBA], ld[W_YBA], w[W_S], ld[W_S], w[W_SA], ld[W_SA]));
+        } else {
+            /* A stored ar x ac. transa = N: S = A·Yb (the M·X side), Za = A^T·V (M^T·Z).
+             * transa = T: S = A^T·Yb (the M^T·Z side), Za = A·V (the M·X side). */
+            abft_dual_args_t d;
+            memset(&d, 0, sizeof d);
+            d.prec = p->prec;
+            d.rows = ar;
+            d.cols = ac;
+            d.M = A;
+            d.ldm = lda;
+            d.c1 = d.c2 = 2;
+            if (!p->transa) {
+                d.X = w[W_YB], d.ldx = ld[W_YB], d.Xabs = w[W_YBA], d.ldxabs = ld[W_YBA];
+                d.P = w[W_S], d.ldp = ld[W_S], d.Pabs = w[W_SA], d.ldpabs = ld[W_SA];
+                d.Q = w[W_ZA], d.ldq = ld[W_ZA], d.Qabs = w[W_ZAA], d.ldqabs = ld[W_ZAA];
+            } else {
+                d.Z = w[W_YB], d.ldz = ld[W_YB], d.Zabs = w[W_YBA], d.ldzabs = ld[W_YBA];
+                d.Q = w[W_S], d.ldq = ld[W_S], d.Qabs = w[W_SA], d.ldqabs = ld[W_SA];
+                d.P = w[W_ZA], d.ldp = ld[W_ZA], d.Pabs = w[W_ZAA], d.ldpabs = ld[W_ZAA];
+            }
+            ABFT_TRY(h->ops->dual(&h->kctx, &d));
+            /* op(B)^T·Za with |op(B)|^T·Zaa (n x 2): a second read of B */
+            ABFT_TRY(run_tsmm(h, p->prec, !p->transb, br, bc, B, ldb, w[W_ZA], ld[W_ZA],
+                              w[W_ZAA], ld[W_ZAA], w[W_T], ld[W_T], w[W_TA], ld[W_TA]));
+        }
+    }
+    /* Non-finite inputs: any NaN/Inf in A or B makes Sa non-finite (|A|·(|B|·V)). */
+    int64_t bad = 0;
+    if (p->k > 0 && p->alpha != 0.0) {
+        ABFT_TRY(count_nonfinite(h, w[W_SA], p->m, ld[W_SA], &bad));
+        *nonfinite += bad;
+        if (full) {
+            ABFT_TRY(count_nonfinite(h, w[W_TA], p->n, ld[W_TA], &bad));
+            *nonfinite += bad;
+        }
+    }
+    /* beta != 0: a pass over the old C (rows and, for FULL, columns from one read). */
+    if (p->beta != 0.0) {
+        ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, C, ldc, w[W_P], w[W_PA], ld[W_P],
+                               full ? w[W_PC] : NULL, full ? w[W_PCA] : NULL, ld[W_PC]));
+        ABFT_TRY(count_nonfinite(h, w[W_PA], p->m, ld[W_PA], &bad));
+        *nonfinite += bad;
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* ---- the GEMM (split along k when a hook wants to strike between the halves) ---------- */
+
+static abft_status_t run_gemm(struct abft_gemm_plan *p, const void *A, int64_t lda,
+                              const void *B, int64_t ldb, void *C, int64_t ldc) {
+    abft_handle_t h = p->h;
+    abft_gemm_args_t g = {p->prec, p->transa, p->transb, p->m, p->n, p->k, p->alpha, p->beta,
+                          A, lda, B, ldb, C, ldc};
+    if (h->hook == NULL || p->k < 2) return h->ops->gemm(&h->kctx, &g);
+    int64_t k1 = p->k / 2;
+    size_t es = elem_size(p->prec);
+    g.k = k1;
+    ABFT_TRY(h->ops->gemm(&h->kctx, &g));
+    ABFT_TRY(abft_call_hook(h, ABFT_SITE_MID_GEMM, 0, p->prec, C, p->m, p->n, ldc));
+    /* second half: columns k1.. of op(A), rows k1.. of op(B) */
+    g.A = (const char *)A + es * (size_t)(p->transa ? k1 : k1 * lda);
+    g.B = (const char *)B + es * (size_t)(p->transb ? k1 * ldb : k1);
+    g.k = p->k - k1;
+    g.beta = 1.0;
+    return h->ops->gemm(&h->kctx, &g);
+}
+
+/* ---- verification -------------------------------------------------------------------- */
+
+/* Host copies of one side's n x 2 arrays, fetched only when something was flagged. */
+typedef struct side_host {
+    int64_t n;          /* entries on this side (m for rows, n for columns) */
+    int64_t len;        /* length of each entry's vector in C (n for rows, m for columns) */
+    double *R, *Ra, *S, *Sa, *P, *Pa; /* n x 2 each, ld = n; NULL until fetched */
+    double *slack;      /* n x 2: noise carried into each entry by corrections made so far */
+    bound_coefs_t bc;
+    int64_t *flags;     /* flagged entries (ascending) */
+    int64_t nflag;
+    int8_t *state;      /* per flagged entry: 0 open, 1 resolved */
+} side_host_t;
+
+static void side_free(side_host_t *s) {
+    free(s->R);
+    free(s->flags);
+    free(s->state);
+    memset(s, 0, sizeof *s);
+}
+
+static abft_status_t fetch_n2(abft_handle_t h, double *host, const double *dev, int64_t n,
+                              int64_t ldd) {
+    if (dev == NULL) {
+        memset(host, 0, sizeof(double) * (size_t)n * 2);
+        return ABFT_STATUS_SUCCESS;
+    }
+    abft_copy_args_t c = {0, sizeof(double), n, 2, host, n, (void *)dev, ldd};
+    return h->ops->copy(&h->kctx, &c);
+}
+
+/* Copy a vector of C (a row: stride ldc; a column: contiguous) to (dir 0) or from (dir 1)
+ * the host as doubles. tmp holds len elements of the data precision. */
+static abft_status_t vec_io(const struct abft_gemm_plan *p, void *C, int64_t ldc, int col_side,
+                            int64_t idx, double *v, int dir, void *tmp) {
+    abft_handle_t h = p->h;
+    size_t es = elem_size(p->prec);
+    int64_t len = col_side ? p->m : p->n;
+    char *base = (char *)C + es * (size_t)(col_side ? idx * ldc : idx);
+    abft_copy_args_t c;
+    if (col_side)
+        c = (abft_copy_args_t){dir, es, len, 1, tmp, len, base, ldc};
+    else
+        c = (abft_copy_args_t){dir, es, 1, len, tmp, 1, base, ldc};
+    if (dir == 1) {
+        for (int64_t j = 0; j < len; ++j) {
+            if (p->prec == ABFT_PREC_D)
+                ((double *)tmp)[j] = v[j];
+            else
+                ((float *)tmp)[j] = (float)v[j];
+        }
+    }
+    ABFT_TRY(h->ops->copy(&h->kctx, &c));
+    if (dir == 0) {
+        for (int64_t j = 0; j < len; ++j)
+            v[j] = p->prec == ABFT_PREC_D ? ((double *)tmp)[j] : (double)((float *)tmp)[j];
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+static abft_status_t elem_write(const struct abft_gemm_plan *p, void *C, int64_t ldc, int64_t i,
+                                int64_t j, double v) {
+    size_t es = elem_size(p->prec);
+    double dv = v;
+    float fv = (float)v;
+    abft_copy_args_t c = {1, es, 1, 1, p->prec == ABFT_PREC_D ? (void *)&dv : (void *)&fv, 1,
+                          (char *)C + es * (size_t)(i + j * ldc), ldc};
+    return p->h->ops->copy(&p->h->kctx, &c);
+}
+
+/* Expected checksum of entry i, column q, and its bound given the vector's |.|-sum ra. */
+static void expect(const struct abft_gemm_plan *p, const side_host_t *s, int64_t i, int q,
+                   double ra, double *sv, double *t) {
+    int64_t o = i + q * s->n;
+    double e = p->alpha * s->S[o], b = fabs(p->alpha) * s->Sa[o];
+    if (p->beta != 0.0) {
+        e += p->beta * s->P[o];
+        b += fabs(p->beta) * s->Pa[o];
+    }
+    *sv = e;
+    *t = s->bc.coef_s * b + s->bc.coef_r * ra + s->bc.abs_floor;
+}
+
+/* Sums of a vector: r[0] = sum v_j, r[1] = sum (j+1) v_j; ra likewise with |v_j|. */
+static void vec_sums(const double *v, int64_t len, double r[2], double ra[2]) {
+    double s0 = 0, s1 = 0, a0 = 0, a1 = 0;
+    for (int64_t j = 0; j < len; ++j) {
+        double w = (double)(j + 1);
+        s0 += v[j];
+        s1 += w * v[j];
+        a0 += fabs(v[j]);
+        a1 += w * fabs(v[j]);
+    }
+    r[0] = s0, r[1] = s1, ra[0] = a0, ra[1] = a1;
+}
+
+/* Does vector i pass its check? Returns the residuals d and bounds t (t includes the noise
+ * that earlier corrections carried into this entry, plus `extra` when not NULL). */
+static int vec_passes(const struct abft_gemm_plan *p, const side_host_t *s, int64_t i,
+                      const double *v, const double *extra, double d[2], double t[2]) {
+    double r[2], ra[2];
+    vec_sums(v, s->len, r, ra);
+    int ok = 1;
+    for (int q = 0; q < 2; ++q) {
+        double e;
+        expect(p, s, i, q, ra[q], &e, &t[q]);
+        t[q] += s->slack[i + q * s->n] + (extra != NULL ? extra[q] : 0.0);
+        d[q] = r[q] - e;
+        if (!(fabs(d[q]) <= t[q])) ok = 0;
+    }
+    return ok;
+}
+
+static void add_fault(abft_report_t *rep, int64_t row, int64_t col, double delta, double ratio,
+                      abft_action_t action, int side) {
+    if (rep->nfaults >= ABFT_REPORT_MAX_FAULTS) return;
+    abft_fault_t *f = &rep->faults[rep->nfaults++];
+    f->row = row;
+    f->col = col;
+    f->delta = delta;
+    f->ratio = isnan(ratio) ? INFINITY : ratio;
+    f->action = action;
+    f->factor = ABFT_FACTOR_NONE;
+    f->side = side;
+}
+
+/* A correction at (row, col) carrying noise cn: every entry crossing it inherits that noise
+ * (weighted by its position in the weighted checksum). */
+static void note_correction(side_host_t sides[2], int64_t row, int64_t col, double cn) {
+    if (sides[0].slack != NULL) {
+        sides[0].slack[row] += cn;
+        sides[0].slack[row + sides[0].n] += cn * (double)(col + 1);
+    }
+    if (sides[1].slack != NULL) {
+        sides[1].slack[col] += cn;
+        sides[1].slack[col + sides[1].n] += cn * (double)(row + 1);
+    }
+}
+
+/* Try to locate and correct a single error in vector idx of side cs (host copy v, updated
+ * when the correction is confirmed and written back). *fixed = 1 when the entry passes. */
+static abft_status_t try_correct(const struct abft_gemm_plan *p, side_host_t sides[2], int cs,
+                                 int64_t idx, double *v, void *C, int64_t ldc, abft_report_t *rep,
+                                 int *fixed) {
+    side_host_t *s = &sides[cs];
+    *fixed = 0;
+    int64_t len = s->len;
+    double d[2], t[2];
+    if (vec_passes(p, s, idx, v, NULL, d, t)) {
+        *fixed = 1; /* consistent now (fixed through the other side) */
+        return ABFT_STATUS_SUCCESS;
+    }
+    int64_t j = -1, nbad = 0;
+    for (int64_t l = 0; l < len; ++l)
+        if (!isfinite(v[l])) {
+            ++nbad;
+            j = l;
+        }
+    if (nbad == 0 && !(isfinite(d[0]) && isfinite(d[1]))) {
+        /* The sums overflowed: one element became huge (an exponent flip). It is the
+         * candidate; the confirmation below decides. */
+        double big = -1.0;
+        for (int64_t l = 0; l < len; ++l)
+            if (fabs(v[l]) > big) big = fabs(v[l]), j = l;
+    } else if (nbad == 0) {
+        /* One finite error delta at position j gives d = (delta, (j+1)·delta). Accept the
+         * location only if the integer is unambiguous even when both residuals carry their
+         * worst-case noise. */
+        if (d[0] == 0.0) return ABFT_STATUS_SUCCESS;
+        double ratio = d[1] / d[0];
+        double jr = nearbyint(ratio);
+        double noise = (t[1] + fabs(jr) * t[0]) / fabs(d[0]);
+        if (!(jr >= 1.0 && jr <= (double)len && fabs(ratio - jr) + noise < 0.5))
+            return ABFT_STATUS_SUCCESS;
+        j = (int64_t)jr - 1;
+    } else if (nbad != 1) {
+        return ABFT_STATUS_SUCCESS; /* several non-finite elements: not from one error */
+    }
+    /* The corrected value comes from the checksum and the other elements, not from
+     * old - delta: a huge delta (an exponent flip) would swamp old - delta in rounding. */
+    double old = v[j], cand, noise_e, r[2], ra[2];
+    v[j] = 0.0;
+    vec_sums(v, len, r, ra);
+    expect(p, s, idx, 0, ra[0], &cand, &noise_e);
+    noise_e += s->slack[idx];
+    cand -= r[0];
+    if (p->prec == ABFT_PREC_S) cand = (double)(float)cand;
+    v[j] = cand;
+    /* Confirm: with the element corrected, what remains is the noise the correction carried
+     * (at most noise_e, plus the rounding of the corrected value itself), weighted by 1 and
+     * j + 1 in the two checksums, on top of the entry's own bound. A wrong location leaves
+     * a residual of at least the error's size in the weighted checksum. */
+    double ur = p->prec == ABFT_PREC_S ? 0x1p-24 : U_FP64;
+    double cn = noise_e + 2.0 * ur * fabs(cand);
+    double extra[2] = {cn, cn * (double)(j + 1)};
+    double d2[2], t2[2];
+    if (!isfinite(cand) || !vec_passes(p, s, idx, v, extra, d2, t2)) {
+        v[j] = old; /* never "correct" on a guess */
+        return ABFT_STATUS_SUCCESS;
+    }
+    int64_t row = cs ? j : idx, col = cs ? idx : j;
+    ABFT_TRY(elem_write(p, C, ldc, row, col, cand));
+    note_correction(sides, row, col, cn);
+    *fixed = 1;
+    rep->corrected++;
+    add_fault(rep, row, col, old - cand, fabs(d[0]) / t[0], ABFT_ACTION_CORRECTED, cs);
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Compare one side on the backend; the flagged indices come back to the host. */
+static abft_status_t compare_side(const struct abft_gemm_plan *p, int cs, side_host_t *s,
+                                  double *max_ratio) {
+    abft_handle_t h = p->h;
+    const double *const *w = (const double *const *)p->w;
+    const int64_t *ld = p->ld;
+    int b = cs ? W_RC - W_R : 0; /* offset between the row and column array indices */
+    int sidx = cs ? W_T : W_S, pidx = cs ? W_PC : W_P;
+    int64_t n = cs ? p->n : p->m;
+    s->n = n;
+    s->len = cs ? p->m : p->n;
+    s->flags = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    ABFT_RETURN_IF(s->flags == NULL, ABFT_STATUS_ALLOC_FAILED);
+    double ug = gemm_unit_roundoff(h, p->prec);
+    s->bc = side_coefs(p, ug, cs ? p->m : p->n, cs ? p->m : p->n);
+    /* k = 0 or alpha = 0: the alpha terms vanish (and the GEMM reads neither A nor B, so
+     * their encodings are not used: NaN there must not flag anything). */
+    const int use_ab = p->k > 0 && p->alpha != 0.0;
+    abft_compare_args_t a = {n, w[W_R + b], ld[W_R + b], w[W_RA + b], ld[W_RA + b],
+                             use_ab ? w[sidx] : w[W_R + b], ld[sidx],
+                             use_ab ? w[sidx + 1] : w[W_RA + b], ld[sidx + 1],
+                             w[pidx], ld[pidx], w[pidx + 1], ld[pidx + 1],
+                             use_ab ? p->alpha : 0.0, p->beta, s->bc.coef_s, s->bc.coef_r,
+                             s->bc.abs_floor, n, s->flags, &s->nflag, max_ratio};
+    return h->ops->compare(&h->kctx, &a);
+}
+
+/* Bring one side's arrays to the host (n x 2 each). */
+static abft_status_t fetch_side(const struct abft_gemm_plan *p, int cs, side_host_t *s) {
+    abft_handle_t h = p->h;
+    const double *const *w = (const double *const *)p->w;
+    const int64_t *ld = p->ld;
+    int b = cs ? W_RC - W_R : 0;
+    int sidx = cs ? W_T : W_S, pidx = cs ? W_PC : W_P;
+    const int use_ab = p->k > 0 && p->alpha != 0.0;
+    int64_t n = s->n;
+    s->R = (double *)calloc((size_t)n * 14, sizeof(double));
+    s->state = (int8_t *)calloc((size_t)(s->nflag > 0 ? s->nflag : 1), 1);
+    ABFT_RETURN_IF(s->R == NULL || s->state == NULL, ABFT_STATUS_ALLOC_FAILED);
+    s->Ra = s->R + 2 * n, s->S = s->R + 4 * n, s->Sa = s->R + 6 * n;
+    s->P = s->R + 8 * n, s->Pa = s->R + 10 * n, s->slack = s->R + 12 * n;
+    ABFT_TRY(fetch_n2(h, s->R, w[W_R + b], n, ld[W_R + b]));
+    ABFT_TRY(fetch_n2(h, s->Ra, w[W_RA + b], n, ld[W_RA + b]));
+    ABFT_TRY(fetch_n2(h, s->S, use_ab ? w[sidx] : NULL, n, ld[sidx]));
+    ABFT_TRY(fetch_n2(h, s->Sa, use_ab ? w[sidx + 1] : NULL, n, ld[sidx + 1]));
+    ABFT_TRY(fetch_n2(h, s->P, p->beta != 0.0 ? w[pidx] : NULL, n, ld[pidx]));
+    ABFT_TRY(fetch_n2(h, s->Pa, p->beta != 0.0 ? w[pidx + 1] : NULL, n, ld[pidx + 1]));
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Recompute vector idx of C from the inputs (beta = 0 only): a row is
+ * alpha·op(A)(i,:)·op(B), a column alpha·op(A)·op(B)(:,j). Keep it when it passes its check,
+ * else restore what was there. */
+static abft_status_t try_recompute(const struct abft_gemm_plan *p, side_host_t *s, int cs,
+                                   int64_t idx, double *v, const void *A, int64_t lda,
+                                   const void *B, int64_t ldb, void *C, int64_t ldc, void *tmp,
+                                   int *fixed) {
+    *fixed = 0;
+    size_t es = elem_size(p->prec);
+    abft_gemm_args_t g = {p->prec, p->transa, p->transb, p->m, p->n, p->k, p->alpha, 0.0,
+                          A, lda, B, ldb, C, ldc};
+    if (cs == 0) {
+        g.m = 1;
+        g.A = (const char *)A + es * (size_t)(p->transa ? idx * lda : idx);
+        g.C = (char *)C + es * (size_t)idx;
+    } else {
+        g.n = 1;
+        g.B = (const char *)B + es * (size_t)(p->transb ? idx : idx * ldb);
+        g.C = (char *)C + es * (size_t)(idx * ldc);
+    }
+    ABFT_TRY(p->h->ops->gemm(&p->h->kctx, &g));
+    double *nv = (double *)malloc(sizeof(double) * (size_t)s->len);
+    ABFT_RETURN_IF(nv == NULL, ABFT_STATUS_ALLOC_FAILED);
+    abft_status_t st = vec_io(p, C, ldc, cs, idx, nv, 0, tmp);
+    double d[2], t[2];
+    if (st == ABFT_STATUS_SUCCESS) {
+        if (vec_passes(p, s, idx, nv, NULL, d, t)) {
+            memcpy(v, nv, sizeof(double) * (size_t)s->len);
+            *fixed = 1;
+        } else {
+            st = vec_io(p, C, ldc, cs, idx, v, 1, tmp); /* restore what was there */
+        }
+    }
+    free(nv);
+    return st;
+}
+
+/* FULL checksums: can the residual of entry idx on side cs be explained by data errors that
+ * the other side (nothing flagged there) would not have seen? Each such error is at most the
+ * other side's bound at its position, so the residual can be at most their (weighted) sum.
+ * Beyond that, the checksum itself must be corrupted and the data are intact. */
+static int is_checksum_fault(const struct abft_gemm_plan *p, side_host_t sides[2], int cs,
+                             const double d[2], const double t[2]) {
+    const side_host_t *o = &sides[!cs];
+    double se = 0.0, sw = 0.0;
+    for (int64_t l = 0; l < o->n; ++l) {
+        double e, te;
+        expect(p, o, l, 0, o->Ra[l], &e, &te);
+        te += o->slack[l];
+        se += te;
+        sw += te * (double)(l + 1);
+    }
+    return fabs(d[0]) - t[0] > se || fabs(d[1]) - t[1] > sw;
+}
+
+static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda, const void *B,
+                            int64_t ldb, void *C, int64_t ldc, abft_report_t *rep) {
+    abft_handle_t h = p->h;
+    const int full = p->kind == ABFT_CHECKSUM_FULL;
+    const int nsides = full ? 2 : 1;
+    rep->unit_roundoff = gemm_unit_roundoff(h, p->prec);
+    if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
+    ABFT_TRY(abft_call_hook(h, ABFT_SITE_AFTER_GEMM, 0, p->prec, C, p->m, p->n, ldc));
+    /* 4. pass over C: rows (and columns, fused) */
+    ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, C, ldc, p->w[W_R], p->w[W_RA], p->ld[W_R],
+                           full ? p->w[W_RC] : NULL, full ? p->w[W_RCA] : NULL, p->ld[W_RC]));
+    side_host_t sides[2];
+    memset(sides, 0, sizeof sides);
+    abft_status_t st = ABFT_STATUS_SUCCESS;
+    for (int cs = 0; cs < nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
+        double mr = 0.0;
+        st = compare_side(p, cs, &sides[cs], &mr);
+        if (mr > rep->max_ratio) rep->max_ratio = mr;
+        rep->checked += sides[cs].n;
+        rep->detected += sides[cs].nflag;
+    }
+    for (int cs = 0; cs < nsides && st == ABFT_STATUS_SUCCESS && rep->detected > 0; ++cs)
+        st = fetch_side(p, cs, &sides[cs]);
+    int64_t maxlen = p->m > p->n ? p->m : p->n;
+    double *v = NULL;
+    void *tmp = NULL;
+    if (st == ABFT_STATUS_SUCCESS && rep->detected > 0) {
+        v = (double *)malloc(sizeof(double) * (size_t)maxlen);
+        tmp = malloc(sizeof(double) * (size_t)maxlen);
+        if (v == NULL || tmp == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+    }
+    /* Rows first, then columns (several errors in one row are single in their columns),
+     * then rows again for what the columns fixed. */
+    for (int pass = 0; pass < 2 * nsides - 1 && st == ABFT_STATUS_SUCCESS && rep->detected > 0;
+         ++pass) {
+        int cs = pass == 1;
+        side_host_t *s = &sides[cs];
+        for (int64_t f = 0; f < s->nflag && st == ABFT_STATUS_SUCCESS; ++f) {
+            if (s->state[f] != 0) continue;
+            int fixed = 0;
+            st = vec_io(p, C, ldc, cs, s->flags[f], v, 0, tmp);
+            if (st == ABFT_STATUS_SUCCESS)
+                st = try_correct(p, sides, cs, s->flags[f], v, C, ldc, rep, &fixed);
+            if (fixed) s->state[f] = 1;
+        }
+    }
+    /* What is left: a corrupted checksum (FULL), a recomputation (beta = 0: the old C is
+     * not needed), or a report. */
+    for (int cs = 0; cs < nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
+        side_host_t *s = &sides[cs];
+        for (int64_t f = 0; f < s->nflag && st == ABFT_STATUS_SUCCESS; ++f) {
+            if (s->state[f] != 0) continue;
+            int64_t idx = s->flags[f];
+            int64_t row = cs ? -1 : idx, col = cs ? idx : -1;
+            st = vec_io(p, C, ldc, cs, idx, v, 0, tmp);
+            if (st != ABFT_STATUS_SUCCESS) break;
+            double d[2], t[2];
+            if (vec_passes(p, s, idx, v, NULL, d, t)) continue; /* fixed meanwhile */
+            double ratio = fmax(fabs(d[0]) / t[0], fabs(d[1]) / t[1]);
+            if (full && sides[!cs].nflag == 0 && is_checksum_fault(p, sides, cs, d, t)) {
+                rep->checksum_faults++;
+                add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_CHECKSUM_FAULT, cs);
+                continue;
+            }
+            if (h->recompute && p->beta == 0.0 && p->k > 0 && A != NULL && B != NULL) {
+                int fixed = 0;
+                st = try_recompute(p, s, cs, idx, v, A, lda, B, ldb, C, ldc, tmp, &fixed);
+                if (st != ABFT_STATUS_SUCCESS) break;
+                if (fixed) {
+                    rep->recomputed++;
+                    add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_RECOMPUTED, cs);
+                    continue;
+                }
+            }
+            rep->uncorrectable++;
+            add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_UNCORRECTABLE, cs);
+        }
+    }
+    free(v);
+    free(tmp);
+    side_free(&sides[0]);
+    side_free(&sides[1]);
+    return st;
+}
+
+/* ---- plans and entry points ---------------------------------------------------------- */
+
+static void plan_init(struct abft_gemm_plan *p, abft_handle_t h, abft_prec_t prec, int transa,
+                      int transb, int64_t m, int64_t n, int64_t k, double alpha, double beta) {
+    memset(p, 0, sizeof *p);
+    p->h = h;
+    p->prec = prec;
+    p->transa = transa;
+    p->transb = transb;
+    p->m = m, p->n = n, p->k = k;
+    p->alpha = alpha, p->beta = beta;
+    p->kind = h->kind;
+}
+
+static abft_status_t protected_gemm(abft_handle_t h, abft_prec_t prec, int transa, int transb,
+                                    int64_t m, int64_t n, int64_t k, double alpha, const void *A,
+                                    int64_t lda, const void *B, int64_t ldb, double beta,
+                                    void *C, int64_t ldc, abft_report_t *report) {
+    ABFT_TRY(check_shape(h, transa, transb, m, n, k));
+    ABFT_RETURN_IF(!isfinite(alpha) || !isfinite(beta), ABFT_STATUS_INVALID_VALUE);
+    struct abft_gemm_plan p;
+    plan_init(&p, h, prec, transa, transb, m, n, k, alpha, beta);
+    ABFT_TRY(check_operands(&p, A, lda, B, ldb, C, ldc));
+    abft_report_t local;
+    abft_report_t *rep = report != NULL ? report : &local;
+    memset(rep, 0, sizeof *rep);
+    if (m == 0 || n == 0) return ABFT_STATUS_SUCCESS;
+    ABFT_TRY(abft_buffer_reserve(h, &h->work, plan_layout(&p, NULL)));
+    plan_layout(&p, h->work.ptr);
+    int64_t nonfinite = 0;
+    ABFT_TRY(encode(&p, A, lda, B, ldb, C, ldc, &nonfinite));
+    if (nonfinite > 0) {
+        rep->nonfinite_input = 1;
+        return ABFT_STATUS_NON_FINITE_INPUT;
+    }
+    if (k > 0) {
+        int64_t ar = transa ? k : m, ac = transa ? m : k;
+        int64_t br = transb ? n : k, bc = transb ? k : n;
+        ABFT_TRY(abft_call_hook(h, ABFT_SITE_AFTER_ENCODE, 0, prec, (void *)A, ar, ac, lda));
+        ABFT_TRY(abft_call_hook(h, ABFT_SITE_AFTER_ENCODE, 1, prec, (void *)B, br, bc, ldb));
+        ABFT_TRY(abft_call_hook(h, ABFT_SITE_CHECKSUM, 0, ABFT_PREC_D, p.w[W_S], m, 2, p.ld[W_S]));
+        if (p.kind == ABFT_CHECKSUM_FULL)
+            ABFT_TRY(abft_call_hook(h, ABFT_SITE_CHECKSUM, 1, ABFT_PREC_D, p.w[W_T], n, 2,
+                                    p.ld[W_T]));
+    }
+    ABFT_TRY(run_gemm(&p, A, lda, B, ldb, C, ldc));
+    return verify(&p, A, lda, B, ldb, C, ldc, rep);
+}
+
+abft_status_t abft_dgemm(abft_handle_t h, abft_operation_t transa, abft_operation_t transb,
+                         int64_t m, int64_t n, int64_t k, double alpha, const double *A,
+                         int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                         int64_t ldc, abft_report_t *report) {
+    return protected_gemm(h, ABFT_PREC_D, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                          C, ldc, report);
+}
+
+abft_status_t abft_sgemm(abft_handle_t h, abft_operation_t transa, abft_operation_t transb,
+                         int64_t m, int64_t n, int64_t k, float alpha, const float *A,
+                         int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                         int64_t ldc, abft_report_t *report) {
+    return protected_gemm(h, ABFT_PREC_S, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                          C, ldc, report);
+}
+
+abft_status_t abft_gemm_plan_create(abft_handle_t h, char precision, abft_operation_t transa,
+                                    abft_operation_t transb, int64_t m, int64_t n, int64_t k,
+                                    double alpha, double beta, abft_gemm_plan_t *plan) {
+    ABFT_TRY(check_shape(h, transa, transb, m, n, k));
+    ABFT_RETURN_IF(plan == NULL || (precision != 'd' && precision != 's'),
+                   ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(!isfinite(alpha) || !isfinite(beta), ABFT_STATUS_INVALID_VALUE);
+    struct abft_gemm_plan *p = (struct abft_gemm_plan *)malloc(sizeof *p);
+    ABFT_RETURN_IF(p == NULL, ABFT_STATUS_ALLOC_FAILED);
+    plan_init(p, h, precision == 'd' ? ABFT_PREC_D : ABFT_PREC_S, transa, transb, m, n, k, alpha,
+              beta);
+    abft_status_t st = h->ops->alloc(&h->kctx, plan_layout(p, NULL), &p->mem);
+    if (st != ABFT_STATUS_SUCCESS) {
+        free(p);
+        return st;
+    }
+    p->own_mem = 1;
+    plan_layout(p, p->mem);
+    *plan = p;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_gemm_plan_destroy(abft_gemm_plan_t p) {
+    if (p == NULL) return ABFT_STATUS_SUCCESS;
+    abft_status_t st = ABFT_STATUS_SUCCESS;
+    if (p->own_mem && p->mem != NULL) st = p->h->ops->free(&p->h->kctx, p->mem);
+    free(p);
+    return st;
+}
+
+static abft_status_t split_encode(abft_handle_t h, abft_gemm_plan_t p, abft_prec_t prec,
+                                  const void *A, int64_t lda, const void *B, int64_t ldb,
+                                  const void *C, int64_t ldc) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(p == NULL || p->h != h || p->prec != prec, ABFT_STATUS_INVALID_VALUE);
+    ABFT_TRY(check_operands(p, A, lda, B, ldb, C, ldc));
+    p->encoded = 0;
+    int64_t nonfinite = 0;
+    ABFT_TRY(encode(p, A, lda, B, ldb, C, ldc, &nonfinite));
+    ABFT_RETURN_IF(nonfinite > 0, ABFT_STATUS_NON_FINITE_INPUT);
+    p->encoded = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
+static abft_status_t split_verify(abft_handle_t h, abft_gemm_plan_t p, abft_prec_t prec,
+                                  const void *A, int64_t lda, const void *B, int64_t ldb,
+                                  void *C, int64_t ldc, abft_report_t *report) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(p == NULL || p->h != h || p->prec != prec || !p->encoded,
+                   ABFT_STATUS_INVALID_VALUE);
+    /* A and B are optional here (they serve recomputation only). */
+    int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
+    int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
+    ABFT_RETURN_IF(A != NULL && abft_bad_matrix(ar, ac, A, lda), ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(B != NULL && abft_bad_matrix(br, bc, B, ldb), ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(abft_bad_matrix(p->m, p->n, C, ldc), ABFT_STATUS_INVALID_VALUE);
+    abft_report_t local;
+    abft_report_t *rep = report != NULL ? report : &local;
+    memset(rep, 0, sizeof *rep);
+    return verify(p, A, lda, B, ldb, C, ldc, rep);
+}
+
+abft_status_t abft_dgemm_encode(abft_handle_t h, abft_gemm_plan_t p, const double *A,
+                                int64_t lda, const double *B, int64_t ldb, const double *C,
+                                int64_t ldc) {
+    return split_encode(h, p, ABFT_PREC_D, A, lda, B, ldb, C, ldc);
+}
+abft_status_t abft_sgemm_encode(abft_handle_t h, abft_gemm_plan_t p, const float *A,
+                                int64_t lda, const float *B, int64_t ldb, const float *C,
+                                int64_t ldc) {
+    return split_encode(h, p, ABFT_PREC_S, A, lda, B, ldb, C, ldc);
+}
+abft_status_t abft_dgemm_verify(abft_handle_t h, abft_gemm_plan_t p, const double *A,
+                                int64_t lda, const double *B, int64_t ldb, double *C,
+                                int64_t ldc, abft_report_t *report) {
+    return split_verify(h, p, ABFT_PREC_D, A, lda, B, ldb, C, ldc, report);
+}
+abft_status_t abft_sgemm_verify(abft_handle_t h, abft_gemm_plan_t p, const float *A,
+                                int64_t lda, const float *B, int64_t ldb, float *C,
+                                int64_t ldc, abft_report_t *report) {
+    return split_verify(h, p, ABFT_PREC_S, A, lda, B, ldb, C, ldc, report);
+}
