@@ -1,12 +1,249 @@
-/* abft: inject API (see abft.h for the conventions). */
+/* abft: bit-flip fault injection and fault-injection campaigns (see abft.h for the
+ * conventions).
+ *
+ * Fault model (DESIGN section 7): IEEE-754 bit flips in fp64 / fp32 arrays. One bit or two
+ * adjacent bits per element, in one or several elements; the bit drawn uniformly from a
+ * class (any, sign, exponent, high or low half of the mantissa) or given exactly; the
+ * element drawn uniformly or given (row and/or column). Every flip is recorded (position,
+ * bit, old and new value) and every draw comes from a seed, so a trial replays exactly.
+ *
+ * Random draws: the CPU backend uses xoshiro256** seeded through splitmix64; the CUDA
+ * backend draws with cuRAND (Philox4x32-10) on the handle's stream and flips on the
+ * device. Both map the draws to positions the same way; the same seed replays the same
+ * faults on the same backend (the two generators differ, so a CPU and a CUDA run of one
+ * seed pick different faults). */
 #ifndef ABFT_INJECT_H
 #define ABFT_INJECT_H
+
+#include <stdint.h>
 
 #include "abft/abft_types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- fault specification ------------------------------------------------------------- */
+
+/* Which bits may be flipped. fp64: sign 63, exponent 52..62, mantissa 0..51 with the high
+ * half 26..51 and the low half 0..25. fp32: sign 31, exponent 23..30, mantissa 0..22 with
+ * the high half 12..22 and the low half 0..11. */
+typedef enum abft_bit_class {
+    ABFT_BITS_ANY = 0,           /* uniform over every bit of the word */
+    ABFT_BITS_SIGN = 1,
+    ABFT_BITS_EXPONENT = 2,
+    ABFT_BITS_MANTISSA_HIGH = 3,
+    ABFT_BITS_MANTISSA_LOW = 4,
+    ABFT_BITS_EXACT = 5          /* the bit given in abft_fault_spec_t.bit */
+} abft_bit_class_t;
+
+/* Largest number of elements one firing may corrupt. */
+#define ABFT_INJECT_MAX_ELEMS 64
+
+/* What one firing of the injector does to the array it is given (rows x cols, leading
+ * dimension ld).
+ *  - nelems distinct elements (1..ABFT_INJECT_MAX_ELEMS, at most the number of candidate
+ *    elements), each in row `row` (or a uniform row when row < 0) and column `col` (or a
+ *    uniform column when col < 0): row = 3, col = -1, nelems = 4 corrupts four elements of
+ *    row 3. A drawn position already taken moves to the next free candidate (column-major
+ *    order, wrapping), so the elements are distinct without extra draws.
+ *  - in each element, `width` (1 or 2) adjacent bits starting at the lowest flipped bit b:
+ *    b is drawn uniformly from the class (ABFT_BITS_EXACT: b = bit), then lowered to
+ *    nbits - width when the pair would leave the word (sign with width 2 flips the sign and
+ *    the top exponent bit).
+ * Positions out of range, an exact bit out of the word, or nelems larger than the candidate
+ * count make a firing fail with INVALID_VALUE (nothing is flipped). */
+typedef struct abft_fault_spec {
+    int32_t bit_class; /* abft_bit_class_t */
+    int32_t bit;       /* ABFT_BITS_EXACT: the lowest flipped bit (0 = least significant) */
+    int32_t width;     /* 1 or 2 adjacent bits */
+    int32_t nelems;    /* elements per firing */
+    int64_t row;       /* given row, or -1 for uniform */
+    int64_t col;       /* given column, or -1 for uniform */
+} abft_fault_spec_t;
+
+/* One bit, uniform over the word, one uniform element. */
+ABFT_API abft_fault_spec_t abft_fault_spec_default(void);
+
+/* One recorded flip. Values are reported as doubles (fp32 values are exact in a double);
+ * the raw bits are the stored word (fp32 words in the low 32 bits). */
+typedef struct abft_flip {
+    int32_t site;      /* abft_hook_site_t, or -1 for a direct abft_[ds]inject call */
+    int32_t which;     /* the hook's `which` (AFTER_ENCODE: 0 = A, 1 = B) */
+    int32_t firing;    /* 0-based firing of the injector since it was armed */
+    char precision;    /* 'd' or 's' */
+    char pad_[3];
+    int64_t row, col;  /* position in the array the hook (or the caller) passed */
+    int32_t bit;       /* lowest flipped bit */
+    int32_t width;     /* number of adjacent flipped bits */
+    double old_value, new_value;
+    uint64_t old_bits, new_bits;
+} abft_flip_t;
+
+/* Direct injection into an m x n array A (leading dimension lda) in the handle's backend
+ * memory (device memory for a CUDA handle; ordered on the handle's stream and synchronized
+ * before returning). Draws come from `seed`: the same seed and spec flip the same bits.
+ * flips (host memory) receives spec->nelems records, *nflips their count. */
+ABFT_API abft_status_t abft_dinject(abft_handle_t handle, const abft_fault_spec_t *spec,
+                                    uint64_t seed, int64_t m, int64_t n, double *A, int64_t lda,
+                                    abft_flip_t *flips, int64_t *nflips);
+ABFT_API abft_status_t abft_sinject(abft_handle_t handle, const abft_fault_spec_t *spec,
+                                    uint64_t seed, int64_t m, int64_t n, float *A, int64_t lda,
+                                    abft_flip_t *flips, int64_t *nflips);
+
+/* Flip bits [bit, bit + width) of one value (the primitive everything above uses). */
+ABFT_API double abft_flip_bits_d(double v, int bit, int width);
+ABFT_API float abft_flip_bits_s(float v, int bit, int width);
+
+/* ---- injector attached to a handle ---------------------------------------------------- */
+
+/* An injector fires from the handle's hook (abft_set_hook) at the chosen sites:
+ *   abft_injector_create(handle, &inj);
+ *   abft_injector_set_spec(inj, &spec);
+ *   abft_injector_set_targets(inj, 1u << ABFT_SITE_AFTER_GEMM, -1, 1);
+ *   abft_injector_attach(inj);             // abft_set_hook(handle, abft_injector_hook, inj)
+ *   abft_injector_arm(inj, seed);          // before each trial: clears the record
+ *   abft_dgemm(handle, ...);               // the hook flips bits in flight
+ *   abft_injector_flips(inj, &flips, &n);  // what was flipped
+ * Firing f of an arming with seed s draws from the stream seeded with
+ * abft_inject_firing_seed(s, f), so a trial replays from s alone. The injector works on
+ * the memory of its handle's backend and must only be attached to that handle. */
+typedef struct abft_injector *abft_injector_t;
+
+ABFT_API abft_status_t abft_injector_create(abft_handle_t handle, abft_injector_t *injector);
+/* Detaches the injector if it is still the handle's hook. NULL is a no-op. */
+ABFT_API abft_status_t abft_injector_destroy(abft_injector_t injector);
+ABFT_API abft_status_t abft_injector_set_spec(abft_injector_t injector,
+                                              const abft_fault_spec_t *spec);
+/* site_mask: bit (1u << site) for each abft_hook_site_t to fire at (0: never fire);
+ * which: only calls with this `which` (-1: any); max_firings: firings per arming
+ * (0: unlimited). Default: every site, any which, one firing. */
+ABFT_API abft_status_t abft_injector_set_targets(abft_injector_t injector, uint32_t site_mask,
+                                                 int which, int max_firings);
+/* Reset the record and the firing count and take a new seed. */
+ABFT_API abft_status_t abft_injector_arm(abft_injector_t injector, uint64_t seed);
+/* Make the injector its handle's hook (abft_set_hook), or remove it when it is the hook.
+ * Destroy an injector before its handle. */
+ABFT_API abft_status_t abft_injector_attach(abft_injector_t injector);
+ABFT_API abft_status_t abft_injector_detach(abft_injector_t injector);
+/* The flips since the last arming (host memory owned by the injector, valid until the
+ * next arming or firing). */
+ABFT_API abft_status_t abft_injector_flips(abft_injector_t injector, const abft_flip_t **flips,
+                                           int64_t *nflips);
+/* The hook itself (an abft_hook_fn; user is the injector), for callers that chain hooks.
+ * A firing that fails returns its status, which aborts the protected operation. */
+ABFT_API abft_status_t abft_injector_hook(void *user, abft_hook_site_t site, int which,
+                                          char precision, void *ptr, int64_t rows, int64_t cols,
+                                          int64_t ld);
+/* The seed of firing f of an arming with seed s (splitmix64 of s and f). */
+ABFT_API uint64_t abft_inject_firing_seed(uint64_t seed, int64_t firing);
+
+/* ---- campaigns ----------------------------------------------------------------------- */
+
+/* Operations a campaign can protect. Adding one is an entry in the table in
+ * inject/abft_campaign.c. */
+typedef enum abft_campaign_op {
+    ABFT_CAMPAIGN_GEMM = 0,  /* C = A·B (m x k times k x n), alpha = 1, beta = 0 */
+    ABFT_CAMPAIGN_GETRF = 1, /* P·A = L·U of an n x n matrix (NOT_SUPPORTED until LU lands) */
+    ABFT_CAMPAIGN_OP_COUNT = 2
+} abft_campaign_op_t;
+
+/* Outcome of one trial (DESIGN section 7), judged against a fault-free golden run with the
+ * per-row bound tau_i (docs/campaign.md) and the guarantee factor g (default 2):
+ * rho = max_ij |C_ij - G_ij| / tau_i. */
+typedef enum abft_outcome {
+    ABFT_OUTCOME_MASKED = 0,        /* nothing detected, rho <= 1 */
+    ABFT_OUTCOME_CORRECTED = 1,     /* detected, everything resolved, rho <= 1 */
+    ABFT_OUTCOME_UNCORRECTABLE = 2, /* detected and reported uncorrectable to the caller */
+    ABFT_OUTCOME_GRAY = 3,          /* not reported uncorrectable, 1 < rho <= g: the gray
+                                       zone between the bound and the guarantee */
+    ABFT_OUTCOME_SDC = 4,           /* nothing detected, rho > g: must be 0 */
+    ABFT_OUTCOME_MISCORRECTED = 5,  /* detected, "resolved", rho > g: must be 0 */
+    ABFT_OUTCOME_FALSE_POSITIVE = 6,/* control trial with a detection: must be 0 */
+    ABFT_OUTCOME_CLEAN = 7,         /* control trial, nothing detected */
+    ABFT_OUTCOME_NOT_FIRED = 8,     /* faulty trial whose site was never reached */
+    ABFT_OUTCOME_ERROR = 9,         /* the protected call failed with an error status */
+    ABFT_OUTCOME_COUNT = 10
+} abft_outcome_t;
+
+/* "masked", "corrected", "uncorrectable", "gray", "sdc", "miscorrected", "false_positive",
+ * "clean", "not_fired", "error"; "unknown" otherwise. */
+ABFT_API const char *abft_outcome_name(int outcome);
+
+/* One trial, handed to the on_trial callback (all host memory, valid during the call). */
+typedef struct abft_trial {
+    int64_t index;       /* 0.. trials-1 faulty, trials.. trials+controls-1 control */
+    int32_t control;     /* 1 for a control (fault-free) trial */
+    int32_t outcome;     /* abft_outcome_t */
+    uint64_t seed;       /* the trial seed (injector arming seed) */
+    int64_t set;         /* input set (inputs and golden) the trial ran on */
+    int32_t site;        /* abft_hook_site_t targeted (-1 for a control) */
+    int32_t which;       /* operand targeted at AFTER_ENCODE (0 = A, 1 = B), else -1 */
+    int32_t status;      /* abft_status_t of the protected call */
+    int32_t pad_;
+    double rho;          /* max_ij |C_ij - G_ij| / tau_i (0 for controls) */
+    double seconds;      /* wall time of the protected call */
+    int64_t nflips;
+    const abft_flip_t *flips;
+    abft_report_t report;
+} abft_trial_t;
+
+typedef struct abft_campaign_config {
+    int32_t op;            /* abft_campaign_op_t */
+    char precision;        /* 'd' or 's' */
+    char pad_[3];
+    int64_t m, n, k;       /* problem size (getrf: n) */
+    int64_t trials;        /* faulty trials */
+    int64_t controls;      /* fault-free control trials, each on fresh inputs */
+    int64_t refresh;       /* faulty trials per input set (new inputs and golden); >= 1 */
+    uint32_t sites;        /* hook sites to draw from (bit 1u << site); 0: the op's default */
+    int32_t backend;       /* abft_backend_t */
+    abft_fault_spec_t spec;
+    int32_t checksum_kind; /* abft_checksum_kind_t */
+    int32_t bound_mode;    /* abft_bound_mode_t */
+    double bound_factor;   /* > 0 */
+    double guarantee;      /* g >= 1: changes above g·tau must be detected (default 2) */
+    uint64_t seed;         /* campaign seed: every trial seed and input set derive from it */
+    int64_t only_trial;    /* >= 0: run only this trial (replay), else -1 */
+    /* Callbacks (may be NULL), called on the calling thread. */
+    void (*progress)(void *user, int64_t done, int64_t total);
+    void (*on_trial)(void *user, const abft_trial_t *trial);
+    void *user;
+} abft_campaign_config_t;
+
+/* Defaults: GEMM, 'd', m = n = k = 128, 200 trials, 200 controls, refresh 50, default
+ * sites, AUTO backend, the default fault spec, ROW checksums, worst-case bound factor 1,
+ * guarantee 2, seed 1, only_trial -1, no callbacks. */
+ABFT_API abft_campaign_config_t abft_campaign_config_default(void);
+
+typedef struct abft_campaign_summary {
+    int64_t total;                                  /* trials run */
+    int64_t count[ABFT_OUTCOME_COUNT];
+    int64_t by_site[ABFT_SITE_COUNT][ABFT_OUTCOME_COUNT];
+    int64_t by_bit[64][ABFT_OUTCOME_COUNT];         /* faulty trials by first flipped bit */
+    double max_control_ratio;   /* largest report max_ratio among clean controls */
+    double min_detected_rho;    /* smallest rho among detected faulty trials */
+    double max_undetected_rho;  /* largest rho among undetected faulty trials */
+    double seconds;             /* wall time of the campaign */
+    int32_t backend;            /* abft_backend_t the campaign ran on */
+    int32_t pad_;
+    double unit_roundoff;       /* u the bound assumed (from the golden run's report) */
+    int64_t golden_runs;        /* input sets run fault-free as golden */
+    int64_t golden_detections;  /* golden runs that flagged something: false positives too
+                                   (not in count[], which counts trials) */
+} abft_campaign_summary_t;
+
+/* Run a campaign: for each input set a golden run (injector attached, not firing), then the
+ * faulty trials on it (one firing at a site drawn from cfg->sites), then the control
+ * trials (no hook, fresh inputs each). Every trial is classified into an abft_outcome_t.
+ * Returns an error status only when the campaign itself cannot run (bad config, memory,
+ * golden run failing); a protected call failing in a trial is the ERROR outcome. */
+ABFT_API abft_status_t abft_campaign_run(const abft_campaign_config_t *cfg,
+                                         abft_campaign_summary_t *summary);
+
+/* Wilson score interval for k successes in n trials at normal quantile z (1.96 for 95 %):
+ * *lo, *hi in [0, 1]; n = 0 gives [0, 1]. */
+ABFT_API void abft_wilson_interval(int64_t k, int64_t n, double z, double *lo, double *hi);
 
 #ifdef __cplusplus
 }

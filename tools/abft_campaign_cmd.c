@@ -1,0 +1,525 @@
+/* `abft campaign`: options, progress bar, summary table, CSV / JSON / Markdown / SVG
+ * output. The campaign itself is abft_campaign_run (inject/abft_campaign.c). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abft_cli.h"
+#include "abft_svg.h"
+
+typedef struct run_ctx {
+    const abft_campaign_config_t *cfg;
+    FILE *csv, *json;
+    int first_json;
+    int bar;           /* progress bar on stderr */
+    int verbose_trial; /* print each trial in full (replay) */
+    double t0, last_draw;
+} run_ctx_t;
+
+static double wall(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void campaign_usage(FILE *f) {
+    fprintf(f,
+            "usage: abft campaign [options]\n"
+            "\n"
+            "  --op NAME          operation: gemm (default)");
+    for (int t = 1; t < cli_nops; ++t) fprintf(f, ", %s", cli_ops[t].name);
+    fprintf(f,
+            "\n"
+            "  --precision d|s    fp64 (default) or fp32 data\n"
+            "  --size N           m = n = k = N (default 128); or --m, --n, --k\n"
+            "  --trials N         faulty trials (default 300)\n"
+            "  --controls N       fault-free control trials, fresh inputs each (default 300)\n"
+            "  --refresh N        faulty trials per input set and golden run (default 50)\n"
+            "  --bits CLASS       any (default), sign, exponent, mant-high, mant-low, or a bit\n"
+            "                     number (0 = least significant)\n"
+            "  --width 1|2        adjacent bits flipped per element (default 1)\n"
+            "  --elems N          elements per fault (default 1)\n"
+            "  --row R, --col C   fix the row / column of the faulty elements (default uniform)\n"
+            "  --sites LIST       all (default) or a comma list of encode (A or B after their\n"
+            "                     checksums), mid (C between the halves of a k-split GEMM),\n"
+            "                     after (C after the GEMM), checksum (the encoded checksums)\n"
+            "  --checksum row|full  checksum kind (default row)\n"
+            "  --bound worst|prob bound mode (default worst: rigorous, zero false positives)\n"
+            "  --bound-factor F   scale of the bound (default 1; prob mode's usual is 4)\n"
+            "  --guarantee G      changes above G·tau must be detected (default 2)\n"
+            "  --backend auto|cpu|cuda  (default auto: the GPU when present)\n"
+            "  --seed S           campaign seed (default 1); every trial derives from it\n"
+            "  --out DIR          output directory (default campaign-out)\n"
+            "  --name NAME        file name stem (default campaign_<op>_<precision>)\n"
+            "  --replay T         run only trial T (same other options) and print it in full\n"
+            "  --quiet            no progress bar\n"
+            "\n"
+            "Exit status: 0 when SDC, miscorrections, false positives and errors are all 0;\n"
+            "1 when any is not; 2 on bad options or when the campaign cannot run.\n");
+}
+
+/* ---- progress ------------------------------------------------------------------------ */
+
+static void progress(void *user, int64_t done, int64_t total) {
+    run_ctx_t *rc = (run_ctx_t *)user;
+    if (!rc->bar) return;
+    double now = wall();
+    if (done < total && now - rc->last_draw < 0.1) return;
+    rc->last_draw = now;
+    double el = now - rc->t0, frac = total > 0 ? (double)done / (double)total : 1.0;
+    double eta = frac > 0 ? el * (1.0 - frac) / frac : 0.0;
+    char bar[41];
+    int fill = (int)(frac * 40.0);
+    for (int t = 0; t < 40; ++t) bar[t] = t < fill ? '#' : '.';
+    bar[40] = '\0';
+    fprintf(stderr, "\r[%s] %" PRId64 "/%" PRId64 " %3.0f%%  %.1f s, eta %.1f s   ", bar, done,
+            total, 100.0 * frac, el, eta);
+    if (done == total) fprintf(stderr, "\n");
+    fflush(stderr);
+}
+
+/* ---- per-trial output ------------------------------------------------------------------ */
+
+static void json_num(FILE *f, double v) {
+    if (isnan(v)) fputs("\"nan\"", f);
+    else if (isinf(v)) fputs(v > 0 ? "\"inf\"" : "\"-inf\"", f);
+    else fprintf(f, "%.17g", v);
+}
+
+static void on_trial(void *user, const abft_trial_t *t) {
+    run_ctx_t *rc = (run_ctx_t *)user;
+    const abft_report_t *r = &t->report;
+    char prec = rc->cfg->precision;
+    int bw = prec == 'd' ? 16 : 8;
+    if (rc->verbose_trial) cli_print_trial(stdout, t, prec);
+    if (rc->csv) {
+        const abft_flip_t *p = t->nflips > 0 ? &t->flips[0] : NULL;
+        fprintf(rc->csv, "%" PRId64 ",%d,%" PRIu64 ",%" PRId64 ",%s,%d,%s,%s,%" PRId64 ",",
+                t->index, t->control, t->seed, t->set, t->control ? "-" : cli_site_name(t->site),
+                t->which, abft_outcome_name(t->outcome),
+                abft_status_name((abft_status_t)t->status), t->nflips);
+        if (p != NULL) {
+            int w = p->precision == 'd' ? 16 : 8;
+            fprintf(rc->csv, "%" PRId64 ",%" PRId64 ",%d,%d,%.17g,%.17g,0x%0*" PRIx64
+                             ",0x%0*" PRIx64 ",",
+                    p->row, p->col, p->bit, p->width, p->old_value, p->new_value, w, p->old_bits,
+                    w, p->new_bits);
+        } else {
+            fputs(",,,,,,,,", rc->csv);
+        }
+        fprintf(rc->csv, "%.6g,%.6g,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                         ",%.6g\n",
+                t->rho, r->max_ratio, r->detected, r->corrected, r->uncorrectable, r->recomputed,
+                r->checksum_faults, t->seconds);
+    }
+    (void)bw;
+    if (rc->json) {
+        FILE *f = rc->json;
+        fprintf(f, "%s\n    {\"trial\": %" PRId64 ", \"control\": %d, \"seed\": %" PRIu64
+                   ", \"set\": %" PRId64 ", \"site\": \"%s\", \"which\": %d, \"outcome\": \"%s\", "
+                   "\"status\": \"%s\", \"rho\": ",
+                rc->first_json ? "" : ",", t->index, t->control, t->seed, t->set,
+                t->control ? "-" : cli_site_name(t->site), t->which,
+                abft_outcome_name(t->outcome), abft_status_name((abft_status_t)t->status));
+        rc->first_json = 0;
+        json_num(f, t->rho);
+        fprintf(f, ", \"seconds\": %.6g,\n     \"report\": {\"checked\": %" PRId64
+                   ", \"detected\": %" PRId64 ", \"corrected\": %" PRId64
+                   ", \"uncorrectable\": %" PRId64 ", \"recomputed\": %" PRId64
+                   ", \"checksum_faults\": %" PRId64 ", \"max_ratio\": ",
+                t->seconds, r->checked, r->detected, r->corrected, r->uncorrectable,
+                r->recomputed, r->checksum_faults);
+        json_num(f, r->max_ratio);
+        fputs("},\n     \"flips\": [", f);
+        for (int64_t e = 0; e < t->nflips; ++e) {
+            const abft_flip_t *p = &t->flips[e];
+            int w = p->precision == 'd' ? 16 : 8;
+            fprintf(f, "%s{\"site\": \"%s\", \"which\": %d, \"row\": %" PRId64 ", \"col\": %" PRId64
+                       ", \"bit\": %d, \"width\": %d, \"old\": ",
+                    e ? ", " : "", cli_site_name(p->site), p->which, p->row, p->col, p->bit,
+                    p->width);
+            json_num(f, p->old_value);
+            fputs(", \"new\": ", f);
+            json_num(f, p->new_value);
+            fprintf(f, ", \"old_bits\": \"0x%0*" PRIx64 "\", \"new_bits\": \"0x%0*" PRIx64 "\"}", w,
+                    p->old_bits, w, p->new_bits);
+        }
+        fputs("]}", f);
+    }
+}
+
+/* ---- summary ---------------------------------------------------------------------------- */
+
+static const int faulty_order[] = {ABFT_OUTCOME_MASKED,       ABFT_OUTCOME_CORRECTED,
+                                   ABFT_OUTCOME_UNCORRECTABLE, ABFT_OUTCOME_GRAY,
+                                   ABFT_OUTCOME_SDC,          ABFT_OUTCOME_MISCORRECTED,
+                                   ABFT_OUTCOME_NOT_FIRED,    ABFT_OUTCOME_ERROR};
+static const char *faulty_label[] = {"masked",        "corrected",
+                                     "detected, uncorrectable", "gray zone (tau < change <= g·tau)",
+                                     "SDC",           "miscorrected",
+                                     "not fired (site not reached)", "error"};
+
+typedef struct totals {
+    int64_t faulty, controls, fp, bad;
+} totals_t;
+
+static totals_t totals(const abft_campaign_summary_t *s) {
+    totals_t t;
+    t.controls = s->count[ABFT_OUTCOME_CLEAN] + s->count[ABFT_OUTCOME_FALSE_POSITIVE];
+    t.faulty = 0;
+    for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) t.faulty += s->count[o];
+    t.faulty -= t.controls;
+    /* errors in control trials are counted with the faulty ones' errors: they are errors */
+    t.fp = s->count[ABFT_OUTCOME_FALSE_POSITIVE] + s->golden_detections;
+    t.bad = s->count[ABFT_OUTCOME_SDC] + s->count[ABFT_OUTCOME_MISCORRECTED] + t.fp +
+            s->count[ABFT_OUTCOME_ERROR];
+    return t;
+}
+
+static void describe(FILE *f, const abft_campaign_config_t *c, const abft_campaign_summary_t *s,
+                     const char *op_name, int md) {
+    const char *sep = md ? "\n\n" : "\n";
+    fprintf(f, "%s%s %s, m = %" PRId64 ", n = %" PRId64 ", k = %" PRId64 ", backend %s, %s checksums, "
+               "%s bound (factor %g), guarantee g = %g, seed %" PRIu64 "%s",
+            md ? "" : "abft campaign: ", op_name, c->precision == 'd' ? "fp64" : "fp32", c->m, c->n,
+            c->k, cli_backend_name(s->backend), c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
+            c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
+            c->bound_factor, c->guarantee, c->seed, sep);
+    fprintf(f, "fault: %s bit%s, %d element%s, width %d, row %s, col %s; sites: ",
+            cli_class_name(c->spec.bit_class), c->spec.bit_class == ABFT_BITS_EXACT ? "" : "s",
+            c->spec.nelems, c->spec.nelems > 1 ? "s" : "", c->spec.width,
+            c->spec.row < 0 ? "uniform" : "given", c->spec.col < 0 ? "uniform" : "given");
+    int firstsite = 1;
+    for (int st = 0; st < ABFT_SITE_COUNT; ++st)
+        if (s->by_site[st][0] + s->by_site[st][1] + s->by_site[st][2] + s->by_site[st][3] +
+                s->by_site[st][4] + s->by_site[st][5] + s->by_site[st][8] + s->by_site[st][9] >
+            0) {
+            fprintf(f, "%s%s", firstsite ? "" : ", ", cli_site_name(st));
+            firstsite = 0;
+        }
+    fprintf(f, "%s", sep);
+    fprintf(f, "%" PRId64 " trials in %.1f s (u = %.3g, %" PRId64 " golden runs)%s", s->total,
+            s->seconds, s->unit_roundoff, s->golden_runs, sep);
+}
+
+static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_campaign_summary_t *s,
+                          const char *op_name, const char *svg_path, int md) {
+    totals_t t = totals(s);
+    double lo, hi;
+    describe(f, c, s, op_name, md);
+    if (md) {
+        fprintf(f, "| outcome | count | rate | 95 %% CI (Wilson) |\n| --- | ---: | ---: | --- |\n");
+    } else {
+        fprintf(f, "\n%-36s %8s %9s   %s\n", "faulty trials", "count", "rate", "95% CI (Wilson)");
+    }
+    for (size_t o = 0; o < sizeof faulty_order / sizeof faulty_order[0]; ++o) {
+        int64_t k = s->count[faulty_order[o]];
+        if ((faulty_order[o] == ABFT_OUTCOME_NOT_FIRED || faulty_order[o] == ABFT_OUTCOME_ERROR) &&
+            k == 0)
+            continue;
+        abft_wilson_interval(k, t.faulty, 1.96, &lo, &hi);
+        double rate = t.faulty > 0 ? 100.0 * (double)k / (double)t.faulty : 0.0;
+        const char *must = faulty_order[o] == ABFT_OUTCOME_SDC ||
+                                   faulty_order[o] == ABFT_OUTCOME_MISCORRECTED
+                               ? "  must be 0"
+                               : "";
+        if (md)
+            fprintf(f, "| %s | %" PRId64 " | %.2f %% | [%.2f, %.2f] %%%s |\n", faulty_label[o], k,
+                    rate, 100 * lo, 100 * hi, must);
+        else
+            fprintf(f, "%-36s %8" PRId64 " %8.2f%%   [%6.2f, %6.2f] %%%s\n", faulty_label[o], k,
+                    rate, 100 * lo, 100 * hi, must);
+    }
+    abft_wilson_interval(t.fp, t.controls + s->golden_runs, 1.96, &lo, &hi);
+    double fprate = t.controls + s->golden_runs > 0
+                        ? 100.0 * (double)t.fp / (double)(t.controls + s->golden_runs)
+                        : 0.0;
+    if (md)
+        fprintf(f, "| false positive (controls + golden runs: %" PRId64 ") | %" PRId64
+                   " | %.2f %% | [%.2f, %.2f] %%  must be 0 |\n\n",
+                t.controls + s->golden_runs, t.fp, fprate, 100 * lo, 100 * hi);
+    else
+        fprintf(f, "%-36s %8" PRId64 " %8.2f%%   [%6.2f, %6.2f] %%  must be 0\n",
+                "false positive (controls+golden)", t.fp, fprate, 100 * lo, 100 * hi);
+    if (!md) fprintf(f, "%-36s %8" PRId64 "\n", "  fault-free runs checked", t.controls + s->golden_runs);
+
+    fprintf(f, "%sguarantee: a change > %g·tau_i in an element of row i is detected, where tau_i "
+               "is the row's checksum bound (docs/campaign.md); %s\n",
+            md ? "\n" : "\n", c->guarantee,
+            s->count[ABFT_OUTCOME_SDC] + s->count[ABFT_OUTCOME_MISCORRECTED] == 0
+                ? "held in every trial"
+                : "VIOLATED (see the sdc / miscorrected trials in the CSV)");
+    if (md) fprintf(f, "\n");
+    if (s->min_detected_rho < INFINITY)
+        fprintf(f, "smallest detected change: %.3g·tau; ", s->min_detected_rho);
+    fprintf(f, "largest undetected change: %.3g·tau; largest control |residual|/bound: %.3g\n",
+            s->max_undetected_rho, s->max_control_ratio);
+    if (md) {
+        fprintf(f, "\n| site | masked | corrected | uncorrectable | gray | SDC | miscorrected |\n"
+                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    } else {
+        fprintf(f, "\n%-10s %8s %10s %14s %6s %6s %13s\n", "by site", "masked", "corrected",
+                "uncorrectable", "gray", "SDC", "miscorrected");
+    }
+    for (int st = 0; st < ABFT_SITE_COUNT; ++st) {
+        const int64_t *b = s->by_site[st];
+        int64_t n = 0;
+        for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) n += b[o];
+        if (n == 0) continue;
+        if (md)
+            fprintf(f, "| %s | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64
+                       " | %" PRId64 " |\n",
+                    cli_site_name(st), b[0], b[1], b[2], b[3], b[4], b[5]);
+        else
+            fprintf(f, "%-10s %8" PRId64 " %10" PRId64 " %14" PRId64 " %6" PRId64 " %6" PRId64
+                       " %13" PRId64 "\n",
+                    cli_site_name(st), b[0], b[1], b[2], b[3], b[4], b[5]);
+    }
+    if (svg_path != NULL) fprintf(f, "%soutcomes by bit position: %s\n", md ? "\n" : "\n", svg_path);
+}
+
+static void write_json_tail(FILE *f, const abft_campaign_config_t *c,
+                            const abft_campaign_summary_t *s) {
+    totals_t t = totals(s);
+    double lo, hi;
+    fprintf(f, "\n  ],\n  \"summary\": {\n    \"backend\": \"%s\", \"seconds\": %.3f, "
+               "\"unit_roundoff\": %.17g, \"faulty_trials\": %" PRId64 ", \"control_trials\": %" PRId64
+               ", \"golden_runs\": %" PRId64 ", \"golden_detections\": %" PRId64 ",\n",
+            cli_backend_name(s->backend), s->seconds, s->unit_roundoff, t.faulty, t.controls,
+            s->golden_runs, s->golden_detections);
+    fprintf(f, "    \"max_control_ratio\": ");
+    json_num(f, s->max_control_ratio);
+    fprintf(f, ", \"min_detected_rho\": ");
+    json_num(f, s->min_detected_rho);
+    fprintf(f, ", \"max_undetected_rho\": ");
+    json_num(f, s->max_undetected_rho);
+    fprintf(f, ",\n    \"outcomes\": {");
+    for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) {
+        int control = o == ABFT_OUTCOME_CLEAN || o == ABFT_OUTCOME_FALSE_POSITIVE;
+        int64_t n = control ? t.controls : t.faulty;
+        abft_wilson_interval(s->count[o], n, 1.96, &lo, &hi);
+        fprintf(f, "%s\n      \"%s\": {\"count\": %" PRId64 ", \"of\": %" PRId64
+                   ", \"rate\": %.6g, \"ci95\": [%.6g, %.6g]}",
+                o ? "," : "", abft_outcome_name(o), s->count[o], n,
+                n > 0 ? (double)s->count[o] / (double)n : 0.0, lo, hi);
+    }
+    fprintf(f, "\n    },\n    \"by_site\": {");
+    int first = 1;
+    for (int st = 0; st < ABFT_SITE_COUNT; ++st) {
+        int64_t n = 0;
+        for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) n += s->by_site[st][o];
+        if (n == 0) continue;
+        fprintf(f, "%s\n      \"%s\": {", first ? "" : ",", cli_site_name(st));
+        first = 0;
+        for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o)
+            fprintf(f, "%s\"%s\": %" PRId64, o ? ", " : "", abft_outcome_name(o), s->by_site[st][o]);
+        fputs("}", f);
+    }
+    int nbits = c->precision == 'd' ? 64 : 32;
+    fprintf(f, "\n    },\n    \"by_bit\": [");
+    for (int b = 0; b < nbits; ++b) {
+        fprintf(f, "%s\n      {\"bit\": %d", b ? "," : "", b);
+        for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o)
+            fprintf(f, ", \"%s\": %" PRId64, abft_outcome_name(o), s->by_bit[b][o]);
+        fputs("}", f);
+    }
+    fprintf(f, "\n    ],\n    \"pass\": %s\n  }\n}\n", t.bad == 0 ? "true" : "false");
+}
+
+static void write_json_head(FILE *f, const abft_campaign_config_t *c, const char *op_name) {
+    char date[64];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    fprintf(f, "{\n  \"tool\": \"abft campaign\", \"library_version\": \"%s\", \"date\": \"%s\",\n",
+            abft_version_string(), date);
+    fprintf(f, "  \"config\": {\"op\": \"%s\", \"precision\": \"%c\", \"m\": %" PRId64 ", \"n\": %" PRId64
+               ", \"k\": %" PRId64 ", \"trials\": %" PRId64 ", \"controls\": %" PRId64
+               ", \"refresh\": %" PRId64 ", \"sites_mask\": %u, \"bits\": \"%s\", \"bit\": %d"
+               ", \"width\": %d, \"elems\": %d, \"row\": %" PRId64 ", \"col\": %" PRId64
+               ", \"checksum\": \"%s\", \"bound\": \"%s\", \"bound_factor\": %g, \"guarantee\": %g"
+               ", \"seed\": %" PRIu64 "},\n  \"trials\": [",
+            op_name, c->precision, c->m, c->n, c->k, c->trials, c->controls, c->refresh, c->sites,
+            cli_class_name(c->spec.bit_class), c->spec.bit, c->spec.width, c->spec.nelems,
+            c->spec.row, c->spec.col, c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
+            c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
+            c->bound_factor, c->guarantee, c->seed);
+}
+
+static FILE *open_out(const char *dir, const char *name, const char *ext, char *path, size_t cap) {
+    snprintf(path, cap, "%s/%s.%s", dir, name, ext);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) fprintf(stderr, "abft campaign: cannot write %s: %s\n", path, strerror(errno));
+    return f;
+}
+
+int abft_cmd_campaign(int argc, char **argv) {
+    abft_campaign_config_t cfg = abft_campaign_config_default();
+    cfg.trials = 300;
+    cfg.controls = 300;
+    const char *out_dir = "campaign-out", *name = NULL, *op_name = "gemm";
+    int quiet = 0, bad = 0;
+    for (int i = 1; i < argc && !bad; ++i) {
+        const char *v = NULL;
+        int64_t x;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            campaign_usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--quiet") == 0) {
+            quiet = 1;
+        } else if (cli_opt(argc, argv, &i, "--op", &v, &bad)) {
+            if (v && cli_find_op(v) == NULL) bad = 1;
+            if (v && !bad) {
+                op_name = v;
+                cfg.op = cli_find_op(v)->op;
+            }
+        } else if (cli_opt(argc, argv, &i, "--precision", &v, &bad)) {
+            if (v && (strcmp(v, "d") == 0 || strcmp(v, "s") == 0)) cfg.precision = v[0];
+            else bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--size", &v, &bad)) {
+            if (v && cli_int64(v, &x)) cfg.m = cfg.n = cfg.k = x;
+            else bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--m", &v, &bad)) {
+            if (!(v && cli_int64(v, &cfg.m))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--n", &v, &bad)) {
+            if (!(v && cli_int64(v, &cfg.n))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--k", &v, &bad)) {
+            if (!(v && cli_int64(v, &cfg.k))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--trials", &v, &bad)) {
+            if (!(v && cli_int64(v, &cfg.trials))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--controls", &v, &bad)) {
+            if (!(v && cli_int64(v, &cfg.controls))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--refresh", &v, &bad)) {
+            if (!(v && cli_int64(v, &cfg.refresh))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--bits", &v, &bad)) {
+            if (!(v && cli_bits(v, &cfg.spec))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--width", &v, &bad)) {
+            if (v && cli_int64(v, &x)) cfg.spec.width = (int32_t)x;
+            else bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--elems", &v, &bad)) {
+            if (v && cli_int64(v, &x) && x <= ABFT_INJECT_MAX_ELEMS) cfg.spec.nelems = (int32_t)x;
+            else bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--row", &v, &bad)) {
+            if (!(v && cli_int64(v, &cfg.spec.row))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--col", &v, &bad)) {
+            if (!(v && cli_int64(v, &cfg.spec.col))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--sites", &v, &bad)) {
+            if (!(v && cli_sites(v, &cfg.sites))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--checksum", &v, &bad)) {
+            if (v && strcmp(v, "row") == 0) cfg.checksum_kind = ABFT_CHECKSUM_ROW;
+            else if (v && strcmp(v, "full") == 0) cfg.checksum_kind = ABFT_CHECKSUM_FULL;
+            else bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--bound", &v, &bad)) {
+            if (v && strcmp(v, "worst") == 0) cfg.bound_mode = ABFT_BOUND_WORST_CASE;
+            else if (v && strcmp(v, "prob") == 0) cfg.bound_mode = ABFT_BOUND_PROBABILISTIC;
+            else bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--bound-factor", &v, &bad)) {
+            if (!(v && cli_double(v, &cfg.bound_factor))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--guarantee", &v, &bad)) {
+            if (!(v && cli_double(v, &cfg.guarantee))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--backend", &v, &bad)) {
+            if (!(v && cli_backend(v, &cfg.backend))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--seed", &v, &bad)) {
+            if (!(v && cli_uint64(v, &cfg.seed))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--replay", &v, &bad)) {
+            if (!(v && cli_int64(v, &cfg.only_trial))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--out", &v, &bad)) {
+            out_dir = v;
+        } else if (cli_opt(argc, argv, &i, "--name", &v, &bad)) {
+            name = v;
+        } else {
+            fprintf(stderr, "abft campaign: unknown option '%s'\n", argv[i]);
+            bad = 1;
+        }
+        if (bad && v != NULL) fprintf(stderr, "abft campaign: bad value '%s'\n", v);
+    }
+    if (bad) {
+        fprintf(stderr, "see: abft campaign --help\n");
+        return 2;
+    }
+    if (cfg.bound_mode == ABFT_BOUND_PROBABILISTIC && cfg.bound_factor == 1.0) cfg.bound_factor = 4.0;
+
+    run_ctx_t rc;
+    memset(&rc, 0, sizeof rc);
+    rc.cfg = &cfg;
+    rc.first_json = 1;
+    rc.bar = !quiet && cfg.only_trial < 0 && isatty(fileno(stderr));
+    rc.verbose_trial = cfg.only_trial >= 0;
+    rc.t0 = wall();
+    cfg.progress = progress;
+    cfg.on_trial = on_trial;
+    cfg.user = &rc;
+
+    char stem[256], csv_path[1024], json_path[1024], svg_path[1024], md_path[1024];
+    snprintf(stem, sizeof stem, "%s", name != NULL ? name : "");
+    if (name == NULL) snprintf(stem, sizeof stem, "campaign_%s_%c", op_name, cfg.precision);
+    if (cfg.only_trial < 0) {
+        if (mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "abft campaign: cannot create %s: %s\n", out_dir, strerror(errno));
+            return 2;
+        }
+        rc.csv = open_out(out_dir, stem, "csv", csv_path, sizeof csv_path);
+        rc.json = open_out(out_dir, stem, "json", json_path, sizeof json_path);
+        if (rc.csv == NULL || rc.json == NULL) return 2;
+        fprintf(rc.csv, "trial,control,seed,set,site,which,outcome,status,nflips,row,col,bit,"
+                        "width,old_value,new_value,old_bits,new_bits,rho,report_max_ratio,"
+                        "detected,corrected,uncorrectable,recomputed,checksum_faults,seconds\n");
+        write_json_head(rc.json, &cfg, op_name);
+    }
+
+    abft_campaign_summary_t sum;
+    abft_status_t st = abft_campaign_run(&cfg, &sum);
+    if (st != ABFT_STATUS_SUCCESS) {
+        if (rc.bar) fprintf(stderr, "\n");
+        fprintf(stderr, "abft campaign: %s: %s\n", abft_status_name(st), abft_status_string(st));
+        if (st == ABFT_STATUS_NOT_SUPPORTED)
+            fprintf(stderr, "  (operation '%s' or backend not available in this build)\n", op_name);
+        if (rc.csv) fclose(rc.csv);
+        if (rc.json) fclose(rc.json);
+        return 2;
+    }
+    totals_t t = totals(&sum);
+    if (cfg.only_trial >= 0) return t.bad == 0 ? 0 : 1;
+
+    write_json_tail(rc.json, &cfg, &sum);
+    fclose(rc.json);
+    fclose(rc.csv);
+    FILE *svg = open_out(out_dir, stem, "svg", svg_path, sizeof svg_path);
+    if (svg != NULL) {
+        char title[256];
+        snprintf(title, sizeof title, "abft campaign: %s %s, n = %" PRId64 ", %" PRId64
+                 " faulty trials, %s checksums, backend %s",
+                 op_name, cfg.precision == 'd' ? "fp64" : "fp32", cfg.n, t.faulty,
+                 cfg.checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
+                 cli_backend_name(sum.backend));
+        abft_svg_by_bit(svg, title, cfg.precision == 'd' ? 64 : 32, sum.by_bit);
+        fclose(svg);
+    }
+    FILE *md = open_out(out_dir, stem, "md", md_path, sizeof md_path);
+    if (md != NULL) {
+        char date[32];
+        time_t now = time(NULL);
+        strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+        fprintf(md, "# abft campaign: %s %s (%s)\n\n", op_name,
+                cfg.precision == 'd' ? "fp64" : "fp32", date);
+        print_summary(md, &cfg, &sum, op_name, svg != NULL ? svg_path : NULL, 1);
+        fprintf(md, "\nFiles: %s, %s. Replay trial T: `abft campaign <same options> --replay T`.\n",
+                csv_path, json_path);
+        fclose(md);
+    }
+    print_summary(stdout, &cfg, &sum, op_name, svg != NULL ? svg_path : NULL, 0);
+    printf("trials: %s, %s; summary: %s\n", csv_path, json_path, md_path);
+    if (t.bad != 0)
+        printf("FAIL: %" PRId64 " SDC, %" PRId64 " miscorrected, %" PRId64 " false positives, %" PRId64
+               " errors\n",
+               sum.count[ABFT_OUTCOME_SDC], sum.count[ABFT_OUTCOME_MISCORRECTED], t.fp,
+               sum.count[ABFT_OUTCOME_ERROR]);
+    else
+        printf("PASS: no SDC, no miscorrection, no false positive\n");
+    return t.bad == 0 ? 0 : 1;
+}
