@@ -344,8 +344,10 @@ static void test_multi(abft_handle_t h, tu_rng_t *r) {
                  (long long)rep.corrected);
         TU_CHECK(worst_vs_golden(&p, p.C) <= 1.0, "data changed on a checksum fault");
 
-        /* a fault in B after encoding spreads down one column of C: one error per row, each
-         * corrected back to A·B as encoded */
+        /* a fault in B after encoding spreads down one column of C: one error per row. The
+         * checksums hold A·B as encoded, but recomputing an element from the inputs gives
+         * the corrupted value: the fault is in the inputs, every row is reported and none
+         * is "corrected" (beta = 0). */
         flip_hook_t b = {0};
         b.site = ABFT_SITE_AFTER_ENCODE;
         b.which = 1;
@@ -355,15 +357,33 @@ static void test_multi(abft_handle_t h, tu_rng_t *r) {
         problem_reset(&p);
         TU_CHECK_STATUS(run(h, &p, p.C, &rep), ABFT_STATUS_SUCCESS);
         abft_set_hook(h, NULL, NULL);
-        TU_CHECK(rep.detected == p.m && rep.corrected == p.m,
-                 "fault in B: detected=%lld corrected=%lld (m=%lld)", (long long)rep.detected,
-                 (long long)rep.corrected, (long long)p.m);
-        /* restore B to check the result against the fault-free product */
+        TU_CHECK(rep.detected == p.m && rep.corrected == 0 && rep.uncorrectable == p.m,
+                 "fault in B: detected=%lld corrected=%lld uncorrectable=%lld (m=%lld)",
+                 (long long)rep.detected, (long long)rep.corrected,
+                 (long long)rep.uncorrectable, (long long)p.m);
+        /* restore B for what follows */
         if (prec)
             ((float *)p.B)[4 + 9 * p.ldb] = tu_flip_s(((float *)p.B)[4 + 9 * p.ldb], hb);
         else
             ((double *)p.B)[4 + 9 * p.ldb] = tu_flip_d(((double *)p.B)[4 + 9 * p.ldb], hb);
-        TU_CHECK(worst_vs_golden(&p, p.C) <= 1.0, "B-fault correction off golden");
+
+        /* with beta != 0 there is nothing to recompute from: the checksums alone correct
+         * each row back to alpha·A·B + beta·C as encoded */
+        p.beta = 0.5;
+        b.fired = 0;
+        abft_set_hook(h, flip_hook, &b);
+        problem_reset(&p);
+        TU_CHECK_STATUS(run(h, &p, p.C, &rep), ABFT_STATUS_SUCCESS);
+        abft_set_hook(h, NULL, NULL);
+        if (prec)
+            ((float *)p.B)[4 + 9 * p.ldb] = tu_flip_s(((float *)p.B)[4 + 9 * p.ldb], hb);
+        else
+            ((double *)p.B)[4 + 9 * p.ldb] = tu_flip_d(((double *)p.B)[4 + 9 * p.ldb], hb);
+        TU_CHECK(rep.detected == p.m && rep.corrected == p.m,
+                 "fault in B, beta != 0: detected=%lld corrected=%lld (m=%lld)",
+                 (long long)rep.detected, (long long)rep.corrected, (long long)p.m);
+        golden(h, &p);
+        p.beta = 0.0;
 
         /* a fault in A after encoding spreads along a row of C: detected, not corrected */
         b.which = 0;
