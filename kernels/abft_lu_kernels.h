@@ -1,0 +1,133 @@
+/* abft: private kernel signatures of the LU protocols (verify/abft_getrf*.c, abft_lu*.c),
+ * implemented by kernels/cpu/abft_cpu_lu.c and kernels/cuda/abft_cuda_lu.cu.
+ *
+ * Same contract as abft_kernels.h: valid arguments, every size >= 0, leading dimensions
+ * >= rows; pointers in the backend's memory unless said otherwise. */
+#ifndef ABFT_LU_KERNELS_H
+#define ABFT_LU_KERNELS_H
+
+#include <stdint.h>
+
+#include "abft_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Triangular tall-and-skinny product with one of the two factors stored in one LU array
+ * (A, rows x cols stored, lda):
+ *   uplo = 0: T = U, T(i, j) = A(i, j) for j >= i, 0 below the diagonal;
+ *   uplo = 1: T = L, T(i, j) = A(i, j) for j < i, 1 on the diagonal (when j < cols),
+ *             0 above.
+ *   trans = 0: Y = T·X,   X cols x 2, Y rows x 2;  Yabs = |T|·Xabs
+ *   trans = 1: Y = T^T·X, X rows x 2, Y cols x 2;  Yabs = |T|^T·Xabs
+ * X == NULL means the implicit weights [1, j + 1 + woff] (j the row index of X); Xabs ==
+ * NULL means |X| (or the weights). Yabs may be NULL. c is always 2. fp64 accumulation. */
+typedef struct abft_lu_tri_args {
+    abft_prec_t prec;
+    int uplo;
+    int trans;
+    int64_t rows, cols;
+    const void *A;
+    int64_t lda;
+    const double *X;
+    int64_t ldx;
+    const double *Xabs;
+    int64_t ldxabs;
+    int64_t woff;
+    double *Y;
+    int64_t ldy;
+    double *Yabs;
+    int64_t ldyabs;
+} abft_lu_tri_args_t;
+
+/* LU with partial pivoting of the m x n matrix A in place (LAPACK getrf semantics).
+ * ipiv (backend memory, int64, 1-based, min(m, n) entries). *info (host) as LAPACK's. */
+typedef struct abft_lu_getrf_args {
+    abft_prec_t prec;
+    int64_t m, n;
+    void *A;
+    int64_t lda;
+    int64_t *ipiv;
+    int64_t *info;
+} abft_lu_getrf_args_t;
+
+/* Row interchanges of a matrix with `cols` columns (elements of the given precision, or
+ * fp64 when fp64 = 1): for i = k1 .. k2-1 in order, swap row i with row
+ * ipiv[i] - 1 - ipiv_off (ipiv in backend memory). */
+typedef struct abft_lu_laswp_args {
+    abft_prec_t prec;
+    int fp64; /* 1: the matrix is fp64 whatever prec says (the checksum columns) */
+    int64_t cols;
+    void *A;
+    int64_t lda;
+    int64_t k1, k2;
+    const int64_t *ipiv;
+    int64_t ipiv_off;
+} abft_lu_laswp_args_t;
+
+/* B = op(T)^-1·B, T the unit-lower L (uplo = 1) or the upper U (uplo = 0) of an LU array
+ * A (m x m, precision prec), B m x n of the same precision. */
+typedef struct abft_lu_trsm_args {
+    abft_prec_t prec;
+    int uplo;
+    int trans;
+    int64_t m, n;
+    const void *A;
+    int64_t lda;
+    void *B;
+    int64_t ldb;
+} abft_lu_trsm_args_t;
+
+/* Y(i, :) = X(perm[i], :) for i < rows, c columns of fp64 (perm int64 in backend memory). */
+typedef struct abft_lu_gather_args {
+    int64_t rows, c;
+    const int64_t *perm;
+    const double *X;
+    int64_t ldx;
+    double *Y;
+    int64_t ldy;
+} abft_lu_gather_args_t;
+
+/* Y += alpha·X, rows x c fp64. */
+typedef struct abft_lu_axpy_args {
+    int64_t rows, c;
+    double alpha;
+    const double *X;
+    int64_t ldx;
+    double *Y;
+    int64_t ldy;
+} abft_lu_axpy_args_t;
+
+/* Single-element access of a data matrix (host value as double); for corrections. */
+typedef struct abft_lu_elem_args {
+    abft_prec_t prec;
+    void *A;
+    int64_t lda;
+    int64_t i, j;
+} abft_lu_elem_args_t;
+
+/* ---- CPU backend --------------------------------------------------------------------- */
+abft_status_t abft_cpu_lu_tri(const abft_kctx_t *ctx, const abft_lu_tri_args_t *a);
+abft_status_t abft_cpu_lu_getrf(const abft_kctx_t *ctx, const abft_lu_getrf_args_t *a);
+abft_status_t abft_cpu_lu_laswp(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *a);
+abft_status_t abft_cpu_lu_trsm(const abft_kctx_t *ctx, const abft_lu_trsm_args_t *a);
+abft_status_t abft_cpu_lu_gather(const abft_kctx_t *ctx, const abft_lu_gather_args_t *a);
+abft_status_t abft_cpu_lu_axpy(const abft_kctx_t *ctx, const abft_lu_axpy_args_t *a);
+abft_status_t abft_cpu_lu_get(const abft_kctx_t *ctx, const abft_lu_elem_args_t *a, double *v);
+abft_status_t abft_cpu_lu_set(const abft_kctx_t *ctx, const abft_lu_elem_args_t *a, double v);
+
+/* ---- CUDA backend (ABFT_HAVE_CUDA) --------------------------------------------------- */
+abft_status_t abft_cuda_lu_tri(const abft_kctx_t *ctx, const abft_lu_tri_args_t *a);
+abft_status_t abft_cuda_lu_getrf(const abft_kctx_t *ctx, const abft_lu_getrf_args_t *a);
+abft_status_t abft_cuda_lu_laswp(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *a);
+abft_status_t abft_cuda_lu_trsm(const abft_kctx_t *ctx, const abft_lu_trsm_args_t *a);
+abft_status_t abft_cuda_lu_gather(const abft_kctx_t *ctx, const abft_lu_gather_args_t *a);
+abft_status_t abft_cuda_lu_axpy(const abft_kctx_t *ctx, const abft_lu_axpy_args_t *a);
+abft_status_t abft_cuda_lu_get(const abft_kctx_t *ctx, const abft_lu_elem_args_t *a, double *v);
+abft_status_t abft_cuda_lu_set(const abft_kctx_t *ctx, const abft_lu_elem_args_t *a, double v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ABFT_LU_KERNELS_H */

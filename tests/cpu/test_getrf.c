@@ -1,0 +1,441 @@
+/* Offline protected LU on the CPU backend: clean factorizations never flag (many sizes,
+ * shapes, scalings, ill-conditioned), the factors and pivots are LAPACK's, faults in L and
+ * U are located, told apart and corrected, checksum faults are recognized, faults before
+ * the factorization are reported as spread, singular matrices come back like LAPACK,
+ * argument errors are refused. */
+#include <math.h>
+#include <string.h>
+
+#include "testutil.h"
+
+void dgetrf_(const int *m, const int *n, double *A, const int *lda, int *ipiv, int *info);
+void sgetrf_(const int *m, const int *n, float *A, const int *lda, int *ipiv, int *info);
+
+static const char *NAME = "test_getrf";
+
+/* ---- matrices ---------------------------------------------------------------------------- */
+
+enum { K_UNIFORM, K_WIDE, K_CANCEL, K_POSITIVE, K_SCALED, K_HILBERT, K_GRADED, K_NKINDS };
+static const char *kind_name[] = {"uniform", "wide", "cancel", "positive",
+                                  "scaled",  "hilbert", "graded"};
+
+static void make(tu_rng_t *r, int kind, int64_t m, int64_t n, double *A, int64_t lda) {
+    switch (kind) {
+    case K_WIDE: tu_fill_d(r, TU_WIDE, m, n, A, lda); break;
+    case K_CANCEL: tu_fill_d(r, TU_CANCEL, m, n, A, lda); break;
+    case K_POSITIVE: tu_fill_d(r, TU_POSITIVE, m, n, A, lda); break;
+    case K_SCALED: { /* D1·A·D2 with scales 10^U(-10, 10): badly scaled rows and columns */
+        tu_fill_d(r, TU_UNIFORM, m, n, A, lda);
+        double *rs = tu_alloc_d(m);
+        for (int64_t i = 0; i < m; ++i) rs[i] = pow(10.0, tu_range(r, -10, 10));
+        for (int64_t j = 0; j < n; ++j) {
+            double cs = pow(10.0, tu_range(r, -10, 10));
+            for (int64_t i = 0; i < m; ++i) A[i + j * lda] *= rs[i] * cs;
+        }
+        free(rs);
+        break;
+    }
+    case K_HILBERT: /* kappa grows like e^(3.5 n): numerically singular beyond n ~ 12 */
+        tu_fill_d(r, TU_UNIFORM, m, n, A, lda);
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t i = 0; i < m; ++i) A[i + j * lda] = 1.0 / (double)(i + j + 1);
+        break;
+    case K_GRADED: /* columns graded over 30 orders of magnitude: kappa ~ 1e30 */
+        tu_fill_d(r, TU_UNIFORM, m, n, A, lda);
+        for (int64_t j = 0; j < n; ++j) {
+            double s = pow(10.0, -30.0 * (double)j / (double)(n > 1 ? n - 1 : 1));
+            for (int64_t i = 0; i < m; ++i) A[i + j * lda] *= s;
+        }
+        break;
+    case K_UNIFORM:
+    default: tu_fill_d(r, TU_UNIFORM, m, n, A, lda); break;
+    }
+}
+
+/* ---- the hook: flip one bit of one element at one site ------------------------------------ */
+
+typedef struct flip {
+    int site;
+    int64_t i, j;
+    int bit;
+    int fired;
+    double before, after;
+} flip_t;
+
+static abft_status_t flip_hook(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
+                               int64_t rows, int64_t cols, int64_t ld) {
+    flip_t *f = (flip_t *)user;
+    (void)which;
+    if ((int)site != f->site || f->fired) return ABFT_STATUS_SUCCESS;
+    if (f->i >= rows || f->j >= cols) return ABFT_STATUS_SUCCESS;
+    if (prec == 'd') {
+        double *p = (double *)ptr + f->i + f->j * ld;
+        f->before = *p;
+        *p = tu_flip_d(*p, f->bit);
+        f->after = *p;
+    } else {
+        float *p = (float *)ptr + f->i + f->j * ld;
+        f->before = *p;
+        *p = tu_flip_s(*p, f->bit);
+        f->after = *p;
+    }
+    f->fired = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* max |A - B| / max |B| over the m x n matrices */
+static double rel_diff(int64_t m, int64_t n, const double *A, const double *B, int64_t ld) {
+    double num = 0, den = 0;
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < m; ++i) {
+            num = fmax(num, fabs(A[i + j * ld] - B[i + j * ld]));
+            den = fmax(den, fabs(B[i + j * ld]));
+        }
+    return den > 0 ? num / den : num;
+}
+
+static void ref_lu(int64_t m, int64_t n, double *A, int64_t lda, int64_t *ipiv, int64_t *info) {
+    int im = (int)m, in = (int)n, il = (int)lda, inf = 0;
+    int64_t k = m < n ? m : n;
+    int *p = (int *)malloc((size_t)(k > 0 ? k : 1) * sizeof(int));
+    dgetrf_(&im, &in, A, &il, p, &inf);
+    for (int64_t i = 0; i < k; ++i) ipiv[i] = p[i];
+    *info = inf;
+    free(p);
+}
+
+/* ---- clean factorizations ------------------------------------------------------------------ */
+
+static void test_clean(abft_handle_t h, tu_rng_t *r) {
+    const int64_t shapes[][2] = {{1, 1}, {2, 2}, {3, 3}, {7, 7},  {33, 33}, {64, 64},
+                                 {100, 100}, {129, 129}, {200, 200}, {50, 20}, {20, 50},
+                                 {257, 100}, {1, 9}, {9, 1}};
+    int runs = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+        for (int kind = 0; kind < K_NKINDS; ++kind) {
+            int64_t m = shapes[s][0], n = shapes[s][1], lda = m + (kind & 1) * 3;
+            int64_t k = m < n ? m : n;
+            double *A = tu_alloc_d(lda * n), *R = tu_alloc_d(lda * n);
+            int64_t *ip = (int64_t *)malloc((size_t)k * sizeof(int64_t));
+            int64_t *rp = (int64_t *)malloc((size_t)k * sizeof(int64_t));
+            make(r, kind, m, n, A, lda);
+            memcpy(R, A, (size_t)(lda * n) * sizeof(double));
+            int64_t info = -1, rinfo = -1;
+            ref_lu(m, n, R, lda, rp, &rinfo);
+            abft_report_t rep;
+            abft_status_t st = abft_dgetrf(h, m, n, A, lda, ip, &info, &rep);
+            abft_status_t want = rinfo > 0 ? ABFT_STATUS_SINGULAR : ABFT_STATUS_SUCCESS;
+            TU_CHECK(st == want, "%s %lldx%lld: status %s, LAPACK info %lld", kind_name[kind],
+                     (long long)m, (long long)n, abft_status_name(st), (long long)rinfo);
+            TU_CHECK(info == rinfo, "%s %lldx%lld: info %lld vs LAPACK %lld", kind_name[kind],
+                     (long long)m, (long long)n, (long long)info, (long long)rinfo);
+            TU_CHECK(rep.detected == 0 && rep.max_ratio < 1.0,
+                     "false positive: %s %lldx%lld detected %lld max_ratio %g", kind_name[kind],
+                     (long long)m, (long long)n, (long long)rep.detected, rep.max_ratio);
+            TU_CHECK(rep.checked == m, "checked %lld, want %lld", (long long)rep.checked,
+                     (long long)m);
+            TU_CHECK(memcmp(ip, rp, (size_t)k * sizeof(int64_t)) == 0, "%s %lldx%lld: pivots differ",
+                     kind_name[kind], (long long)m, (long long)n);
+            TU_CHECK(memcmp(A, R, (size_t)(lda * n) * sizeof(double)) == 0,
+                     "%s %lldx%lld: factors differ from LAPACK", kind_name[kind], (long long)m,
+                     (long long)n);
+            free(A);
+            free(R);
+            free(ip);
+            free(rp);
+            ++runs;
+        }
+    }
+    /* fp32 with fp64 checksums */
+    for (int t = 0; t < 60; ++t) {
+        int64_t m = tu_int(r, 1, 150), n = tu_int(r, 1, 150), lda = m + tu_int(r, 0, 2);
+        int64_t k = m < n ? m : n;
+        int kind = (int)tu_int(r, 0, K_NKINDS - 1);
+        double *Ad = tu_alloc_d(lda * n);
+        make(r, kind, m, n, Ad, lda);
+        float *A = tu_alloc_s(lda * n), *R = tu_alloc_s(lda * n);
+        for (int64_t i = 0; i < lda * n; ++i) A[i] = R[i] = (float)Ad[i];
+        int64_t *ip = (int64_t *)malloc((size_t)k * sizeof(int64_t));
+        int *rp = (int *)malloc((size_t)k * sizeof(int));
+        int im = (int)m, in = (int)n, il = (int)lda, rinfo = 0;
+        sgetrf_(&im, &in, R, &il, rp, &rinfo);
+        int64_t info = -1;
+        abft_report_t rep;
+        abft_status_t st = abft_sgetrf(h, m, n, A, lda, ip, &info, &rep);
+        TU_CHECK(st == (rinfo > 0 ? ABFT_STATUS_SINGULAR : ABFT_STATUS_SUCCESS) && info == rinfo,
+                 "sgetrf %s %lldx%lld: %s info %lld (LAPACK %d)", kind_name[kind], (long long)m,
+                 (long long)n, abft_status_name(st), (long long)info, rinfo);
+        TU_CHECK(rep.detected == 0, "sgetrf false positive: %s %lldx%lld max_ratio %g",
+                 kind_name[kind], (long long)m, (long long)n, rep.max_ratio);
+        TU_CHECK(memcmp(A, R, (size_t)(lda * n) * sizeof(float)) == 0, "sgetrf factors differ");
+        free(Ad);
+        free(A);
+        free(R);
+        free(ip);
+        free(rp);
+        ++runs;
+    }
+    printf("clean: %d factorizations\n", runs);
+}
+
+/* ---- faults in L and U ------------------------------------------------------------------------ */
+
+static void test_factor_faults(abft_handle_t h, tu_rng_t *r) {
+    int nl = 0, nu = 0, nl_ok = 0, nu_ok = 0, nundet = 0;
+    for (int t = 0; t < 200; ++t) {
+        int64_t n = tu_int(r, 8, 120), m = n + (t % 4 == 3 ? tu_int(r, 1, 30) : 0);
+        int64_t lda = m + 1, k = m < n ? m : n;
+        double *A = tu_alloc_d(lda * n), *C = tu_alloc_d(lda * n);
+        make(r, t % 3 == 0 ? K_POSITIVE : K_UNIFORM, m, n, A, lda);
+        memcpy(C, A, (size_t)(lda * n) * sizeof(double));
+        int64_t *ip = (int64_t *)malloc((size_t)k * sizeof(int64_t));
+        int64_t info;
+        abft_report_t rep;
+        /* clean factors for comparison */
+        TU_CHECK_STATUS(abft_dgetrf(h, m, n, C, lda, ip, &info, &rep), ABFT_STATUS_SUCCESS);
+        int inL = t & 1;
+        flip_t f = {ABFT_SITE_AFTER_LU, 0, 0, (int)tu_int(r, 44, 61), 0, 0, 0};
+        if (inL) {
+            f.j = tu_int(r, 0, k - 1);
+            f.i = tu_int(r, f.j + 1 < m ? f.j + 1 : m - 1, m - 1);
+            if (f.i <= f.j) f.i = f.j + 1; /* needs m > j + 1 */
+            if (f.i >= m) { inL = 0; }
+        }
+        if (!inL) {
+            f.i = tu_int(r, 0, k - 1);
+            f.j = tu_int(r, f.i, n - 1);
+        }
+        abft_set_hook(h, flip_hook, &f);
+        abft_status_t st = abft_dgetrf(h, m, n, A, lda, ip, &info, &rep);
+        abft_set_hook(h, NULL, NULL);
+        TU_CHECK(st == ABFT_STATUS_SUCCESS, "status %s", abft_status_name(st));
+        double dlt = fabs(f.after - f.before);
+        if (inL) ++nl; else ++nu;
+        if (rep.detected == 0) {
+            /* allowed only when the change is within rounding of the bound: the factors
+             * must then be as good as the clean ones */
+            ++nundet;
+            TU_CHECK(rel_diff(m, n, A, C, lda) < 1e-10,
+                     "undetected flip changed the factors: %s (%lld,%lld) bit %d %g -> %g",
+                     inL ? "L" : "U", (long long)f.i, (long long)f.j, f.bit, f.before, f.after);
+            goto next;
+        }
+        TU_CHECK(rep.corrected == 1 && rep.nfaults >= 1, "flip %s (%lld,%lld) bit %d %g -> %g "
+                 "(m=%lld n=%lld): detected %lld corrected %lld uncorrectable %lld spread %d",
+                 inL ? "L" : "U", (long long)f.i, (long long)f.j, f.bit, f.before, f.after,
+                 (long long)m, (long long)n, (long long)rep.detected, (long long)rep.corrected,
+                 (long long)rep.uncorrectable, rep.spread);
+        if (rep.corrected == 1) {
+            const abft_fault_t *ft = &rep.faults[0];
+            TU_CHECK(ft->row == f.i && ft->col == f.j, "located (%lld,%lld), flipped (%lld,%lld)",
+                     (long long)ft->row, (long long)ft->col, (long long)f.i, (long long)f.j);
+            TU_CHECK(ft->factor == (inL ? ABFT_FACTOR_L : ABFT_FACTOR_U),
+                     "factor %d, flipped in %s", ft->factor, inL ? "L" : "U");
+            TU_CHECK(ft->action == ABFT_ACTION_CORRECTED, "action %d", ft->action);
+            TU_CHECK(fabs(ft->delta - (f.after - f.before)) <= 1e-6 * dlt,
+                     "delta %g, true %g", ft->delta, f.after - f.before);
+            double e = rel_diff(m, n, A, C, lda);
+            TU_CHECK(e < 1e-12, "corrected factors differ from clean by %g", e);
+            if (inL) ++nl_ok; else ++nu_ok;
+        }
+    next:
+        free(A);
+        free(C);
+        free(ip);
+    }
+    printf("factor faults: L %d (corrected %d), U %d (corrected %d), below bound %d\n", nl, nl_ok,
+           nu, nu_ok, nundet);
+    TU_CHECK(nl_ok > nl / 2 && nu_ok > nu / 2, "too few corrections: L %d/%d U %d/%d", nl_ok, nl,
+             nu_ok, nu);
+}
+
+/* A flip in a high exponent bit may make a checksum infinite: detected, never passed. */
+static void test_huge_fault(abft_handle_t h, tu_rng_t *r) {
+    int64_t n = 60;
+    double *A = tu_alloc_d(n * n);
+    int64_t ip[60], info;
+    for (int t = 0; t < 10; ++t) {
+        make(r, K_UNIFORM, n, n, A, n);
+        flip_t f = {ABFT_SITE_AFTER_LU, tu_int(r, 0, n - 1), tu_int(r, 0, n - 1), 62, 0, 0, 0};
+        abft_report_t rep;
+        abft_set_hook(h, flip_hook, &f);
+        TU_CHECK_STATUS(abft_dgetrf(h, n, n, A, n, ip, &info, &rep), ABFT_STATUS_SUCCESS);
+        abft_set_hook(h, NULL, NULL);
+        TU_CHECK(rep.detected > 0 && (rep.corrected == 1 || rep.uncorrectable > 0),
+                 "bit 62 flip at (%lld,%lld) %g -> %g: detected %lld corrected %lld",
+                 (long long)f.i, (long long)f.j, f.before, f.after, (long long)rep.detected,
+                 (long long)rep.corrected);
+    }
+    free(A);
+}
+
+/* ---- checksum faults ------------------------------------------------------------------------ */
+
+static void test_checksum_faults(abft_handle_t h, tu_rng_t *r) {
+    int ncs = 0;
+    for (int t = 0; t < 40; ++t) {
+        int64_t n = tu_int(r, 5, 100), lda = n;
+        double *A = tu_alloc_d(n * n), *C = tu_alloc_d(n * n);
+        make(r, K_UNIFORM, n, n, A, lda);
+        memcpy(C, A, (size_t)(n * n) * sizeof(double));
+        int64_t *ip = (int64_t *)malloc((size_t)n * sizeof(int64_t)), info;
+        abft_report_t rep;
+        TU_CHECK_STATUS(abft_dgetrf(h, n, n, C, lda, ip, &info, &rep), ABFT_STATUS_SUCCESS);
+        flip_t f = {ABFT_SITE_CHECKSUM, tu_int(r, 0, n - 1), tu_int(r, 0, 1),
+                    (int)tu_int(r, 46, 61), 0, 0, 0};
+        abft_set_hook(h, flip_hook, &f);
+        TU_CHECK_STATUS(abft_dgetrf(h, n, n, A, lda, ip, &info, &rep), ABFT_STATUS_SUCCESS);
+        abft_set_hook(h, NULL, NULL);
+        TU_CHECK(memcmp(A, C, (size_t)(n * n) * sizeof(double)) == 0,
+                 "a checksum fault changed the factors");
+        if (rep.detected > 0) {
+            TU_CHECK(rep.checksum_faults == 1 && rep.corrected == 0 && rep.spread == 0,
+                     "checksum flip (%lld,%lld) bit %d: checksum_faults %lld corrected %lld "
+                     "spread %d", (long long)f.i, (long long)f.j, f.bit,
+                     (long long)rep.checksum_faults, (long long)rep.corrected, rep.spread);
+            TU_CHECK(rep.nfaults == 1 && rep.faults[0].action == ABFT_ACTION_CHECKSUM_FAULT,
+                     "fault entry action %d", rep.nfaults ? rep.faults[0].action : -1);
+            ++ncs;
+        }
+        free(A);
+        free(C);
+        free(ip);
+    }
+    printf("checksum faults recognized: %d of 40\n", ncs);
+    TU_CHECK(ncs >= 20, "only %d checksum faults detected", ncs);
+}
+
+/* ---- a fault before / during the factorization (split form) ---------------------------------- */
+
+static void test_spread(abft_handle_t h, tu_rng_t *r) {
+    int nspread = 0, nfixed = 0;
+    for (int t = 0; t < 30; ++t) {
+        int64_t n = tu_int(r, 10, 100);
+        double *A = tu_alloc_d(n * n), *A0 = tu_alloc_d(n * n);
+        make(r, K_UNIFORM, n, n, A, n);
+        memcpy(A0, A, (size_t)(n * n) * sizeof(double));
+        abft_lu_plan_t plan;
+        TU_CHECK_STATUS(abft_lu_plan_create(h, 'd', n, n, &plan), ABFT_STATUS_SUCCESS);
+        TU_CHECK_STATUS(abft_dgetrf_encode(h, plan, A, n), ABFT_STATUS_SUCCESS);
+        int64_t i = tu_int(r, 0, n - 1), j = tu_int(r, 0, n - 1);
+        A[i + j * n] += 0.5 + tu_uniform(r); /* the fault, before the caller's getrf */
+        int *ip = (int *)malloc((size_t)n * sizeof(int));
+        int in = (int)n, info = 0;
+        dgetrf_(&in, &in, A, &in, ip, &info);
+        abft_report_t rep;
+        TU_CHECK_STATUS(abft_dgetrf_verify(h, plan, A, n, ip, 32, &rep), ABFT_STATUS_SUCCESS);
+        TU_CHECK(rep.detected > 0, "fault before getrf at (%lld,%lld) not detected",
+                 (long long)i, (long long)j);
+        if (rep.spread) {
+            ++nspread;
+            TU_CHECK(rep.corrected == 0 && rep.uncorrectable > 0, "spread but corrected");
+        } else if (rep.corrected > 0) {
+            /* only legitimate when the correction made L·U = P·A0 hold: re-verify with the
+             * clean encoding */
+            ++nfixed;
+            abft_report_t rep2;
+            TU_CHECK_STATUS(abft_dgetrf_encode(h, plan, A0, n), ABFT_STATUS_SUCCESS);
+            TU_CHECK_STATUS(abft_dgetrf_verify(h, plan, A, n, ip, 32, &rep2), ABFT_STATUS_SUCCESS);
+            TU_CHECK(rep2.detected == 0, "a 'corrected' spread fault does not verify");
+        } else {
+            TU_CHECK(0, "detected, neither spread nor corrected");
+        }
+        abft_lu_plan_destroy(plan);
+        free(ip);
+        free(A);
+        free(A0);
+    }
+    printf("faults before getrf: spread %d, explained by one U element %d\n", nspread, nfixed);
+}
+
+/* ---- singular, non-finite, arguments --------------------------------------------------------- */
+
+static void test_singular(abft_handle_t h, tu_rng_t *r) {
+    int64_t n = 40, ip[40], rp[40], info = -1, rinfo = -1;
+    double *A = tu_alloc_d(n * n), *R = tu_alloc_d(n * n);
+    for (int zc = 0; zc < 3; ++zc) {
+        make(r, K_UNIFORM, n, n, A, n);
+        int64_t col = zc == 0 ? 0 : zc == 1 ? 17 : n - 1;
+        for (int64_t i = 0; i < n; ++i) A[i + col * n] = 0.0;
+        memcpy(R, A, (size_t)(n * n) * sizeof(double));
+        ref_lu(n, n, R, n, rp, &rinfo);
+        abft_report_t rep;
+        TU_CHECK_STATUS(abft_dgetrf(h, n, n, A, n, ip, &info, &rep), ABFT_STATUS_SINGULAR);
+        TU_CHECK(info == rinfo && info == col + 1, "info %lld, LAPACK %lld, zero column %lld",
+                 (long long)info, (long long)rinfo, (long long)col);
+        TU_CHECK(rep.detected == 0, "singular: false positive");
+        TU_CHECK(memcmp(A, R, (size_t)(n * n) * sizeof(double)) == 0, "singular: factors differ");
+    }
+    /* a fault in the factors of a singular matrix is still corrected */
+    make(r, K_UNIFORM, n, n, A, n);
+    for (int64_t i = 0; i < n; ++i) A[i + 5 * n] = 0.0;
+    flip_t f = {ABFT_SITE_AFTER_LU, 3, 30, 55, 0, 0, 0};
+    abft_report_t rep;
+    abft_set_hook(h, flip_hook, &f);
+    TU_CHECK_STATUS(abft_dgetrf(h, n, n, A, n, ip, &info, &rep), ABFT_STATUS_SINGULAR);
+    abft_set_hook(h, NULL, NULL);
+    TU_CHECK(rep.corrected == 1 && rep.faults[0].factor == ABFT_FACTOR_U,
+             "singular + U fault: corrected %lld", (long long)rep.corrected);
+    free(A);
+    free(R);
+}
+
+static void test_nonfinite(abft_handle_t h) {
+    double A[9] = {1, 2, 3, 4, NAN, 6, 7, 8, 10}, B[9];
+    memcpy(B, A, sizeof A);
+    int64_t ip[3], info;
+    abft_report_t rep;
+    TU_CHECK_STATUS(abft_dgetrf(h, 3, 3, A, 3, ip, &info, &rep), ABFT_STATUS_NON_FINITE_INPUT);
+    TU_CHECK(memcmp(A, B, sizeof A) == 0, "NaN input: A was modified");
+    A[4] = INFINITY;
+    TU_CHECK_STATUS(abft_dgetrf(h, 3, 3, A, 3, ip, &info, &rep), ABFT_STATUS_NON_FINITE_INPUT);
+}
+
+static void test_args(abft_handle_t h) {
+    double A[16] = {4, 1, 2, 3, 1, 5, 1, 2, 2, 1, 6, 1, 3, 2, 1, 7};
+    int64_t ip[4], info;
+    abft_report_t rep;
+    TU_CHECK_STATUS(abft_dgetrf(NULL, 4, 4, A, 4, ip, &info, &rep), ABFT_STATUS_NOT_INITIALIZED);
+    TU_CHECK_STATUS(abft_dgetrf(h, -1, 4, A, 4, ip, &info, &rep), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_dgetrf(h, 4, -1, A, 4, ip, &info, &rep), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_dgetrf(h, 4, 4, A, 3, ip, &info, &rep), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_dgetrf(h, 4, 4, NULL, 4, ip, &info, &rep), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_dgetrf(h, 4, 4, A, 4, NULL, &info, &rep), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_dgetrf(h, 0, 4, A, 1, NULL, &info, &rep), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_dgetrf(h, 0, 0, NULL, 1, NULL, NULL, NULL), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_dgetrf(h, 4, 4, A, 4, ip, NULL, NULL), ABFT_STATUS_SUCCESS);
+    abft_lu_plan_t plan = NULL;
+    TU_CHECK_STATUS(abft_lu_plan_create(h, 'z', 4, 4, &plan), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_lu_plan_create(h, 'd', -1, 4, &plan), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_lu_plan_create(NULL, 'd', 4, 4, &plan), ABFT_STATUS_NOT_INITIALIZED);
+    TU_CHECK_STATUS(abft_lu_plan_create(h, 'd', 4, 4, NULL), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_lu_plan_create(h, 'd', 4, 4, &plan), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_dgetrf_verify(h, plan, A, 4, ip, 64, &rep), ABFT_STATUS_INVALID_VALUE);
+    float Af[16] = {0};
+    TU_CHECK_STATUS(abft_sgetrf_encode(h, plan, Af, 4), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_dgetrf_encode(h, plan, A, 2), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_dgetrf_encode(h, plan, A, 4), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_dgetrf_verify(h, plan, A, 4, ip, 16, &rep), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_dgetrf_verify(h, plan, A, 4, NULL, 64, &rep), ABFT_STATUS_INVALID_VALUE);
+    int64_t bad[4] = {0, 2, 3, 4}; /* pivot 0 is out of range */
+    TU_CHECK_STATUS(abft_dgetrf_verify(h, plan, A, 4, bad, 64, &rep), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_lu_plan_destroy(plan), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_lu_plan_destroy(NULL), ABFT_STATUS_SUCCESS);
+}
+
+int main(void) {
+    tu_rng_t r;
+    tu_rng_init(&r, tu_seed(NAME));
+    abft_handle_t h;
+    TU_CHECK_STATUS(abft_create(&h, ABFT_BACKEND_CPU), ABFT_STATUS_SUCCESS);
+    test_args(h);
+    test_nonfinite(h);
+    test_clean(h, &r);
+    test_factor_faults(h, &r);
+    test_huge_fault(h, &r);
+    test_checksum_faults(h, &r);
+    test_spread(h, &r);
+    test_singular(h, &r);
+    abft_destroy(h);
+    return tu_finish(NAME);
+}

@@ -1,0 +1,667 @@
+/* abft: offline protected LU (DESIGN section 5, docs/lu.md).
+ *
+ *   encode  X = A·V, Xa = |A|·V                       one read of A
+ *   getrf   P·A = L·U (LAPACK / cuSOLVER, untouched)
+ *   check   Y = U·V, Ya = |U|·V; Z = L·Y, Za = |L|·Ya  one read of the factors
+ *           |Z - P·X| <= (gk_f + gn_c + gk_c)·Za + gn_c·P·Xa  (+ an underflow floor)
+ *   locate  the residual pattern over the rows tells an error of U (it spreads down the
+ *           column of L below its row, with the integer ratio d_w/d_e = j + 1 in every
+ *           flagged row) from one of L (one row, ratio that of a row of U·V); correct,
+ *           re-verify, or revert and report. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abft_lu_internal.h"
+
+static const abft_lu_ops_t cpu_lu_ops = {
+    abft_cpu_lu_tri,    abft_cpu_lu_getrf, abft_cpu_lu_laswp, abft_cpu_lu_trsm,
+    abft_cpu_lu_gather, abft_cpu_lu_axpy,  abft_cpu_lu_get,   abft_cpu_lu_set,
+};
+#if ABFT_HAVE_CUDA
+static const abft_lu_ops_t cuda_lu_ops = {
+    abft_cuda_lu_tri,    abft_cuda_lu_getrf, abft_cuda_lu_laswp, abft_cuda_lu_trsm,
+    abft_cuda_lu_gather, abft_cuda_lu_axpy,  abft_cuda_lu_get,   abft_cuda_lu_set,
+};
+#endif
+
+const abft_lu_ops_t *abft_lu_ops(abft_handle_t h) {
+#if ABFT_HAVE_CUDA
+    if (h->backend == ABFT_BACKEND_CUDA) return &cuda_lu_ops;
+#endif
+    (void)h;
+    return &cpu_lu_ops;
+}
+
+void abft_lu_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta, double ratio,
+                       abft_action_t action, abft_factor_t factor) {
+    if (r->nfaults >= ABFT_REPORT_MAX_FAULTS) return;
+    abft_fault_t *f = &r->faults[r->nfaults++];
+    f->row = row;
+    f->col = col;
+    f->delta = delta;
+    f->ratio = ratio;
+    f->action = (int32_t)action;
+    f->factor = (int32_t)factor;
+    f->side = 0;
+    f->reserved = 0;
+}
+
+/* ---- plan ------------------------------------------------------------------------------ */
+
+abft_status_t abft_lu_plan_init(abft_handle_t h, abft_prec_t prec, int64_t m, int64_t n,
+                                struct abft_lu_plan *p) {
+    memset(p, 0, sizeof *p);
+    p->h = h;
+    p->prec = prec;
+    p->m = m;
+    p->n = n;
+    p->k = m < n ? m : n;
+    size_t mm = (size_t)(m > 0 ? m : 1), kk = (size_t)(p->k > 0 ? p->k : 1);
+    size_t bytes = (6 * 2 * mm + 2 * 2 * kk) * sizeof(double) + mm * sizeof(int64_t);
+    ABFT_TRY(h->ops->alloc(&h->kctx, bytes, &p->mem));
+    double *d = (double *)p->mem;
+    p->X = d;
+    p->Xa = d + 2 * mm;
+    p->PX = d + 4 * mm;
+    p->PXa = d + 6 * mm;
+    p->Z = d + 8 * mm;
+    p->Za = d + 10 * mm;
+    p->Y = d + 12 * mm;
+    p->Ya = d + 12 * mm + 2 * kk;
+    p->perm = (int64_t *)(d + 12 * mm + 4 * kk);
+    return ABFT_STATUS_SUCCESS;
+}
+
+void abft_lu_plan_fini(struct abft_lu_plan *p) {
+    if (p->mem != NULL) p->h->ops->free(&p->h->kctx, p->mem);
+    p->mem = NULL;
+}
+
+/* ---- encode ---------------------------------------------------------------------------- */
+
+abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda) {
+    abft_handle_t h = p->h;
+    const int64_t m = p->m;
+    p->encoded = 0;
+    if (m == 0 || p->n == 0) {
+        p->encoded = 1;
+        return ABFT_STATUS_SUCCESS;
+    }
+    abft_tsmm_args_t t = {p->prec, 0, m, p->n, 2, A, lda, NULL, 0, NULL, 0,
+                          p->X, m, p->Xa, m};
+    ABFT_TRY(h->ops->tsmm(&h->kctx, &t));
+    /* Non-finite input: |A|·V is finite iff A is (or the sums overflow, when no bound
+     * could be computed either). d = |Xa - Xa| is NaN exactly for a non-finite entry. */
+    int64_t nbad = 0;
+    double mr = 0.0;
+    abft_compare_args_t c = {m, p->Xa, m, p->Xa, m, p->Xa, m, p->Xa, m, NULL, 0, NULL, 0,
+                             1.0, 0.0, 0.0, 0.0, 0.0, 0, NULL, &nbad, &mr};
+    ABFT_TRY(h->ops->compare(&h->kctx, &c));
+    ABFT_RETURN_IF(nbad > 0, ABFT_STATUS_NON_FINITE_INPUT);
+    /* The checksums' own checksum X^T·V (2 x 2), kept on the host: a corrupted entry of X
+     * changes it, an intact X reproduces it bit for bit (same kernel, same data). */
+    double *s = (double *)p->Z; /* Z is free until verify */
+    abft_tsmm_args_t ts = {ABFT_PREC_D, 1, m, 2, 2, p->X, m, NULL, 0, NULL, 0, s, 2, s + 4, 2};
+    ABFT_TRY(h->ops->tsmm(&h->kctx, &ts));
+    abft_copy_args_t cp = {0, sizeof(double), 2, 2, p->sig, 2, s, 2};
+    ABFT_TRY(h->ops->copy(&h->kctx, &cp));
+    abft_copy_args_t cpa = {0, sizeof(double), 2, 2, p->siga, 2, s + 4, 2};
+    ABFT_TRY(h->ops->copy(&h->kctx, &cpa));
+    p->encoded = 1;
+    return abft_call_hook(h, ABFT_SITE_CHECKSUM, 0, ABFT_PREC_D, p->X, m, 2, m);
+}
+
+/* ---- check ----------------------------------------------------------------------------- */
+
+typedef struct bound_coef {
+    double coef_r, coef_s, floor;
+} bound_coef_t;
+
+static bound_coef_t lu_bound(const struct abft_lu_plan *p) {
+    abft_handle_t h = p->h;
+    const double uf = abft_lu_unit_roundoff(p->prec), uc = 0x1.0p-53;
+    const double n = (double)p->n, k = (double)p->k;
+    /* k + 1: LAPACK (and cuSOLVER) scale the column of L by the reciprocal of the pivot,
+     * one rounding more than the division of the textbook analysis. */
+    double gkf = abft_gamma(h, k + 1.0, uf), gkc = abft_gamma(h, k, uc), gnc = abft_gamma(h, n, uc);
+    /* Second-order terms (|L||Ŷ| against the computed Za, Ya against |U|V, Xa against
+     * |A|V) are each within a factor 1 + gamma of the first-order ones: absorbed by the
+     * slack below. */
+    double slack = 1.0 + 4.0 * abft_gamma(h, n + k, uc);
+    bound_coef_t b;
+    b.coef_r = (gkf + gnc + gkc) * slack;
+    b.coef_s = gnc * slack;
+    /* Underflow: every operation of the factorization and of the checksum passes may err
+     * by eta absolutely; an entry of (P·A - L·U)·V sums n such errors of k + 1 operations
+     * with weights up to n. */
+    b.floor = (k + 1.0 + 3.0 * n) * (n * (n + 1.0) / 2.0) * abft_lu_eta(p->prec);
+    return b;
+}
+
+/* One full check of the factors: Y, Ya, Z, Za, compare against PX, PXa. */
+static abft_status_t check_factors(struct abft_lu_plan *p, const void *A, int64_t lda,
+                                   int64_t *nflagged, double *max_ratio) {
+    abft_handle_t h = p->h;
+    const abft_lu_ops_t *lo = abft_lu_ops(h);
+    const int64_t m = p->m, n = p->n, k = p->k;
+    abft_lu_tri_args_t u = {p->prec, 0, 0, k, n, A, lda, NULL, 0, NULL, 0, 0,
+                            p->Y, k, p->Ya, k};
+    ABFT_TRY(lo->tri(&h->kctx, &u));
+    abft_lu_tri_args_t l = {p->prec, 1, 0, m, k, A, lda, p->Y, k, p->Ya, k, 0,
+                            p->Z, m, p->Za, m};
+    ABFT_TRY(lo->tri(&h->kctx, &l));
+    bound_coef_t b = lu_bound(p);
+    abft_compare_args_t c = {m, p->Z, m, p->Za, m, p->PX, m, p->PXa, m, NULL, 0, NULL, 0,
+                             1.0, 0.0, b.coef_s, b.coef_r, b.floor, 0, NULL, nflagged,
+                             max_ratio};
+    ABFT_TRY(h->ops->compare(&h->kctx, &c));
+    /* An overflowed checksum gives d = t = Inf: passed by the comparison, but its ratio
+     * (Inf/Inf) comes back as Inf. */
+    if (*nflagged == 0 && !(*max_ratio < INFINITY)) *nflagged = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Host copies of what location needs. */
+typedef struct host_view {
+    int64_t m, k;
+    double *d[2], *t[2]; /* residual and bound per row, per checksum column */
+    double *PX;          /* P·(A·V) (m x 2) */
+    double *Y;           /* U·V (k x 2) */
+    double *buf;
+} host_view_t;
+
+static abft_status_t fetch(struct abft_lu_plan *p, host_view_t *v) {
+    abft_handle_t h = p->h;
+    const int64_t m = p->m, k = p->k;
+    size_t mm = (size_t)m, kk = (size_t)(k > 0 ? k : 1);
+    v->m = m;
+    v->k = k;
+    v->buf = (double *)malloc((12 * mm + 2 * kk) * sizeof(double));
+    ABFT_RETURN_IF(v->buf == NULL, ABFT_STATUS_ALLOC_FAILED);
+    double *Z = v->buf, *Za = Z + 2 * mm, *PX = Za + 2 * mm, *PXa = PX + 2 * mm;
+    double *D = PXa + 2 * mm, *T = D + 2 * mm;
+    v->PX = PX;
+    v->Y = T + 2 * mm;
+    abft_copy_args_t c1 = {0, sizeof(double), m, 2, Z, m, p->Z, m};
+    abft_copy_args_t c2 = {0, sizeof(double), m, 2, Za, m, p->Za, m};
+    abft_copy_args_t c3 = {0, sizeof(double), m, 2, PX, m, p->PX, m};
+    abft_copy_args_t c4 = {0, sizeof(double), m, 2, PXa, m, p->PXa, m};
+    abft_copy_args_t c5 = {0, sizeof(double), k, 2, v->Y, k, p->Y, k};
+    abft_status_t st = h->ops->copy(&h->kctx, &c1);
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c2);
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c3);
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c4);
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c5);
+    if (st != ABFT_STATUS_SUCCESS) {
+        free(v->buf);
+        return st;
+    }
+    bound_coef_t b = lu_bound(p);
+    for (int q = 0; q < 2; ++q) {
+        v->d[q] = D + q * mm;
+        v->t[q] = T + q * mm;
+        for (int64_t i = 0; i < m; ++i) {
+            v->d[q][i] = Z[i + q * mm] - PX[i + q * mm];
+            v->t[q][i] = b.coef_s * PXa[i + q * mm] + b.coef_r * Za[i + q * mm] + b.floor;
+        }
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Flagged: the residual exceeds the bound, or either is not finite (an overflowed checksum
+ * gives d = t = Inf, which a plain |d| <= t would pass). */
+static int row_flagged(const host_view_t *v, int64_t i) {
+    for (int q = 0; q < 2; ++q)
+        if (!(fabs(v->d[q][i]) <= v->t[q][i]) || !isfinite(v->t[q][i])) return 1;
+    return 0;
+}
+static double row_ratio(const host_view_t *v, int64_t i) {
+    double r = 0.0;
+    for (int q = 0; q < 2; ++q) {
+        double x = v->d[q][i] == 0.0 ? 0.0 : fabs(v->d[q][i]) / v->t[q][i];
+        if (isnan(x)) x = INFINITY;
+        if (x > r) r = x;
+    }
+    return r;
+}
+
+/* An error delta at (r, c) of U: d_r = delta·[1, c + 1]. Returns 1 with c and delta when
+ * the ratio is an integer in range, unambiguously (the neighbouring columns do not fit). */
+static int u_ratio(const host_view_t *v, int64_t r, int64_t n, int64_t *col, double *delta) {
+    double de = v->d[0][r], dw = v->d[1][r], te = v->t[0][r], tw = v->t[1][r];
+    if (!(fabs(de) > te) || !isfinite(de) || !isfinite(dw)) return 0;
+    double rho = dw / de;
+    if (!(rho >= 0.5 && rho < (double)n + 0.5)) return 0;
+    int64_t c = (int64_t)llround(rho) - 1;
+    if (c < r || c >= n) return 0;
+    double w = (double)(c + 1);
+    if (!(fabs(dw - w * de) <= tw + w * te)) return 0;
+    if (!(fabs(de) > 2.0 * (tw + (w + 1.0) * te))) return 0; /* c +- 1 would fit too */
+    *col = c;
+    *delta = (de + w * dw) / (1.0 + w * w); /* least squares over both columns */
+    return 1;
+}
+
+/* An error delta at (r, c) of L, c < r: d_r = delta·(U·V)_c. Returns the number of rows c
+ * of U·V that explain the residual (exactly 1 is a location). */
+static int l_locate(const host_view_t *v, int64_t r, int64_t *col, double *delta) {
+    double de = v->d[0][r], dw = v->d[1][r], te = v->t[0][r], tw = v->t[1][r];
+    if (!isfinite(de) || !isfinite(dw)) return 0;
+    int found = 0;
+    int64_t kmax = r < v->k ? r : v->k;
+    for (int64_t c = 0; c < kmax; ++c) {
+        double ye = v->Y[c], yw = v->Y[c + v->k];
+        double nn = ye * ye + yw * yw;
+        if (!(nn > 0.0) || !isfinite(nn)) continue;
+        double dl = (de * ye + dw * yw) / nn;
+        if (fabs(de - dl * ye) <= te && fabs(dw - dl * yw) <= tw) {
+            if (found++ == 0) {
+                *col = c;
+                *delta = dl;
+            }
+        }
+    }
+    return found;
+}
+
+typedef struct fix {
+    int64_t i, j;
+    double delta, old, ratio;
+    abft_factor_t factor;
+} fix_t;
+
+/* Location over the flagged rows: *nfix element fixes (0: not explained by one error of
+ * U or by one error per row of L; *ambiguous when both explanations fit). */
+static abft_status_t locate(struct abft_lu_plan *p, const void *A, int64_t lda,
+                            const host_view_t *v, const int64_t *F, int64_t nf, fix_t *fix,
+                            int *nfix, int *ambiguous) {
+    abft_handle_t h = p->h;
+    *nfix = 0;
+    *ambiguous = 0;
+    const int64_t r = F[0], m = p->m;
+    /* U: first flagged row r, integer ratio, and every row below consistent with
+     * d_i = L(i, r)·d_r (flagged or not). */
+    int64_t uc = -1;
+    double ud = 0.0;
+    int u_ok = 0;
+    if (r < p->k && u_ratio(v, r, p->n, &uc, &ud)) {
+        u_ok = 1;
+        int64_t nl = m - r - 1;
+        if (nl > 0) {
+            double *col = (double *)malloc((size_t)nl * sizeof(double));
+            ABFT_RETURN_IF(col == NULL, ABFT_STATUS_ALLOC_FAILED);
+            size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
+            void *tmp = malloc((size_t)nl * es);
+            if (tmp == NULL) {
+                free(col);
+                return ABFT_STATUS_ALLOC_FAILED;
+            }
+            const char *src = (const char *)A + ((size_t)(r + 1) + (size_t)r * (size_t)lda) * es;
+            abft_copy_args_t cp = {0, es, nl, 1, tmp, nl, (void *)src, lda};
+            abft_status_t st = h->ops->copy(&h->kctx, &cp);
+            if (st != ABFT_STATUS_SUCCESS) {
+                free(tmp);
+                free(col);
+                return st;
+            }
+            for (int64_t i = 0; i < nl; ++i)
+                col[i] = es == 8 ? ((double *)tmp)[i] : (double)((float *)tmp)[i];
+            free(tmp);
+            for (int64_t i = r + 1; i < m && u_ok; ++i) {
+                double l = col[i - r - 1];
+                for (int q = 0; q < 2 && u_ok; ++q) {
+                    double pred = l * v->d[q][r];
+                    if (!(fabs(v->d[q][i] - pred) <= 2.0 * (v->t[q][i] + fabs(l) * v->t[q][r])))
+                        u_ok = 0;
+                }
+            }
+            free(col);
+        }
+    }
+    /* L: each flagged row on its own (one error per row of L, up to the report's list). */
+    int l_ok = nf <= ABFT_REPORT_MAX_FAULTS;
+    for (int64_t f = 0; f < nf && l_ok; ++f) {
+        int64_t lc = -1;
+        double ld = 0.0;
+        if (l_locate(v, F[f], &lc, &ld) != 1) {
+            l_ok = 0;
+            break;
+        }
+        fix[f].i = F[f];
+        fix[f].j = lc;
+        fix[f].delta = ld;
+        fix[f].factor = ABFT_FACTOR_L;
+        fix[f].ratio = row_ratio(v, F[f]);
+    }
+    if (u_ok && l_ok) { /* never correct on a guess */
+        *ambiguous = 1;
+        return ABFT_STATUS_SUCCESS;
+    }
+    if (l_ok) {
+        *nfix = (int)nf;
+        return ABFT_STATUS_SUCCESS;
+    }
+    if (u_ok) {
+        fix[0].i = r;
+        fix[0].j = uc;
+        fix[0].delta = ud;
+        fix[0].factor = ABFT_FACTOR_U;
+        fix[0].ratio = row_ratio(v, r);
+        *nfix = 1;
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* A corrupted entry of X (after encode) changes X^T·V; an intact X reproduces it. Returns
+ * 1 when X changed and the single flagged row is the permuted image of the changed row. */
+static abft_status_t checksum_fault(struct abft_lu_plan *p, const int64_t *perm_host,
+                                    const int64_t *F, int64_t nf, int *is_cs) {
+    abft_handle_t h = p->h;
+    const int64_t m = p->m;
+    *is_cs = 0;
+    double sig[4], siga[4];
+    /* Z, Za (4m >= 4 entries, followed by Y) are recomputed by the next check: scratch */
+    double *dev = p->Z;
+    abft_tsmm_args_t ts = {ABFT_PREC_D, 1, m, 2, 2, p->X, m, NULL, 0, NULL, 0, dev, 2,
+                           dev + 4, 2};
+    ABFT_TRY(h->ops->tsmm(&h->kctx, &ts));
+    abft_copy_args_t cp = {0, sizeof(double), 2, 2, sig, 2, dev, 2};
+    ABFT_TRY(h->ops->copy(&h->kctx, &cp));
+    abft_copy_args_t cpa = {0, sizeof(double), 2, 2, siga, 2, dev + 4, 2};
+    ABFT_TRY(h->ops->copy(&h->kctx, &cpa));
+    const double g = abft_gamma(h, (double)m, 0x1.0p-53) * 2.0;
+    int changed = 0;
+    int64_t prow = -1;
+    for (int q = 0; q < 2; ++q) {
+        double de = sig[q] - p->sig[q], dw = sig[q + 2] - p->sig[q + 2];
+        double te = g * (p->siga[q] + siga[q]), tw = g * (p->siga[q + 2] + siga[q + 2]);
+        if (fabs(de) <= te && fabs(dw) <= tw) continue;
+        changed = 1;
+        if (!(fabs(de) > te)) return ABFT_STATUS_SUCCESS;
+        double rho = dw / de;
+        if (!(rho >= 0.5 && rho < (double)m + 0.5)) return ABFT_STATUS_SUCCESS;
+        int64_t pr = (int64_t)llround(rho) - 1;
+        if (prow >= 0 && prow != pr) return ABFT_STATUS_SUCCESS;
+        prow = pr;
+    }
+    if (!changed || prow < 0 || nf != 1) return ABFT_STATUS_SUCCESS;
+    if (perm_host[F[0]] == prow) *is_cs = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The corrected value of the located element, recomputed from the checksum of its row
+ * without it (the standard ABFT recovery): old - delta would carry the rounding error of
+ * the residual, which is relative to the corrupted value and may dwarf the true one.
+ *   U(r, c) = (P·X)_r - sum_{j < r} L(r, j)·(U·V)_j - sum_{j >= r, j != c} U(r, j)
+ *   L(r, c) = ((P·X)_r - sum_{j < r, j != c} L(r, j)·(U·V)_j - (U·V)_r) / (U·V)_c
+ * in the checksum column where the divisor is larger. */
+static abft_status_t exact_value(struct abft_lu_plan *p, const void *A, int64_t lda,
+                                 const host_view_t *v, const fix_t *f, double *value) {
+    abft_handle_t h = p->h;
+    const int64_t n = p->n, k = p->k, r = f->i, c = f->j;
+    size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
+    void *raw = malloc((size_t)n * es);
+    ABFT_RETURN_IF(raw == NULL, ABFT_STATUS_ALLOC_FAILED);
+    abft_copy_args_t cp = {0, es, 1, n, raw, 1, (void *)((const char *)A + (size_t)r * es), lda};
+    abft_status_t st = h->ops->copy(&h->kctx, &cp);
+    if (st != ABFT_STATUS_SUCCESS) {
+        free(raw);
+        return st;
+    }
+#define ROW(j) (es == 8 ? ((const double *)raw)[j] : (double)((const float *)raw)[j])
+    int q = 0;
+    if (f->factor == ABFT_FACTOR_L && fabs(v->Y[c + k]) > fabs(v->Y[c])) q = 1;
+    double s = v->PX[r + q * v->m];
+    int64_t jl = r < k ? r : k;
+    for (int64_t j = 0; j < jl; ++j)
+        if (!(f->factor == ABFT_FACTOR_L && j == c)) s -= ROW(j) * v->Y[j + q * k];
+    if (f->factor == ABFT_FACTOR_U) {
+        for (int64_t j = r; j < n; ++j)
+            if (j != c) s -= ROW(j) * (q == 0 ? 1.0 : (double)(j + 1));
+        *value = q == 0 ? s : s / (double)(c + 1);
+    } else {
+        if (r < k) s -= v->Y[r + q * k];
+        *value = s / v->Y[c + q * k];
+    }
+#undef ROW
+    free(raw);
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const int64_t *ipiv,
+                             abft_report_t *report) {
+    abft_handle_t h = p->h;
+    const abft_lu_ops_t *lo = abft_lu_ops(h);
+    const int64_t m = p->m, k = p->k;
+    report->unit_roundoff = abft_lu_unit_roundoff(p->prec);
+    if (m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
+    /* P from the pivots (host), then P·X and P·Xa on the backend. */
+    int64_t *perm = (int64_t *)malloc((size_t)m * sizeof(int64_t));
+    ABFT_RETURN_IF(perm == NULL, ABFT_STATUS_ALLOC_FAILED);
+    for (int64_t i = 0; i < m; ++i) perm[i] = i;
+    for (int64_t i = 0; i < k; ++i) {
+        int64_t pi = ipiv[i] - 1;
+        if (pi < i || pi >= m) { /* getrf never writes such a pivot */
+            free(perm);
+            return ABFT_STATUS_INVALID_VALUE;
+        }
+        int64_t t = perm[i];
+        perm[i] = perm[pi];
+        perm[pi] = t;
+    }
+    abft_status_t st;
+    abft_copy_args_t cp = {1, sizeof(int64_t), m, 1, perm, m, p->perm, m};
+    st = h->ops->copy(&h->kctx, &cp);
+    abft_lu_gather_args_t g1 = {m, 2, p->perm, p->X, m, p->PX, m};
+    abft_lu_gather_args_t g2 = {m, 2, p->perm, p->Xa, m, p->PXa, m};
+    if (st == ABFT_STATUS_SUCCESS) st = lo->gather(&h->kctx, &g1);
+    if (st == ABFT_STATUS_SUCCESS) st = lo->gather(&h->kctx, &g2);
+    int64_t nflag = 0;
+    double mr = 0.0;
+    if (st == ABFT_STATUS_SUCCESS) st = check_factors(p, A, lda, &nflag, &mr);
+    report->checked += m;
+    if (mr > report->max_ratio || isnan(mr)) report->max_ratio = mr;
+    if (st != ABFT_STATUS_SUCCESS || nflag == 0) {
+        free(perm);
+        return st;
+    }
+    report->detected += nflag;
+
+    /* Slow path: something is flagged. */
+    host_view_t v;
+    st = fetch(p, &v);
+    if (st != ABFT_STATUS_SUCCESS) {
+        free(perm);
+        return st;
+    }
+    int64_t *F = (int64_t *)malloc((size_t)m * sizeof(int64_t));
+    fix_t fix[ABFT_REPORT_MAX_FAULTS];
+    int nfix = 0, is_cs = 0, ambiguous = 0;
+    int64_t nf = 0;
+    if (F == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+    if (st == ABFT_STATUS_SUCCESS) {
+        for (int64_t i = 0; i < m; ++i)
+            if (row_flagged(&v, i)) F[nf++] = i;
+        if (nf == 0) { /* the backend compare and the host disagree: treat as flagged */
+            st = ABFT_STATUS_INTERNAL_ERROR;
+        }
+    }
+    if (st == ABFT_STATUS_SUCCESS) st = checksum_fault(p, perm, F, nf, &is_cs);
+    if (st == ABFT_STATUS_SUCCESS && is_cs) {
+        report->checksum_faults += 1;
+        abft_lu_add_fault(report, F[0], -1, v.d[0][F[0]], row_ratio(&v, F[0]),
+                          ABFT_ACTION_CHECKSUM_FAULT, ABFT_FACTOR_NONE);
+    } else if (st == ABFT_STATUS_SUCCESS) {
+        st = locate(p, A, lda, &v, F, nf, fix, &nfix, &ambiguous);
+    }
+    if (st == ABFT_STATUS_SUCCESS && !is_cs && nfix > 0) {
+        /* Correct, then re-verify everything; revert when the check still fails. */
+        for (int f = 0; f < nfix && st == ABFT_STATUS_SUCCESS; ++f) {
+            abft_lu_elem_args_t e = {p->prec, A, lda, fix[f].i, fix[f].j};
+            double val = 0.0;
+            st = lo->get(&h->kctx, &e, &fix[f].old);
+            if (st == ABFT_STATUS_SUCCESS) st = exact_value(p, A, lda, &v, &fix[f], &val);
+            if (st == ABFT_STATUS_SUCCESS) {
+                fix[f].delta = fix[f].old - val;
+                st = lo->set(&h->kctx, &e, val);
+            }
+        }
+        int64_t nflag2 = 0;
+        double mr2 = 0.0;
+        if (st == ABFT_STATUS_SUCCESS) st = check_factors(p, A, lda, &nflag2, &mr2);
+        if (st == ABFT_STATUS_SUCCESS && nflag2 == 0) {
+            report->corrected += nfix;
+            for (int f = 0; f < nfix; ++f)
+                abft_lu_add_fault(report, fix[f].i, fix[f].j, fix[f].delta, fix[f].ratio,
+                                  ABFT_ACTION_CORRECTED, fix[f].factor);
+        } else if (st == ABFT_STATUS_SUCCESS) {
+            for (int f = nfix - 1; f >= 0 && st == ABFT_STATUS_SUCCESS; --f) {
+                abft_lu_elem_args_t e = {p->prec, A, lda, fix[f].i, fix[f].j};
+                st = lo->set(&h->kctx, &e, fix[f].old);
+            }
+            nfix = 0;
+        }
+    }
+    if (st == ABFT_STATUS_SUCCESS && !is_cs && nfix == 0) {
+        /* Not one element of L or U: the fault struck during the factorization (or
+         * several struck), and the factors are those of a different matrix. (Or both
+         * explanations fit: then nothing is touched either.) */
+        report->uncorrectable += nf;
+        if (!ambiguous) report->spread = 1;
+        for (int64_t f = 0; f < nf; ++f)
+            abft_lu_add_fault(report, F[f], -1, v.d[0][F[f]], row_ratio(&v, F[f]),
+                              ABFT_ACTION_UNCORRECTABLE, ABFT_FACTOR_NONE);
+    }
+    free(F);
+    free(v.buf);
+    free(perm);
+    return st;
+}
+
+/* ---- public entry points ---------------------------------------------------------------- */
+
+static abft_status_t getrf_offline(abft_handle_t h, abft_prec_t prec, int64_t m, int64_t n,
+                                   void *A, int64_t lda, int64_t *ipiv, int64_t *info,
+                                   abft_report_t *report) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(abft_bad_matrix(m, n, A, lda), ABFT_STATUS_INVALID_VALUE);
+    int64_t k = m < n ? m : n;
+    ABFT_RETURN_IF(k > 0 && ipiv == NULL, ABFT_STATUS_INVALID_VALUE);
+    abft_report_t local;
+    abft_report_t *rep = report != NULL ? report : &local;
+    memset(rep, 0, sizeof *rep);
+    rep->unit_roundoff = abft_lu_unit_roundoff(prec);
+    if (info != NULL) *info = 0;
+    if (k == 0) return ABFT_STATUS_SUCCESS;
+
+    const abft_lu_ops_t *lo = abft_lu_ops(h);
+    struct abft_lu_plan p;
+    ABFT_TRY(abft_lu_plan_init(h, prec, m, n, &p));
+    int64_t *hpiv = (int64_t *)malloc((size_t)k * sizeof(int64_t));
+    abft_status_t st = hpiv == NULL ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_SUCCESS;
+    if (st == ABFT_STATUS_SUCCESS) st = abft_lu_encode(&p, A, lda);
+    int64_t linfo = 0;
+    abft_lu_getrf_args_t g = {prec, m, n, A, lda, ipiv, &linfo};
+    if (st == ABFT_STATUS_SUCCESS) st = lo->getrf(&h->kctx, &g);
+    if (st == ABFT_STATUS_SUCCESS)
+        st = abft_call_hook(h, ABFT_SITE_AFTER_LU, 0, prec, A, m, n, lda);
+    abft_copy_args_t cp = {0, sizeof(int64_t), k, 1, hpiv, k, ipiv, k};
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &cp);
+    if (st == ABFT_STATUS_SUCCESS) st = abft_lu_verify(&p, A, lda, hpiv, rep);
+    free(hpiv);
+    abft_lu_plan_fini(&p);
+    if (st != ABFT_STATUS_SUCCESS) return st;
+    if (info != NULL) *info = linfo;
+    return linfo > 0 ? ABFT_STATUS_SINGULAR : ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_dgetrf(abft_handle_t h, int64_t m, int64_t n, double *A, int64_t lda,
+                          int64_t *ipiv, int64_t *info, abft_report_t *report) {
+    return getrf_offline(h, ABFT_PREC_D, m, n, A, lda, ipiv, info, report);
+}
+abft_status_t abft_sgetrf(abft_handle_t h, int64_t m, int64_t n, float *A, int64_t lda,
+                          int64_t *ipiv, int64_t *info, abft_report_t *report) {
+    return getrf_offline(h, ABFT_PREC_S, m, n, A, lda, ipiv, info, report);
+}
+
+/* ---- split form ------------------------------------------------------------------------- */
+
+abft_status_t abft_lu_plan_create(abft_handle_t h, char precision, int64_t m, int64_t n,
+                                  abft_lu_plan_t *plan) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(plan == NULL || m < 0 || n < 0, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(precision != 'd' && precision != 's', ABFT_STATUS_INVALID_VALUE);
+    struct abft_lu_plan *p = (struct abft_lu_plan *)malloc(sizeof *p);
+    ABFT_RETURN_IF(p == NULL, ABFT_STATUS_ALLOC_FAILED);
+    abft_status_t st =
+        abft_lu_plan_init(h, precision == 'd' ? ABFT_PREC_D : ABFT_PREC_S, m, n, p);
+    if (st != ABFT_STATUS_SUCCESS) {
+        free(p);
+        return st;
+    }
+    *plan = p;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_lu_plan_destroy(abft_lu_plan_t plan) {
+    if (plan == NULL) return ABFT_STATUS_SUCCESS;
+    abft_lu_plan_fini(plan);
+    free(plan);
+    return ABFT_STATUS_SUCCESS;
+}
+
+static abft_status_t split_encode(abft_handle_t h, abft_lu_plan_t p, abft_prec_t prec,
+                                  const void *A, int64_t lda) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(p == NULL || p->h != h || p->prec != prec, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(abft_bad_matrix(p->m, p->n, A, lda), ABFT_STATUS_INVALID_VALUE);
+    return abft_lu_encode(p, A, lda);
+}
+
+static abft_status_t split_verify(abft_handle_t h, abft_lu_plan_t p, abft_prec_t prec, void *A,
+                                  int64_t lda, const void *ipiv, int bits,
+                                  abft_report_t *report) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(p == NULL || p->h != h || p->prec != prec, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(abft_bad_matrix(p->m, p->n, A, lda), ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(bits != 32 && bits != 64, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(p->k > 0 && ipiv == NULL, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(!p->encoded, ABFT_STATUS_INVALID_VALUE);
+    abft_report_t local;
+    abft_report_t *rep = report != NULL ? report : &local;
+    memset(rep, 0, sizeof *rep);
+    rep->unit_roundoff = abft_lu_unit_roundoff(prec);
+    if (p->k == 0) return ABFT_STATUS_SUCCESS;
+    size_t es = bits == 64 ? 8 : 4;
+    int64_t *hp = (int64_t *)malloc((size_t)p->k * sizeof(int64_t));
+    void *raw = malloc((size_t)p->k * es);
+    abft_status_t st = hp == NULL || raw == NULL ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_SUCCESS;
+    abft_copy_args_t cp = {0, es, p->k, 1, raw, p->k, (void *)ipiv, p->k};
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &cp);
+    if (st == ABFT_STATUS_SUCCESS) {
+        for (int64_t i = 0; i < p->k; ++i)
+            hp[i] = bits == 64 ? ((const int64_t *)raw)[i] : (int64_t)((const int32_t *)raw)[i];
+        st = abft_lu_verify(p, A, lda, hp, rep);
+    }
+    free(raw);
+    free(hp);
+    return st;
+}
+
+abft_status_t abft_dgetrf_encode(abft_handle_t h, abft_lu_plan_t plan, const double *A,
+                                 int64_t lda) {
+    return split_encode(h, plan, ABFT_PREC_D, A, lda);
+}
+abft_status_t abft_sgetrf_encode(abft_handle_t h, abft_lu_plan_t plan, const float *A,
+                                 int64_t lda) {
+    return split_encode(h, plan, ABFT_PREC_S, A, lda);
+}
+abft_status_t abft_dgetrf_verify(abft_handle_t h, abft_lu_plan_t plan, double *A, int64_t lda,
+                                 const void *ipiv, int ipiv_bits, abft_report_t *report) {
+    return split_verify(h, plan, ABFT_PREC_D, A, lda, ipiv, ipiv_bits, report);
+}
+abft_status_t abft_sgetrf_verify(abft_handle_t h, abft_lu_plan_t plan, float *A, int64_t lda,
+                                 const void *ipiv, int ipiv_bits, abft_report_t *report) {
+    return split_verify(h, plan, ABFT_PREC_S, A, lda, ipiv, ipiv_bits, report);
+}
