@@ -326,7 +326,8 @@ static void tally(abft_campaign_summary_t *s, const abft_trial_t *t) {
         s->by_bit[t->flips[0].bit][t->outcome] += 1;
     if (t->nflips == 0 || t->outcome == ABFT_OUTCOME_ERROR) return;
     int detected = t->report.detected > 0 || t->report.nonfinite_input;
-    if (detected && t->rho < s->min_detected_rho) s->min_detected_rho = t->rho;
+    if (detected && t->outcome != ABFT_OUTCOME_UNCORRECTABLE && t->rho > s->max_corrected_rho)
+        s->max_corrected_rho = t->rho;
     if (!detected && !(t->rho <= s->max_undetected_rho)) s->max_undetected_rho = t->rho;
 }
 
@@ -454,7 +455,6 @@ abft_status_t abft_campaign_run(const abft_campaign_config_t *cfg, abft_campaign
     ABFT_RETURN_IF(s == NULL, ABFT_STATUS_INVALID_VALUE);
     ABFT_TRY(check_config(cfg));
     memset(s, 0, sizeof *s);
-    s->min_detected_rho = INFINITY;
     camp_t c;
     memset(&c, 0, sizeof c);
     c.cfg = cfg;

@@ -38,8 +38,8 @@ static void campaign_usage(FILE *f) {
             "\n"
             "  --precision d|s    fp64 (default) or fp32 data\n"
             "  --size N           m = n = k = N (default 128); or --m, --n, --k\n"
-            "  --trials N         faulty trials (default 300)\n"
-            "  --controls N       fault-free control trials, fresh inputs each (default 300)\n"
+            "  --trials N         faulty trials (default 500)\n"
+            "  --controls N       fault-free control trials, fresh inputs each (default 500)\n"
             "  --refresh N        faulty trials per input set and golden run (default 50)\n"
             "  --bits CLASS       any (default), sign, exponent, mant-high, mant-low, or a bit\n"
             "                     number (0 = least significant)\n"
@@ -256,10 +256,9 @@ static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_c
                 ? "held in every trial"
                 : "VIOLATED (see the sdc / miscorrected trials in the CSV)");
     if (md) fprintf(f, "\n");
-    if (s->min_detected_rho < INFINITY)
-        fprintf(f, "smallest detected change: %.3g·tau; ", s->min_detected_rho);
-    fprintf(f, "largest undetected change: %.3g·tau; largest control |residual|/bound: %.3g\n",
-            s->max_undetected_rho, s->max_control_ratio);
+    fprintf(f, "largest change left undetected: %.3g·tau; left after a correction: %.3g·tau; "
+               "largest control |residual|/bound: %.3g\n",
+            s->max_undetected_rho, s->max_corrected_rho, s->max_control_ratio);
     if (md) {
         fprintf(f, "\n| site | masked | corrected | uncorrectable | gray | SDC | miscorrected |\n"
                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
@@ -295,8 +294,8 @@ static void write_json_tail(FILE *f, const abft_campaign_config_t *c,
             s->golden_runs, s->golden_detections);
     fprintf(f, "    \"max_control_ratio\": ");
     json_num(f, s->max_control_ratio);
-    fprintf(f, ", \"min_detected_rho\": ");
-    json_num(f, s->min_detected_rho);
+    fprintf(f, ", \"max_corrected_rho\": ");
+    json_num(f, s->max_corrected_rho);
     fprintf(f, ", \"max_undetected_rho\": ");
     json_num(f, s->max_undetected_rho);
     fprintf(f, ",\n    \"outcomes\": {");
@@ -360,8 +359,8 @@ static FILE *open_out(const char *dir, const char *name, const char *ext, char *
 
 int abft_cmd_campaign(int argc, char **argv) {
     abft_campaign_config_t cfg = abft_campaign_config_default();
-    cfg.trials = 300;
-    cfg.controls = 300;
+    cfg.trials = 500;
+    cfg.controls = 500;
     const char *out_dir = "campaign-out", *name = NULL, *op_name = "gemm";
     int quiet = 0, bad = 0;
     for (int i = 1; i < argc && !bad; ++i) {

@@ -222,7 +222,7 @@ typedef struct abft_campaign_summary {
     int64_t by_site[ABFT_SITE_COUNT][ABFT_OUTCOME_COUNT];
     int64_t by_bit[64][ABFT_OUTCOME_COUNT];         /* faulty trials by first flipped bit */
     double max_control_ratio;   /* largest report max_ratio among clean controls */
-    double min_detected_rho;    /* smallest rho among detected faulty trials */
+    double max_corrected_rho;   /* largest rho left in a CORRECTED or GRAY detected trial */
     double max_undetected_rho;  /* largest rho among undetected faulty trials */
     double seconds;             /* wall time of the campaign */
     int32_t backend;            /* abft_backend_t the campaign ran on */
