@@ -1,0 +1,280 @@
+/* abft CUDA backend: device and context management, memory, the cuBLAS GEMM, the unit
+ * roundoff of cuBLAS's current math mode, and the tuning table lookup. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "abft_cuda_common.cuh"
+#include "abft_cuda_tuning.h"
+
+/* ---- device and context ------------------------------------------------------------- */
+
+extern "C" int abft_cuda_device_present(void) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n > 0 ? 1 : 0;
+}
+
+extern "C" abft_status_t abft_cuda_context_create(abft_kctx_t *ctx) {
+    int dev = 0;
+    ABFT_CUDA_TRY(cudaGetDevice(&dev));
+    ctx->device = dev;
+    cublasHandle_t blas = NULL;
+    if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
+        (void)cudaGetLastError();
+        return ABFT_STATUS_CUBLAS_ERROR;
+    }
+    cusolverDnHandle_t solver = NULL;
+    if (cusolverDnCreate(&solver) != CUSOLVER_STATUS_SUCCESS) {
+        cublasDestroy(blas);
+        (void)cudaGetLastError();
+        return ABFT_STATUS_CUSOLVER_ERROR;
+    }
+    ctx->blas = blas;
+    ctx->solver = solver;
+    return ABFT_STATUS_SUCCESS;
+}
+
+extern "C" abft_status_t abft_cuda_context_destroy(abft_kctx_t *ctx, int own_blas,
+                                                   int own_solver) {
+    abft_status_t st = ABFT_STATUS_SUCCESS;
+    if (own_solver && ctx->solver != NULL) {
+        if (cusolverDnDestroy((cusolverDnHandle_t)ctx->solver) != CUSOLVER_STATUS_SUCCESS)
+            st = ABFT_STATUS_CUSOLVER_ERROR;
+    }
+    if (own_blas && ctx->blas != NULL) {
+        if (cublasDestroy((cublasHandle_t)ctx->blas) != CUBLAS_STATUS_SUCCESS &&
+            st == ABFT_STATUS_SUCCESS)
+            st = ABFT_STATUS_CUBLAS_ERROR;
+    }
+    if (own_solver) ctx->solver = NULL;
+    if (own_blas) ctx->blas = NULL;
+    return st;
+}
+
+/* ---- memory ----------------------------------------------------------------------------- */
+
+extern "C" abft_status_t abft_cuda_alloc(const abft_kctx_t *ctx, size_t bytes, void **ptr) {
+    (void)ctx;
+    void *p = NULL;
+    /* A zero-byte request still returns a valid, distinct pointer (like the CPU backend). */
+    ABFT_CUDA_TRY(cudaMalloc(&p, bytes > 0 ? bytes : 256));
+    *ptr = p;
+    return ABFT_STATUS_SUCCESS;
+}
+
+extern "C" abft_status_t abft_cuda_free(const abft_kctx_t *ctx, void *ptr) {
+    (void)ctx;
+    if (ptr == NULL) return ABFT_STATUS_SUCCESS;
+    ABFT_CUDA_TRY(cudaFree(ptr));
+    return ABFT_STATUS_SUCCESS;
+}
+
+extern "C" abft_status_t abft_cuda_copy(const abft_kctx_t *ctx, const abft_copy_args_t *a) {
+    if (a->rows <= 0 || a->cols <= 0) return ABFT_STATUS_SUCCESS;
+    cudaStream_t s = abft_cuda_stream(ctx);
+    size_t width = (size_t)a->rows * a->elem;
+    size_t hp = (size_t)a->ldh * a->elem, dp = (size_t)a->ldd * a->elem;
+    cudaError_t e;
+    if (a->dir == 0)
+        e = cudaMemcpy2DAsync(a->host, hp, a->dev, dp, width, (size_t)a->cols,
+                              cudaMemcpyDeviceToHost, s);
+    else
+        e = cudaMemcpy2DAsync(a->dev, dp, a->host, hp, width, (size_t)a->cols,
+                              cudaMemcpyHostToDevice, s);
+    ABFT_CUDA_TRY(e);
+    ABFT_CUDA_TRY(cudaStreamSynchronize(s));
+    return ABFT_STATUS_SUCCESS;
+}
+
+extern "C" abft_status_t abft_cuda_sync(const abft_kctx_t *ctx) {
+    ABFT_CUDA_TRY(cudaStreamSynchronize(abft_cuda_stream(ctx)));
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_cuda_scratch(const abft_kctx_t *ctx, size_t bytes, void **ptr) {
+    abft_buffer_t *b = ctx->scratch;
+    if (b == NULL) return ABFT_STATUS_INTERNAL_ERROR;
+    if (b->ptr == NULL || b->bytes < bytes) {
+        /* Grow by at least 1/4 so a sequence of slightly larger calls does not reallocate
+         * each time. */
+        size_t want = bytes + bytes / 4;
+        void *p = NULL;
+        ABFT_CUDA_TRY(cudaMalloc(&p, want > 0 ? want : 256));
+        if (b->ptr != NULL) {
+            cudaError_t e = cudaStreamSynchronize(abft_cuda_stream(ctx));
+            if (e == cudaSuccess) e = cudaFree(b->ptr);
+            if (e != cudaSuccess) {
+                cudaFree(p);
+                return abft_cuda_status(e);
+            }
+        }
+        b->ptr = p;
+        b->bytes = want;
+    }
+    *ptr = b->ptr;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* ---- GEMM through cuBLAS -------------------------------------------------------------- */
+
+extern "C" abft_status_t abft_cuda_gemm(const abft_kctx_t *ctx, const abft_gemm_args_t *a) {
+    if (a->m == 0 || a->n == 0) return ABFT_STATUS_SUCCESS;
+    cublasHandle_t h = (cublasHandle_t)ctx->blas;
+    if (h == NULL) return ABFT_STATUS_NOT_INITIALIZED;
+    /* Borrowed handles keep their settings: save what we change, restore it on every path. */
+    cudaStream_t old_stream = NULL;
+    cublasPointerMode_t old_mode = CUBLAS_POINTER_MODE_HOST;
+    if (cublasGetStream(h, &old_stream) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetPointerMode(h, &old_mode) != CUBLAS_STATUS_SUCCESS)
+        return ABFT_STATUS_CUBLAS_ERROR;
+    cublasStatus_t s = cublasSetStream(h, abft_cuda_stream(ctx));
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        cublasOperation_t ta = a->transa ? CUBLAS_OP_T : CUBLAS_OP_N;
+        cublasOperation_t tb = a->transb ? CUBLAS_OP_T : CUBLAS_OP_N;
+        if (a->prec == ABFT_PREC_D) {
+            s = cublasDgemm_64(h, ta, tb, a->m, a->n, a->k, &a->alpha, (const double *)a->A,
+                               a->lda, (const double *)a->B, a->ldb, &a->beta, (double *)a->C,
+                               a->ldc);
+        } else {
+            float al = (float)a->alpha, be = (float)a->beta;
+            s = cublasSgemm_64(h, ta, tb, a->m, a->n, a->k, &al, (const float *)a->A, a->lda,
+                               (const float *)a->B, a->ldb, &be, (float *)a->C, a->ldc);
+        }
+    }
+    cublasStatus_t r1 = cublasSetPointerMode(h, old_mode);
+    cublasStatus_t r2 = cublasSetStream(h, old_stream);
+    if (s != CUBLAS_STATUS_SUCCESS || r1 != CUBLAS_STATUS_SUCCESS || r2 != CUBLAS_STATUS_SUCCESS) {
+        (void)cudaGetLastError();
+        return ABFT_STATUS_CUBLAS_ERROR;
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Unit roundoff of the arithmetic cuBLAS may use for a GEMM under the handle's math mode.
+ * Conservative by design: when a mode allows a faster, less precise path, we assume it is
+ * taken, since the bound must hold whatever cuBLAS picks.
+ *   fp32: default or pedantic math                                 u = 2^-24
+ *         CUBLAS_TF32_TENSOR_OP_MATH (TF32 inputs, 10+1 bit significand) u = 2^-11
+ *         CUBLAS_TENSOR_OP_MATH (deprecated; cuBLAS maps fp32 to COMPUTE_32F_FAST_16F,
+ *           i.e. half or TF32 inputs, both 11-bit significands)          u = 2^-11
+ *         CUBLAS_FP32_EMULATED_BF16X9_MATH (three bf16 pieces; NVIDIA documents fp32-level
+ *           accuracy, we keep 2 bits of margin)                        u = 2^-22
+ *   fp64: default or pedantic math                                 u = 2^-53
+ *         CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH (CUDA 13, Ozaki-style fixed point; on Hopper
+ *           cuBLAS runs native DGEMM today, but the mode allows emulation):
+ *           with CUDA_EMULATION_MANTISSA_CONTROL_FIXED and b retained mantissa bits,
+ *           u = 2^-(b-1) (never below 2^-53); with the dynamic control NVIDIA documents
+ *           "same or better accuracy" than fp64, but the error of a fixed-point product is
+ *           relative to row/column maxima, not to |A||B| elementwise, so we keep 4 bits of
+ *           margin: u = 2^-49.
+ * On any query failure the answer is the worst candidate of that precision. */
+extern "C" double abft_cuda_gemm_unit_roundoff(const abft_kctx_t *ctx, abft_prec_t prec) {
+    const double u64 = 0x1p-53, u32 = 0x1p-24, u_tf32 = 0x1p-11;
+    cublasHandle_t h = ctx != NULL ? (cublasHandle_t)ctx->blas : NULL;
+    cublasMath_t mode = CUBLAS_DEFAULT_MATH;
+    if (h == NULL || cublasGetMathMode(h, &mode) != CUBLAS_STATUS_SUCCESS)
+        return prec == ABFT_PREC_D ? 0x1p-49 : u_tf32;
+    int m = (int)mode & ~(int)CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+    if (prec == ABFT_PREC_S) {
+        int base = m & 7;
+        if (base == CUBLAS_TF32_TENSOR_OP_MATH || base == CUBLAS_TENSOR_OP_MATH) return u_tf32;
+        if (base == CUBLAS_FP32_EMULATED_BF16X9_MATH) return 0x1p-22;
+        return u32;
+    }
+    if ((m & CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH) == 0) return u64;
+    cudaEmulationMantissaControl ctl = CUDA_EMULATION_MANTISSA_CONTROL_DYNAMIC;
+    if (cublasGetFixedPointEmulationMantissaControl(h, &ctl) != CUBLAS_STATUS_SUCCESS)
+        return 0x1p-49;
+    if (ctl == CUDA_EMULATION_MANTISSA_CONTROL_FIXED) {
+        int bits = 0;
+        if (cublasGetFixedPointEmulationMaxMantissaBitCount(h, &bits) != CUBLAS_STATUS_SUCCESS ||
+            bits <= 1)
+            return 1.0;
+        if (bits - 1 >= 53) return u64;
+        return ldexp(1.0, -(bits - 1));
+    }
+    return 0x1p-49;
+}
+
+/* ---- tuning table ------------------------------------------------------------------------ */
+
+/* Measured on the H100 80GB HBM3 (132 SMs), bench/NOTES-encode.md. The fallback row keeps
+ * the same shapes, which are sound on any sm_70+ part. */
+static const abft_cuda_tune_t abft_cuda_tune_table[] = {
+    /* cc  sms  rows_d rows_s cols_d cols_s bps min_split */
+    {9, 100, 32, 32, 4, 4, 4, 128},
+    {0, 0, 32, 32, 4, 4, 4, 128},
+};
+
+static abft_cuda_tune_t abft_cuda_tune_over;
+static int abft_cuda_tune_have_over = 0;
+
+#define ABFT_CUDA_MAX_DEVICES 64
+static abft_cuda_tune_t abft_cuda_tune_cache[ABFT_CUDA_MAX_DEVICES];
+static int abft_cuda_tune_sms[ABFT_CUDA_MAX_DEVICES];
+static int abft_cuda_tune_ready[ABFT_CUDA_MAX_DEVICES];
+
+extern "C" void abft_cuda_tune_override(const abft_cuda_tune_t *t) {
+    if (t == NULL) {
+        abft_cuda_tune_have_over = 0;
+    } else {
+        abft_cuda_tune_over = *t;
+        abft_cuda_tune_have_over = 1;
+    }
+    for (int i = 0; i < ABFT_CUDA_MAX_DEVICES; ++i) abft_cuda_tune_ready[i] = 0;
+}
+
+extern "C" const abft_cuda_tune_t *abft_cuda_tune_get(int device, int *sm_count) {
+    static abft_cuda_tune_t fallback;
+    int d = device >= 0 && device < ABFT_CUDA_MAX_DEVICES ? device : -1;
+    if (d >= 0 && abft_cuda_tune_ready[d]) {
+        *sm_count = abft_cuda_tune_sms[d];
+        return &abft_cuda_tune_cache[d];
+    }
+    int major = 0, sms = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                               device >= 0 ? device : 0) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                               device >= 0 ? device : 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        major = 0;
+        sms = 1;
+    }
+    if (sms < 1) sms = 1;
+    const int nrows = (int)(sizeof abft_cuda_tune_table / sizeof abft_cuda_tune_table[0]);
+    abft_cuda_tune_t t = abft_cuda_tune_table[nrows - 1];
+    for (int i = 0; i < nrows; ++i) {
+        if (major >= abft_cuda_tune_table[i].cc_major_min &&
+            sms >= abft_cuda_tune_table[i].sms_min) {
+            t = abft_cuda_tune_table[i];
+            break;
+        }
+    }
+    if (abft_cuda_tune_have_over) {
+        const abft_cuda_tune_t *o = &abft_cuda_tune_over;
+        if (o->rows_lanes_d > 0) t.rows_lanes_d = o->rows_lanes_d;
+        if (o->rows_lanes_s > 0) t.rows_lanes_s = o->rows_lanes_s;
+        if (o->cols_lanes_d > 0) t.cols_lanes_d = o->cols_lanes_d;
+        if (o->cols_lanes_s > 0) t.cols_lanes_s = o->cols_lanes_s;
+        if (o->blocks_per_sm > 0) t.blocks_per_sm = o->blocks_per_sm;
+        if (o->min_split > 0) t.min_split = o->min_split;
+    }
+    if (d < 0) {
+        fallback = t;
+        *sm_count = sms;
+        return &fallback;
+    }
+    abft_cuda_tune_cache[d] = t;
+    abft_cuda_tune_sms[d] = sms;
+    abft_cuda_tune_ready[d] = 1; /* racing writers store identical values */
+    *sm_count = sms;
+    return &abft_cuda_tune_cache[d];
+}

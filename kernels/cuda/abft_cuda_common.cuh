@@ -1,0 +1,41 @@
+/* abft CUDA backend: shared helpers (status mapping, scratch growth). Private. */
+#ifndef ABFT_CUDA_COMMON_CUH
+#define ABFT_CUDA_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abft_kernels.h"
+
+/* Map a CUDA runtime error to the library status (out-of-memory is ALLOC_FAILED). */
+static inline abft_status_t abft_cuda_status(cudaError_t e) {
+    if (e == cudaSuccess) return ABFT_STATUS_SUCCESS;
+    (void)cudaGetLastError(); /* clear a sticky-free error so the next call starts clean */
+    return e == cudaErrorMemoryAllocation ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_CUDA_ERROR;
+}
+
+#define ABFT_CUDA_TRY(expr)                                                   \
+    do {                                                                      \
+        abft_status_t abft_cst_ = abft_cuda_status(expr);                     \
+        if (abft_cst_ != ABFT_STATUS_SUCCESS) return abft_cst_;               \
+    } while (0)
+
+/* After each launch: a bad configuration shows here, not at the next call. */
+#define ABFT_CUDA_LAUNCHED() ABFT_CUDA_TRY(cudaGetLastError())
+
+#define ABFT_TRY_STATUS(expr)                                                 \
+    do {                                                                      \
+        abft_status_t abft_st_ = (expr);                                      \
+        if (abft_st_ != ABFT_STATUS_SUCCESS) return abft_st_;                 \
+    } while (0)
+
+static inline cudaStream_t abft_cuda_stream(const abft_kctx_t *ctx) {
+    return (cudaStream_t)ctx->stream;
+}
+
+/* Ensure ctx->scratch holds `bytes` of device memory (contents not preserved). The old
+ * buffer is freed only after the stream has drained, since queued kernels may still use it. */
+abft_status_t abft_cuda_scratch(const abft_kctx_t *ctx, size_t bytes, void **ptr);
+
+#endif /* ABFT_CUDA_COMMON_CUH */

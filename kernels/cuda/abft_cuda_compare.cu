@@ -1,0 +1,208 @@
+/* abft CUDA backend: the checksum comparison (residual against bound).
+ *
+ * Two small kernels and two copies: (1) each block counts its flagged entries and takes the
+ * max ratio of its chunk; (2) only when a list is asked for, each block whose first flagged
+ * entry can still be in the list finds its offset (sum of the counts before it) and writes
+ * its flagged indices in ascending order by a block scan. The host adds the per-block counts
+ * and maxima in block order. Every operation is spelled with explicit rounding
+ * (__dmul_rn/__dadd_rn) so that no multiply-add is contracted: the flags and ratios are those
+ * of the CPU oracle, bit for bit. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "abft_cuda_common.cuh"
+
+namespace {
+
+constexpr int CMP_THREADS = 256;
+constexpr int CMP_PER_THREAD = 8;
+constexpr int CMP_CHUNK = CMP_THREADS * CMP_PER_THREAD;
+
+struct cmp_params {
+    int64_t n;
+    const double *R, *Ra, *S, *Sa, *P, *Pa;
+    int64_t ldr, ldra, lds, ldsa, ldp, ldpa;
+    int use_p;
+    double alpha, beta, coef_s, coef_r, abs_floor;
+};
+
+/* Entry i: flagged in either column; *ratio gets max |d|/t (0/0 = 0, NaN -> +Inf). */
+__device__ __forceinline__ bool cmp_entry(const cmp_params &p, int64_t i, double *ratio) {
+    bool flagged = false;
+    double mr = 0.0;
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+        double s = __dmul_rn(p.alpha, p.S[i + q * p.lds]);
+        double t = __dmul_rn(fabs(p.alpha), p.Sa[i + q * p.ldsa]);
+        if (p.use_p) {
+            s = __dadd_rn(s, __dmul_rn(p.beta, p.P[i + q * p.ldp]));
+            t = __dadd_rn(t, __dmul_rn(fabs(p.beta), p.Pa[i + q * p.ldpa]));
+        }
+        t = __dadd_rn(__dadd_rn(__dmul_rn(p.coef_s, t), __dmul_rn(p.coef_r, p.Ra[i + q * p.ldra])),
+                      p.abs_floor);
+        const double d = fabs(__dsub_rn(p.R[i + q * p.ldr], s));
+        if (!(d <= t)) flagged = true;
+        double r = d == 0.0 ? 0.0 : __ddiv_rn(d, t);
+        if (isnan(r)) r = INFINITY;
+        if (r > mr) mr = r;
+    }
+    *ratio = mr;
+    return flagged;
+}
+
+__global__ void __launch_bounds__(CMP_THREADS) compare_count_kernel(const cmp_params p,
+                                                                     int64_t *counts,
+                                                                     double *maxes) {
+    __shared__ int64_t scount[CMP_THREADS / 32];
+    __shared__ double smax[CMP_THREADS / 32];
+    const int64_t base = (int64_t)blockIdx.x * CMP_CHUNK;
+    int64_t cnt = 0;
+    double mr = 0.0;
+    for (int k = 0; k < CMP_PER_THREAD; ++k) {
+        const int64_t i = base + (int64_t)k * CMP_THREADS + threadIdx.x;
+        if (i < p.n) {
+            double r;
+            cnt += cmp_entry(p, i, &r) ? 1 : 0;
+            mr = fmax(mr, r);
+        }
+    }
+    for (int off = 16; off >= 1; off /= 2) {
+        cnt += __shfl_xor_sync(0xffffffffu, cnt, off);
+        mr = fmax(mr, __shfl_xor_sync(0xffffffffu, mr, off));
+    }
+    const int w = threadIdx.x >> 5;
+    if ((threadIdx.x & 31) == 0) {
+        scount[w] = cnt;
+        smax[w] = mr;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int64_t c = 0;
+        double m = 0.0;
+        for (int k = 0; k < CMP_THREADS / 32; ++k) {
+            c += scount[k];
+            m = fmax(m, smax[k]);
+        }
+        counts[blockIdx.x] = c;
+        maxes[blockIdx.x] = m;
+    }
+}
+
+__global__ void __launch_bounds__(CMP_THREADS) compare_list_kernel(const cmp_params p,
+                                                                    const int64_t *counts,
+                                                                    int64_t max_list,
+                                                                    int64_t *list) {
+    __shared__ int64_t sred[CMP_THREADS / 32];
+    __shared__ int64_t s_offset;
+    __shared__ int swarp[CMP_THREADS / 32];
+    if (counts[blockIdx.x] == 0) return; /* uniform across the block */
+    /* Offset of this block: the counts of the blocks before it (integers: any order). */
+    int64_t o = 0;
+    for (int64_t b = threadIdx.x; b < (int64_t)blockIdx.x; b += CMP_THREADS) o += counts[b];
+    for (int off = 16; off >= 1; off /= 2) o += __shfl_xor_sync(0xffffffffu, o, off);
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) sred[w] = o;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int64_t t = 0;
+        for (int k = 0; k < CMP_THREADS / 32; ++k) t += sred[k];
+        s_offset = t;
+    }
+    __syncthreads();
+    int64_t offset = s_offset;
+    if (offset >= max_list) return; /* uniform */
+    const int64_t base = (int64_t)blockIdx.x * CMP_CHUNK;
+    for (int k = 0; k < CMP_PER_THREAD; ++k) {
+        const int64_t i = base + (int64_t)k * CMP_THREADS + threadIdx.x;
+        double r;
+        const bool f = i < p.n && cmp_entry(p, i, &r);
+        const unsigned ballot = __ballot_sync(0xffffffffu, f);
+        if (lane == 0) swarp[w] = __popc(ballot);
+        __syncthreads();
+        int before = 0, total = 0;
+        for (int k2 = 0; k2 < CMP_THREADS / 32; ++k2) {
+            if (k2 < w) before += swarp[k2];
+            total += swarp[k2];
+        }
+        if (f) {
+            const int64_t pos = offset + before + __popc(ballot & ((1u << lane) - 1u));
+            if (pos < max_list) list[pos] = i;
+        }
+        offset += total;
+        __syncthreads(); /* swarp is rewritten next round */
+    }
+}
+
+} /* namespace */
+
+extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a) {
+    *a->nflagged = 0;
+    *a->max_ratio = 0.0;
+    if (a->n <= 0) return ABFT_STATUS_SUCCESS;
+    cudaStream_t st = abft_cuda_stream(ctx);
+    cmp_params p;
+    p.n = a->n;
+    p.R = a->R;
+    p.ldr = a->ldr;
+    p.Ra = a->Ra;
+    p.ldra = a->ldra;
+    p.S = a->S;
+    p.lds = a->lds;
+    p.Sa = a->Sa;
+    p.ldsa = a->ldsa;
+    p.use_p = a->beta != 0.0 && a->P != NULL;
+    p.P = p.use_p ? a->P : a->S;
+    p.ldp = p.use_p ? a->ldp : a->lds;
+    p.Pa = p.use_p ? a->Pa : a->Sa;
+    p.ldpa = p.use_p ? a->ldpa : a->ldsa;
+    p.alpha = a->alpha;
+    p.beta = a->beta;
+    p.coef_s = a->coef_s;
+    p.coef_r = a->coef_r;
+    p.abs_floor = a->abs_floor;
+
+    const int64_t nb = (a->n + CMP_CHUNK - 1) / CMP_CHUNK;
+    if (nb > 0x7fffffff) return ABFT_STATUS_NOT_SUPPORTED;
+    const int64_t nlist = a->max_list > 0 ? (a->max_list < a->n ? a->max_list : a->n) : 0;
+    const size_t bytes = (size_t)nb * 16 + (size_t)nlist * 8;
+    void *scr = NULL;
+    ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &scr));
+    int64_t *d_counts = (int64_t *)scr;
+    double *d_maxes = (double *)(d_counts + nb);
+    int64_t *d_list = (int64_t *)(d_maxes + nb);
+
+    compare_count_kernel<<<(unsigned)nb, CMP_THREADS, 0, st>>>(p, d_counts, d_maxes);
+    ABFT_CUDA_LAUNCHED();
+    if (nlist > 0) {
+        compare_list_kernel<<<(unsigned)nb, CMP_THREADS, 0, st>>>(p, d_counts, nlist, d_list);
+        ABFT_CUDA_LAUNCHED();
+    }
+    /* Per-block counts and maxima to the host, added there in block order. */
+    int64_t *h = (int64_t *)malloc((size_t)nb * 16);
+    if (h == NULL) return ABFT_STATUS_ALLOC_FAILED;
+    cudaError_t e = cudaMemcpyAsync(h, d_counts, (size_t)nb * 16, cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    if (e != cudaSuccess) {
+        free(h);
+        return abft_cuda_status(e);
+    }
+    const double *hm = (const double *)(h + nb);
+    int64_t total = 0;
+    double mr = 0.0;
+    for (int64_t b = 0; b < nb; ++b) {
+        total += h[b];
+        if (hm[b] > mr) mr = hm[b];
+    }
+    free(h);
+    const int64_t ncopy = total < nlist ? total : nlist;
+    if (ncopy > 0) {
+        e = cudaMemcpyAsync(a->list, d_list, (size_t)ncopy * 8, cudaMemcpyDeviceToHost, st);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+        ABFT_CUDA_TRY(e);
+    }
+    *a->nflagged = total;
+    *a->max_ratio = mr;
+    return ABFT_STATUS_SUCCESS;
+}

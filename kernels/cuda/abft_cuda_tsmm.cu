@@ -1,0 +1,255 @@
+/* abft CUDA backend: tall-and-skinny products and the fused dual pass. Chooses the launch
+ * shape from the tuning table (abft_cuda_tuning.h) and the sizes, instantiates the kernels
+ * of abft_cuda_tsmm.cuh for {double, float} x c-bucket {2, 4, 8, 16} x {plain, with |A|}. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "abft_cuda_common.cuh"
+#include "abft_cuda_tsmm.cuh"
+#include "abft_cuda_tuning.h"
+
+using namespace abft_cuda;
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+int c_bucket(int64_t c) { return c <= 2 ? 2 : c <= 4 ? 4 : c <= 8 ? 8 : 16; }
+
+/* Wide loads need the base pointer and every column start aligned to the vector size. */
+int wide_ok(const void *A, int64_t lda, size_t elem, int vbytes) {
+    return ((uintptr_t)A % (uintptr_t)vbytes) == 0 && ((size_t)lda * elem) % (size_t)vbytes == 0;
+}
+
+/* How many slices of a long dimension of `len` to cut so that tiles x slices fills the
+ * device (blocks_per_sm on each SM), never slices thinner than min_split (or `align`). */
+int64_t choose_slices(int64_t tiles, int64_t len, int64_t align, int sms,
+                      const abft_cuda_tune_t *t, int64_t *chunk) {
+    int64_t target = (int64_t)sms * t->blocks_per_sm;
+    int64_t S = tiles >= target ? 1 : ceil_div(target, tiles > 0 ? tiles : 1);
+    int64_t min_slice = t->min_split > align ? t->min_split : align;
+    int64_t smax = len / min_slice;
+    if (smax < 1) smax = 1;
+    if (S > smax) S = smax;
+    if (S > 65535) S = 65535;
+    int64_t ch = len > 0 ? round_up(ceil_div(len, S), align) : align;
+    S = len > 0 ? ceil_div(len, ch) : 1;
+    *chunk = ch;
+    return S;
+}
+
+abft_status_t launch_reduce(const reduce_job &a, const reduce_job *b, cudaStream_t s) {
+    int64_t na = ceil_div(a.len * a.c * (a.abs ? 2 : 1), NT);
+    int64_t nb = b ? ceil_div(b->len * b->c * (b->abs ? 2 : 1), NT) : 0;
+    reduce_job bb = b ? *b : a;
+    if (na + nb == 0) return ABFT_STATUS_SUCCESS;
+    reduce_kernel<<<(unsigned)(na + nb), NT, 0, s>>>(a, bb, na);
+    ABFT_CUDA_LAUNCHED();
+    return ABFT_STATUS_SUCCESS;
+}
+
+template <typename T, int CB, bool ABS>
+abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
+    cudaStream_t st = abft_cuda_stream(ctx);
+    int sms = 1;
+    const abft_cuda_tune_t *tune = abft_cuda_tune_get(ctx->device, &sms);
+    const int nacc = CB * (ABS ? 2 : 1);
+    tsmm_params p;
+    p.A = a->A;
+    p.m = a->rows;
+    p.n = a->cols;
+    p.lda = a->lda;
+    p.X = a->X;
+    p.ldx = a->ldx;
+    p.Xa = ABS ? a->Xabs : NULL;
+    p.ldxa = a->ldxabs;
+    p.implicit = a->X == NULL;
+    p.c = (int)a->c;
+    p.Y = a->Y;
+    p.ldy = a->ldy;
+    p.Ya = a->Yabs;
+    p.ldya = a->ldyabs;
+    p.part = NULL;
+    const bool isd = sizeof(T) == 8;
+    int64_t out_len, S;
+    dim3 grid;
+    size_t smem;
+    if (a->trans == 0) {
+        if (a->rows == 0) return ABFT_STATUS_SUCCESS;
+        constexpr int R = rows_per_thread<T, CB, ABS, 1>::value;
+        int lanes = isd ? tune->rows_lanes_d : tune->rows_lanes_s;
+        if (lanes < 8) lanes = 8;
+        if (lanes > NT) lanes = NT;
+        const int G = NT / lanes;
+        const int64_t TR = (int64_t)lanes * R;
+        const int64_t tiles = ceil_div(a->rows, TR);
+        int64_t chunk;
+        S = choose_slices(tiles, a->cols, (int64_t)G * UNR, sms, tune, &chunk);
+        int64_t ks = ABFT_CUDA_SMEM_BYTES / (8 * nacc);
+        ks = ks / (G * UNR) * (G * UNR);
+        if (ks < G * UNR) ks = G * UNR;
+        if (ks > chunk) ks = chunk;
+        p.lanes = lanes;
+        p.chunk = chunk;
+        p.stage = (int)ks;
+        p.vec_ok = wide_ok(a->A, a->lda, sizeof(T), (int)(R * sizeof(T)));
+        constexpr int QBM = ABFT_CUDA_SMEM_BYTES / (8 * NT * R);
+        constexpr int QB = QBM < nacc ? QBM : nacc;
+        size_t s1 = (size_t)ks * nacc * 8, s2 = (size_t)QB * NT * R * 8;
+        smem = s1 > s2 ? s1 : s2;
+        grid = dim3((unsigned)tiles, (unsigned)S, 1);
+        out_len = a->rows;
+    } else {
+        if (a->cols == 0) return ABFT_STATUS_SUCCESS;
+        constexpr int R = vec_width<T>::value;
+        int lanes = isd ? tune->cols_lanes_d : tune->cols_lanes_s;
+        if (lanes < 1) lanes = 1;
+        if (lanes > 32) lanes = 32;
+        while (lanes > 1 && (int64_t)UNR * lanes * R * nacc * 8 > ABFT_CUDA_SMEM_BYTES) lanes /= 2;
+        const int NC = NT / lanes;
+        const int64_t step = (int64_t)UNR * lanes * R;
+        const int64_t tiles = ceil_div(a->cols, NC);
+        int64_t chunk;
+        S = choose_slices(tiles, a->rows, step, sms, tune, &chunk);
+        int64_t rs = ABFT_CUDA_SMEM_BYTES / (8 * nacc);
+        rs = rs / step * step;
+        if (rs < step) rs = step;
+        if (rs > chunk) rs = chunk;
+        p.lanes = lanes;
+        p.chunk = chunk;
+        p.stage = (int)rs;
+        p.vec_ok = wide_ok(a->A, a->lda, sizeof(T), 16);
+        smem = (size_t)rs * nacc * 8;
+        grid = dim3((unsigned)tiles, (unsigned)S, 1);
+        out_len = a->cols;
+    }
+    if (grid.x > 0x7fffffffu) return ABFT_STATUS_NOT_SUPPORTED;
+    if (S > 1) {
+        void *scr = NULL;
+        ABFT_TRY_STATUS(abft_cuda_scratch(ctx, (size_t)S * a->c * (ABS ? 2 : 1) * out_len * 8, &scr));
+        p.part = (double *)scr;
+    }
+    if (a->trans == 0)
+        tsmm_n_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
+    else
+        tsmm_t_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
+    ABFT_CUDA_LAUNCHED();
+    if (S > 1) {
+        reduce_job j = {p.part, (int)S, out_len, (int)a->c, ABS ? 1 : 0,
+                        a->Y,   a->ldy, a->Yabs, a->ldyabs};
+        ABFT_TRY_STATUS(launch_reduce(j, NULL, st));
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+template <typename T, int CB, bool ABS>
+abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
+    cudaStream_t st = abft_cuda_stream(ctx);
+    int sms = 1;
+    const abft_cuda_tune_t *tune = abft_cuda_tune_get(ctx->device, &sms);
+    constexpr int R = rows_per_thread<T, CB, ABS, 2>::value;
+    constexpr int nacc = CB * (ABS ? 2 : 1);
+    dual_params p;
+    p.M = a->M;
+    p.m = a->rows;
+    p.n = a->cols;
+    p.ldm = a->ldm;
+    p.X = a->X;
+    p.ldx = a->ldx;
+    p.Xa = ABS ? a->Xabs : NULL;
+    p.ldxa = a->ldxabs;
+    p.implicit_x = a->X == NULL;
+    p.c1 = (int)a->c1;
+    p.Z = a->Z;
+    p.ldz = a->ldz;
+    p.Za = ABS ? a->Zabs : NULL;
+    p.ldza = a->ldzabs;
+    p.implicit_z = a->Z == NULL;
+    p.c2 = (int)a->c2;
+    p.P = a->P;
+    p.ldp = a->ldp;
+    p.Pa = a->Pabs;
+    p.ldpa = a->ldpabs;
+    p.Q = a->Q;
+    p.ldq = a->ldq;
+    p.Qa = a->Qabs;
+    p.ldqa = a->ldqabs;
+    p.part_p = p.part_q = NULL;
+    const int64_t TR = (int64_t)NT * R;
+    /* With no rows, one (empty) row tile still writes Q = 0. */
+    const int64_t tiles = a->rows > 0 ? ceil_div(a->rows, TR) : 1;
+    int64_t chunk;
+    const int64_t S = choose_slices(tiles, a->cols, UNR, sms, tune, &chunk);
+    int64_t ks = ABFT_CUDA_SMEM_BYTES / (8 * nacc * (1 + NT / 32));
+    ks = ks / UNR * UNR;
+    if (ks < UNR) ks = UNR;
+    if (ks > chunk) ks = chunk;
+    p.chunk = chunk;
+    p.stage = (int)ks;
+    p.vec_ok = wide_ok(a->M, a->ldm, sizeof(T), (int)(R * sizeof(T)));
+    const size_t smem = (size_t)ks * nacc * (1 + NT / 32) * 8;
+    const size_t bytes_p = S > 1 ? (size_t)S * a->c1 * (ABS ? 2 : 1) * a->rows * 8 : 0;
+    const size_t bytes_p_al = (bytes_p + 255) / 256 * 256;
+    const size_t bytes_q = tiles > 1 ? (size_t)tiles * a->c2 * (ABS ? 2 : 1) * a->cols * 8 : 0;
+    if (bytes_p + bytes_q > 0) {
+        void *scr = NULL;
+        ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes_p_al + bytes_q, &scr));
+        if (bytes_p) p.part_p = (double *)scr;
+        if (bytes_q) p.part_q = (double *)((char *)scr + bytes_p_al);
+    }
+    if (tiles > 0x7fffffff) return ABFT_STATUS_NOT_SUPPORTED;
+    dim3 grid((unsigned)tiles, (unsigned)S, 1);
+    dual_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
+    ABFT_CUDA_LAUNCHED();
+    reduce_job jp = {p.part_p, (int)S, a->rows, (int)a->c1, ABS ? 1 : 0,
+                     a->P, a->ldp, a->Pabs, a->ldpabs};
+    reduce_job jq = {p.part_q, (int)tiles, a->cols, (int)a->c2, ABS ? 1 : 0,
+                     a->Q, a->ldq, a->Qabs, a->ldqabs};
+    if (S > 1 && tiles > 1)
+        ABFT_TRY_STATUS(launch_reduce(jp, &jq, st));
+    else if (S > 1)
+        ABFT_TRY_STATUS(launch_reduce(jp, NULL, st));
+    else if (tiles > 1)
+        ABFT_TRY_STATUS(launch_reduce(jq, NULL, st));
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* One switch per entry point: the whole set of instantiations is listed here. */
+template <typename T>
+abft_status_t tsmm_bucket(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
+    const bool abs = a->Yabs != NULL;
+    switch (c_bucket(a->c)) {
+    case 2: return abs ? run_tsmm<T, 2, true>(ctx, a) : run_tsmm<T, 2, false>(ctx, a);
+    case 4: return abs ? run_tsmm<T, 4, true>(ctx, a) : run_tsmm<T, 4, false>(ctx, a);
+    case 8: return abs ? run_tsmm<T, 8, true>(ctx, a) : run_tsmm<T, 8, false>(ctx, a);
+    default: return abs ? run_tsmm<T, 16, true>(ctx, a) : run_tsmm<T, 16, false>(ctx, a);
+    }
+}
+
+template <typename T>
+abft_status_t dual_bucket(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
+    const bool abs = a->Pabs != NULL || a->Qabs != NULL;
+    const int64_t c = a->c1 > a->c2 ? a->c1 : a->c2;
+    switch (c_bucket(c)) {
+    case 2: return abs ? run_dual<T, 2, true>(ctx, a) : run_dual<T, 2, false>(ctx, a);
+    case 4: return abs ? run_dual<T, 4, true>(ctx, a) : run_dual<T, 4, false>(ctx, a);
+    case 8: return abs ? run_dual<T, 8, true>(ctx, a) : run_dual<T, 8, false>(ctx, a);
+    default: return abs ? run_dual<T, 16, true>(ctx, a) : run_dual<T, 16, false>(ctx, a);
+    }
+}
+
+} /* namespace */
+
+extern "C" abft_status_t abft_cuda_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
+    if (a->c < 1 || a->c > 16) return ABFT_STATUS_INVALID_VALUE;
+    if (a->prec == ABFT_PREC_D) return tsmm_bucket<double>(ctx, a);
+    return tsmm_bucket<float>(ctx, a);
+}
+
+extern "C" abft_status_t abft_cuda_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
+    if (a->c1 < 1 || a->c1 > 16 || a->c2 < 1 || a->c2 > 16) return ABFT_STATUS_INVALID_VALUE;
+    if (a->rows == 0 && a->cols == 0) return ABFT_STATUS_SUCCESS;
+    if (a->prec == ABFT_PREC_D) return dual_bucket<double>(ctx, a);
+    return dual_bucket<float>(ctx, a);
+}

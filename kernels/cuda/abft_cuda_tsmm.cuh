@@ -1,0 +1,619 @@
+/* abft CUDA backend: tall-and-skinny kernels (TSM2R family), written once as templates on
+ * the data type T (float, double), the bucket CB of the small dimension c (2, 4, 8, 16; the
+ * columns q >= c of a bucket are masked with zero weights) and ABS (whether |A|·Xabs is
+ * accumulated from the same loads). Instantiated in abft_cuda_tsmm.cu. Private.
+ *
+ * Why this shape (DESIGN.md section 6): on the H100 one thread per row leaves far too few
+ * bytes in flight, so the long dimension is split, both inside a block (column groups whose
+ * sums meet in shared memory) and across blocks (blockIdx.y slices whose partials a second
+ * kernel adds in a fixed order). Nothing uses floating-point atomics: the result is a
+ * deterministic function of the inputs and the launch shape, which depends only on the sizes
+ * and the device, so golden runs and campaign runs agree bit for bit.
+ *
+ * Loads are 16 bytes (double2 / float4) when the base pointer and lda allow it, with
+ * ABFT_CUDA_UNROLL of them issued before the first is consumed; otherwise (misaligned base,
+ * odd lda, the ragged last rows) the same elements are loaded one by one. Accumulation is in
+ * fp64 for both data types. All offsets are 64-bit. */
+#ifndef ABFT_CUDA_TSMM_CUH
+#define ABFT_CUDA_TSMM_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "abft_cuda_tuning.h"
+
+namespace abft_cuda {
+
+constexpr int NT = ABFT_CUDA_THREADS;
+constexpr int UNR = ABFT_CUDA_UNROLL;
+
+/* Elements of T in one 16-byte load. */
+template <typename T>
+struct vec_width {
+    static constexpr int value = 16 / (int)sizeof(T);
+};
+
+/* Rows one thread owns in the row-oriented kernels: a full 16-byte vector unless the
+ * accumulators (R x CB, twice with ABS) would pass 64 doubles, then fewer. */
+template <typename T, int CB, bool ABS, int SCALE>
+struct rows_per_thread {
+    static constexpr int RMAX = vec_width<T>::value;
+    static constexpr int NACC = CB * (ABS ? 2 : 1) * SCALE;
+    static constexpr int value = RMAX * NACC <= 64 ? RMAX : (RMAX / 2) * NACC <= 64 ? RMAX / 2 : 1;
+};
+
+/* ---- loads ----------------------------------------------------------------------------- */
+
+/* R contiguous elements at p, as one load of R*sizeof(T) bytes (p aligned to that). */
+template <typename T, int R>
+__device__ __forceinline__ void load_vec(const T *__restrict__ p, T (&v)[R]) {
+    if constexpr (R * sizeof(T) == 16 && sizeof(T) == 8) {
+        double2 x = __ldg(reinterpret_cast<const double2 *>(p));
+        v[0] = x.x;
+        v[1] = x.y;
+    } else if constexpr (R * sizeof(T) == 16 && sizeof(T) == 4) {
+        float4 x = __ldg(reinterpret_cast<const float4 *>(p));
+        v[0] = x.x;
+        v[1] = x.y;
+        v[2] = x.z;
+        v[3] = x.w;
+    } else if constexpr (R == 2 && sizeof(T) == 4) {
+        float2 x = __ldg(reinterpret_cast<const float2 *>(p));
+        v[0] = x.x;
+        v[1] = x.y;
+    } else {
+#pragma unroll
+        for (int r = 0; r < R; ++r) v[r] = __ldg(p + r);
+    }
+}
+
+/* The first `nvalid` of R elements at p one by one (any alignment), zeros after. */
+template <typename T, int R>
+__device__ __forceinline__ void load_part(const T *__restrict__ p, int nvalid, T (&v)[R]) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) v[r] = r < nvalid ? __ldg(p + r) : T(0);
+}
+
+/* ---- parameters ---------------------------------------------------------------------- */
+
+struct tsmm_params {
+    const void *A;
+    int64_t m, n, lda;
+    const double *X;
+    int64_t ldx;
+    const double *Xa;
+    int64_t ldxa;
+    int implicit; /* X == NULL: weights [1, j+1] */
+    int c;
+    int lanes;     /* rows kernel: lanes along rows per column group; cols kernel: per column */
+    int64_t chunk; /* slice of the long dimension per blockIdx.y */
+    int stage;     /* columns (rows kernel) / rows (cols kernel) of X staged per pass */
+    int vec_ok;    /* base pointer and lda allow the wide loads */
+    double *Y;
+    int64_t ldy;
+    double *Ya;
+    int64_t ldya;
+    double *part; /* partials [split][c or 2c][len] when gridDim.y > 1 */
+};
+
+struct dual_params {
+    const void *M;
+    int64_t m, n, ldm;
+    const double *X;
+    int64_t ldx;
+    const double *Xa;
+    int64_t ldxa;
+    int implicit_x, c1;
+    const double *Z;
+    int64_t ldz;
+    const double *Za;
+    int64_t ldza;
+    int implicit_z, c2;
+    int64_t chunk; /* columns per blockIdx.y */
+    int stage;     /* columns per pass */
+    int vec_ok;
+    double *P;
+    int64_t ldp;
+    double *Pa;
+    int64_t ldpa;
+    double *Q;
+    int64_t ldq;
+    double *Qa;
+    int64_t ldqa;
+    double *part_p; /* [split][2*c1][m] when gridDim.y > 1 */
+    double *part_q; /* [row tile][2*c2][n] when gridDim.x > 1 */
+};
+
+/* Weight (l, q) of an explicit X or of the implicit V = [1, l+1]; 0 for q >= c. */
+__device__ __forceinline__ double weight_at(const double *X, int64_t ldx, int implicit, int c,
+                                            int64_t l, int q) {
+    if (q >= c) return 0.0;
+    if (implicit) return q == 0 ? 1.0 : (double)(l + 1);
+    return X[l + (int64_t)q * ldx];
+}
+__device__ __forceinline__ double weight_abs_at(const double *Xa, int64_t ldxa, double w, int c,
+                                                int64_t l, int q) {
+    if (q >= c) return 0.0;
+    if (Xa != NULL) return Xa[l + (int64_t)q * ldxa];
+    return fabs(w);
+}
+
+/* ---- trans = N: Y = A·X (row checksums) ------------------------------------------------
+ * Block: `lanes` threads along rows (R rows each, so a tile of lanes*R rows) times
+ * G = NT/lanes column groups. Group g takes columns g*U, g*U + G*U, ... of the block's slice
+ * [k0, k1), U at a time; X for `stage` columns at a time sits in shared memory as [j][q]
+ * (one 16-byte broadcast read gives two weights). The G partial sums of each row meet in
+ * shared memory, summed in group order. */
+template <typename T, int CB, bool ABS, int R, bool VEC>
+__device__ __forceinline__ void rows_body(const T *__restrict__ base, int64_t lda, int jb0,
+                                          int ns, int jstep, const double *xs,
+                                          const double *xas, int nvalid, double (&acc)[R][CB],
+                                          double (&acca)[ABS ? R : 1][CB]) {
+    for (int jb = jb0; jb < ns; jb += jstep) {
+        T v[UNR][R];
+#pragma unroll
+        for (int u = 0; u < UNR; ++u) {
+            const int j = jb + u;
+            if (j < ns) {
+                const T *pa = base + (int64_t)j * lda;
+                if (VEC)
+                    load_vec<T, R>(pa, v[u]);
+                else
+                    load_part<T, R>(pa, nvalid, v[u]);
+            } else {
+#pragma unroll
+                for (int r = 0; r < R; ++r) v[u][r] = T(0);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < UNR; ++u) {
+            const double *xr = xs + (jb + u) * CB;
+#pragma unroll
+            for (int q = 0; q < CB; q += 2) {
+                const double2 w = *reinterpret_cast<const double2 *>(xr + q);
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    acc[r][q] = fma((double)v[u][r], w.x, acc[r][q]);
+                    acc[r][q + 1] = fma((double)v[u][r], w.y, acc[r][q + 1]);
+                }
+            }
+            if constexpr (ABS) {
+                const double *xa = xas + (jb + u) * CB;
+#pragma unroll
+                for (int q = 0; q < CB; q += 2) {
+                    const double2 w = *reinterpret_cast<const double2 *>(xa + q);
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        const double av = fabs((double)v[u][r]);
+                        acca[r][q] = fma(av, w.x, acca[r][q]);
+                        acca[r][q + 1] = fma(av, w.y, acca[r][q + 1]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+template <typename T, int CB, bool ABS>
+__global__ void __launch_bounds__(NT) tsmm_n_kernel(const tsmm_params p) {
+    constexpr int R = rows_per_thread<T, CB, ABS, 1>::value;
+    constexpr int NO = CB * (ABS ? 2 : 1);
+    extern __shared__ double smem[];
+    const T *__restrict__ A = static_cast<const T *>(p.A);
+    const int tid = threadIdx.x;
+    const int lanes = p.lanes;
+    const int rv = tid % lanes, g = tid / lanes, G = NT / lanes;
+    const int TR = lanes * R;
+    const int64_t row0 = (int64_t)blockIdx.x * TR + (int64_t)rv * R;
+    const int64_t k0 = (int64_t)blockIdx.y * p.chunk;
+    const int64_t k1 = min(p.n, k0 + p.chunk);
+    const int64_t left = p.m - row0;
+    const int nvalid = left <= 0 ? 0 : (left >= R ? R : (int)left);
+    const bool full = nvalid == R && p.vec_ok;
+
+    double acc[R][CB];
+    double acca[ABS ? R : 1][CB];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int q = 0; q < CB; ++q) acc[r][q] = 0.0;
+#pragma unroll
+    for (int r = 0; r < (ABS ? R : 1); ++r)
+#pragma unroll
+        for (int q = 0; q < CB; ++q) acca[r][q] = 0.0;
+
+    const int KS = p.stage;
+    double *xs = smem;
+    double *xas = smem + (size_t)KS * CB;
+    for (int64_t s0 = k0; s0 < k1; s0 += KS) {
+        const int ns = (int)min((int64_t)KS, k1 - s0);
+        __syncthreads();
+        for (int idx = tid; idx < KS * CB; idx += NT) {
+            const int q = idx / KS, j = idx - q * KS;
+            double w = 0.0, wa = 0.0;
+            if (j < ns) {
+                w = weight_at(p.X, p.ldx, p.implicit, p.c, s0 + j, q);
+                if (ABS) wa = weight_abs_at(p.Xa, p.ldxa, w, p.c, s0 + j, q);
+            }
+            xs[j * CB + q] = w;
+            if (ABS) xas[j * CB + q] = wa;
+        }
+        __syncthreads();
+        if (nvalid > 0) {
+            const T *base = A + row0 + s0 * p.lda;
+            if (full)
+                rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, xs, xas,
+                                               nvalid, acc, acca);
+            else
+                rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, xs, xas,
+                                                nvalid, acc, acca);
+        }
+    }
+
+    /* Combine the G column groups: QB outputs per pass through shared memory. */
+    constexpr int QBM = ABFT_CUDA_SMEM_BYTES / (8 * NT * R);
+    constexpr int QB = QBM < NO ? QBM : NO;
+    const bool split = gridDim.y > 1;
+    const int NOc = p.c * (ABS ? 2 : 1);
+    double *red = smem;
+#pragma unroll
+    for (int o0 = 0; o0 < NO; o0 += QB) {
+        __syncthreads();
+#pragma unroll
+        for (int ob = 0; ob < QB; ++ob) {
+            const int o = o0 + ob;
+            if (o < NO) {
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    double val;
+                    if constexpr (ABS)
+                        val = o < CB ? acc[r][o % CB] : acca[r][o % CB];
+                    else
+                        val = acc[r][o % CB];
+                    red[((size_t)ob * G + g) * TR + rv * R + r] = val;
+                }
+            }
+        }
+        __syncthreads();
+        for (int e = tid; e < QB * TR; e += NT) {
+            const int ob = e / TR, rr = e - ob * TR, o = o0 + ob;
+            const int q = o % CB, isabs = o / CB;
+            const int64_t row = (int64_t)blockIdx.x * TR + rr;
+            if (o < NO && q < p.c && row < p.m) {
+                double s = 0.0;
+                for (int gg = 0; gg < G; ++gg) s += red[((size_t)ob * G + gg) * TR + rr];
+                if (!split) {
+                    if (isabs)
+                        p.Ya[row + q * p.ldya] = s;
+                    else
+                        p.Y[row + q * p.ldy] = s;
+                } else {
+                    const int oc = isabs ? p.c + q : q;
+                    p.part[((size_t)blockIdx.y * NOc + oc) * (size_t)p.m + row] = s;
+                }
+            }
+        }
+    }
+}
+
+/* ---- trans = T: Y = A^T·X (column checksums) -------------------------------------------
+ * Block: NT/lanes columns, `lanes` threads down each column, each loading R contiguous rows
+ * (16 bytes), U loads in flight. X for `stage` rows sits in shared memory as [q][i], so the
+ * lanes of a column read neighbouring 16-byte words and the columns share them (broadcast).
+ * The lanes of a column meet by a butterfly of shuffles at the end (fixed order). */
+template <typename T, int CB, bool ABS, bool VEC>
+__device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int lanes, int l,
+                                          int RS, const double *xs, const double *xas,
+                                          double (&acc)[CB], double (&acca)[CB]) {
+    constexpr int R = vec_width<T>::value;
+    const int step = UNR * lanes * R;
+    for (int rb = 0; rb < ns; rb += step) {
+        T v[UNR][R];
+#pragma unroll
+        for (int u = 0; u < UNR; ++u) {
+            const int r = rb + (u * lanes + l) * R;
+            const int nval = ns - r >= R ? R : (ns - r > 0 ? ns - r : 0);
+            if (VEC && nval == R)
+                load_vec<T, R>(col + r, v[u]);
+            else
+                load_part<T, R>(col + r, nval, v[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < UNR; ++u) {
+            const int r = rb + (u * lanes + l) * R;
+#pragma unroll
+            for (int q = 0; q < CB; ++q) {
+                const double *xq = xs + (size_t)q * RS + r;
+#pragma unroll
+                for (int rr = 0; rr < R; rr += 2) {
+                    const double2 w = *reinterpret_cast<const double2 *>(xq + rr);
+                    acc[q] = fma((double)v[u][rr], w.x, acc[q]);
+                    acc[q] = fma((double)v[u][rr + 1], w.y, acc[q]);
+                }
+                if constexpr (ABS) {
+                    const double *xa = xas + (size_t)q * RS + r;
+#pragma unroll
+                    for (int rr = 0; rr < R; rr += 2) {
+                        const double2 w = *reinterpret_cast<const double2 *>(xa + rr);
+                        acca[q] = fma(fabs((double)v[u][rr]), w.x, acca[q]);
+                        acca[q] = fma(fabs((double)v[u][rr + 1]), w.y, acca[q]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+template <typename T, int CB, bool ABS>
+__global__ void __launch_bounds__(NT) tsmm_t_kernel(const tsmm_params p) {
+    extern __shared__ double smem[];
+    const T *__restrict__ A = static_cast<const T *>(p.A);
+    const int tid = threadIdx.x;
+    const int lanes = p.lanes;
+    const int l = tid % lanes, jc = tid / lanes, NC = NT / lanes;
+    const int64_t j = (int64_t)blockIdx.x * NC + jc;
+    const bool colok = j < p.n;
+    const int64_t i0 = (int64_t)blockIdx.y * p.chunk;
+    const int64_t i1 = min(p.m, i0 + p.chunk);
+    const int RS = p.stage;
+    double *xs = smem;
+    double *xas = smem + (size_t)RS * CB;
+    double acc[CB], acca[CB];
+#pragma unroll
+    for (int q = 0; q < CB; ++q) acc[q] = acca[q] = 0.0;
+
+    for (int64_t s0 = i0; s0 < i1; s0 += RS) {
+        const int ns = (int)min((int64_t)RS, i1 - s0);
+        __syncthreads();
+        for (int idx = tid; idx < RS * CB; idx += NT) {
+            const int q = idx / RS, r = idx - q * RS;
+            double w = 0.0, wa = 0.0;
+            if (r < ns) {
+                w = weight_at(p.X, p.ldx, p.implicit, p.c, s0 + r, q);
+                if (ABS) wa = weight_abs_at(p.Xa, p.ldxa, w, p.c, s0 + r, q);
+            }
+            xs[idx] = w;
+            if (ABS) xas[idx] = wa;
+        }
+        __syncthreads();
+        if (colok) {
+            const T *col = A + j * p.lda + s0;
+            if (p.vec_ok)
+                cols_body<T, CB, ABS, true>(col, ns, lanes, l, RS, xs, xas, acc, acca);
+            else
+                cols_body<T, CB, ABS, false>(col, ns, lanes, l, RS, xs, xas, acc, acca);
+        }
+    }
+    for (int off = lanes / 2; off >= 1; off /= 2) {
+#pragma unroll
+        for (int q = 0; q < CB; ++q) {
+            acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], off);
+            if (ABS) acca[q] += __shfl_xor_sync(0xffffffffu, acca[q], off);
+        }
+    }
+    if (l == 0 && colok) {
+        const bool split = gridDim.y > 1;
+        const int NOc = p.c * (ABS ? 2 : 1);
+#pragma unroll
+        for (int q = 0; q < CB; ++q) {
+            if (q < p.c) {
+                if (!split) {
+                    p.Y[j + q * p.ldy] = acc[q];
+                    if (ABS) p.Ya[j + q * p.ldya] = acca[q];
+                } else {
+                    p.part[((size_t)blockIdx.y * NOc + q) * (size_t)p.n + j] = acc[q];
+                    if (ABS)
+                        p.part[((size_t)blockIdx.y * NOc + p.c + q) * (size_t)p.n + j] = acca[q];
+                }
+            }
+        }
+    }
+}
+
+/* ---- fused dual: P = M·X and Q = M^T·Z from one read of M -----------------------------
+ * Block: 8 warps stacked along rows (NT*R rows), each warp sweeping every column of the
+ * block's slice U at a time. P accumulates in registers as in the rows kernel (no
+ * cross-thread sum needed: each thread owns its rows). For Q each thread holds Z for its
+ * rows in registers; the per-column products are summed across the warp by shuffles and
+ * across the 8 warps in shared memory, in fixed order. Row tiles (blockIdx.x) then give
+ * partials of Q, column slices (blockIdx.y) partials of P. */
+template <typename T, int CB, bool ABS>
+__global__ void __launch_bounds__(NT) dual_kernel(const dual_params p) {
+    constexpr int R = rows_per_thread<T, CB, ABS, 2>::value;
+    constexpr int NO = CB * (ABS ? 2 : 1);
+    constexpr int NW = NT / 32;
+    extern __shared__ double smem[];
+    const T *__restrict__ M = static_cast<const T *>(p.M);
+    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+    const int64_t TR = (int64_t)NT * R;
+    const int64_t row0 = (int64_t)blockIdx.x * TR + (int64_t)tid * R;
+    const int64_t k0 = (int64_t)blockIdx.y * p.chunk;
+    const int64_t k1 = min(p.n, k0 + p.chunk);
+    const int64_t left = p.m - row0;
+    const int nvalid = left <= 0 ? 0 : (left >= R ? R : (int)left);
+    const bool full = nvalid == R && p.vec_ok;
+
+    double z[R][CB], za[ABS ? R : 1][CB];
+    double acc[R][CB], acca[ABS ? R : 1][CB];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int q = 0; q < CB; ++q) {
+            const bool ok = r < nvalid;
+            const double zw = ok ? weight_at(p.Z, p.ldz, p.implicit_z, p.c2, row0 + r, q) : 0.0;
+            z[r][q] = zw;
+            if constexpr (ABS)
+                za[r][q] = ok ? weight_abs_at(p.Za, p.ldza, zw, p.c2, row0 + r, q) : 0.0;
+            acc[r][q] = 0.0;
+            if constexpr (ABS) acca[r][q] = 0.0;
+        }
+
+    const int KS = p.stage;
+    double *xs = smem;                             /* [KS][CB] */
+    double *xas = xs + (size_t)KS * CB;            /* [KS][CB] when ABS */
+    double *qs = xs + (size_t)KS * CB * (ABS ? 2 : 1); /* [NW][NO][KS] */
+    const int NOq = p.c2 * (ABS ? 2 : 1);
+    for (int64_t s0 = k0; s0 < k1; s0 += KS) {
+        const int ns = (int)min((int64_t)KS, k1 - s0);
+        __syncthreads();
+        for (int idx = tid; idx < KS * CB; idx += NT) {
+            const int q = idx / KS, j = idx - q * KS;
+            double wv = 0.0, wa = 0.0;
+            if (j < ns) {
+                wv = weight_at(p.X, p.ldx, p.implicit_x, p.c1, s0 + j, q);
+                if (ABS) wa = weight_abs_at(p.Xa, p.ldxa, wv, p.c1, s0 + j, q);
+            }
+            xs[j * CB + q] = wv;
+            if (ABS) xas[j * CB + q] = wa;
+        }
+        __syncthreads();
+        const T *base = M + row0 + s0 * p.ldm;
+        for (int jb = 0; jb < ns; jb += UNR) {
+            T v[UNR][R];
+#pragma unroll
+            for (int u = 0; u < UNR; ++u) {
+                const int j = jb + u;
+                if (j < ns && nvalid > 0) {
+                    const T *pa = base + (int64_t)j * p.ldm;
+                    if (full)
+                        load_vec<T, R>(pa, v[u]);
+                    else
+                        load_part<T, R>(pa, nvalid, v[u]);
+                } else {
+#pragma unroll
+                    for (int r = 0; r < R; ++r) v[u][r] = T(0);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < UNR; ++u) {
+                const double *xr = xs + (jb + u) * CB;
+#pragma unroll
+                for (int q = 0; q < CB; q += 2) {
+                    const double2 wx = *reinterpret_cast<const double2 *>(xr + q);
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        acc[r][q] = fma((double)v[u][r], wx.x, acc[r][q]);
+                        acc[r][q + 1] = fma((double)v[u][r], wx.y, acc[r][q + 1]);
+                    }
+                }
+                if constexpr (ABS) {
+                    const double *xa = xas + (jb + u) * CB;
+#pragma unroll
+                    for (int q = 0; q < CB; q += 2) {
+                        const double2 wx = *reinterpret_cast<const double2 *>(xa + q);
+#pragma unroll
+                        for (int r = 0; r < R; ++r) {
+                            const double av = fabs((double)v[u][r]);
+                            acca[r][q] = fma(av, wx.x, acca[r][q]);
+                            acca[r][q + 1] = fma(av, wx.y, acca[r][q + 1]);
+                        }
+                    }
+                }
+                /* Q: this column's products over the thread's rows, then over the warp. */
+#pragma unroll
+                for (int o = 0; o < NO; ++o) {
+                    const int q = o % CB;
+                    if (q < p.c2) {
+                        double t = 0.0;
+#pragma unroll
+                        for (int r = 0; r < R; ++r) {
+                            if constexpr (ABS) {
+                                if (o >= CB)
+                                    t = fma(fabs((double)v[u][r]), za[r][q], t);
+                                else
+                                    t = fma((double)v[u][r], z[r][q], t);
+                            } else {
+                                t = fma((double)v[u][r], z[r][q], t);
+                            }
+                        }
+#pragma unroll
+                        for (int off = 16; off >= 1; off /= 2)
+                            t += __shfl_xor_sync(0xffffffffu, t, off);
+                        if (lane == 0) qs[((size_t)w * NO + o) * KS + jb + u] = t;
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        const bool qsplit = gridDim.x > 1;
+        for (int e = tid; e < NO * ns; e += NT) {
+            const int o = e / ns, jl = e - o * ns;
+            const int q = o % CB, isabs = o / CB;
+            if (q < p.c2) {
+                double s = 0.0;
+#pragma unroll
+                for (int ww = 0; ww < NW; ++ww) s += qs[((size_t)ww * NO + o) * KS + jl];
+                const int64_t j = s0 + jl;
+                if (!qsplit) {
+                    if (isabs) {
+                        if (p.Qa != NULL) p.Qa[j + q * p.ldqa] = s;
+                    } else {
+                        p.Q[j + q * p.ldq] = s;
+                    }
+                } else {
+                    const int oc = isabs ? p.c2 + q : q;
+                    p.part_q[((size_t)blockIdx.x * NOq + oc) * (size_t)p.n + j] = s;
+                }
+            }
+        }
+    }
+
+    /* P: each thread owns its rows outright. */
+    const bool psplit = gridDim.y > 1;
+    const int NOp = p.c1 * (ABS ? 2 : 1);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        if (r < nvalid) {
+            const int64_t row = row0 + r;
+#pragma unroll
+            for (int q = 0; q < CB; ++q) {
+                if (q < p.c1) {
+                    if (!psplit) {
+                        p.P[row + q * p.ldp] = acc[r][q];
+                        if constexpr (ABS)
+                            if (p.Pa != NULL) p.Pa[row + q * p.ldpa] = acca[r][q];
+                    } else {
+                        p.part_p[((size_t)blockIdx.y * NOp + q) * (size_t)p.m + row] = acc[r][q];
+                        if constexpr (ABS)
+                            p.part_p[((size_t)blockIdx.y * NOp + p.c1 + q) * (size_t)p.m + row] =
+                                acca[r][q];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- second stage: add the split partials in a fixed order ---------------------------- */
+struct reduce_job {
+    const double *part; /* [S][NOc][len] */
+    int S;
+    int64_t len;
+    int c, abs; /* NOc = c * (1 + abs) */
+    double *Y;
+    int64_t ldy;
+    double *Ya; /* may be NULL: the abs half is then dropped */
+    int64_t ldya;
+};
+
+__global__ void __launch_bounds__(NT) reduce_kernel(const reduce_job a, const reduce_job b,
+                                                    int64_t blocks_a) {
+    const bool first = (int64_t)blockIdx.x < blocks_a;
+    const reduce_job &jb = first ? a : b;
+    const int64_t blk = first ? (int64_t)blockIdx.x : (int64_t)blockIdx.x - blocks_a;
+    const int NOc = jb.c * (jb.abs ? 2 : 1);
+    const int64_t idx = blk * NT + threadIdx.x;
+    if (idx >= jb.len * NOc) return;
+    const int o = (int)(idx / jb.len);
+    const int64_t i = idx - (int64_t)o * jb.len;
+    double s = 0.0;
+    for (int sp = 0; sp < jb.S; ++sp) s += jb.part[((size_t)sp * NOc + o) * (size_t)jb.len + i];
+    if (o < jb.c)
+        jb.Y[i + o * jb.ldy] = s;
+    else if (jb.Ya != NULL)
+        jb.Ya[i + (o - jb.c) * jb.ldya] = s;
+}
+
+} /* namespace abft_cuda */
+
+#endif /* ABFT_CUDA_TSMM_CUH */

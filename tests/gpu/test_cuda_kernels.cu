@@ -1,0 +1,719 @@
+/* GPU test of the CUDA backend's kernels against the CPU oracle (kernels/cpu):
+ * abft_cuda_tsmm (both trans, c = 1..16, implicit weights, abs companions), abft_cuda_dual,
+ * abft_cuda_compare (bit-exact flags, ratio and list), abft_cuda_gemm (and the restore of a
+ * borrowed handle's stream and pointer mode), abft_cuda_gemm_unit_roundoff, the public
+ * encode API on a CUDA handle, and one product of more than 2^31 elements.
+ *
+ * Sizes 0, 1, 7, tile-ragged and large; lda > m; odd lda (no 16-byte alignment); a base
+ * pointer moved by one element. Outputs are poisoned before each run and their padding is
+ * checked afterwards. Tolerance: both sides accumulate in fp64 in different orders, so
+ * |gpu - cpu| <= 2 (len + 2) 2^-53 (|A| |X|)_i.
+ * ABFT_TEST_SMALL=1 drops the large cases (for compute-sanitizer runs). */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abft/abft.h"
+#include "abft_kernels.h"
+#include "testutil.h"
+
+static const double SENT = -3.25e300; /* poison: never a plausible result */
+static const int64_t EXTRAS[4] = {0, 1, 3, 16};
+static const double FRACS[4] = {0.0, 0.001, 0.05, 0.6};
+static int g_small = 0;
+
+#define CU(x)                                                                          \
+    do {                                                                               \
+        cudaError_t e_ = (x);                                                          \
+        if (e_ != cudaSuccess) {                                                       \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+static void *dmalloc(size_t bytes) {
+    void *p = NULL;
+    CU(cudaMalloc(&p, bytes > 0 ? bytes : 16));
+    return p;
+}
+static void *dup_to_dev(const void *h, size_t bytes) {
+    void *d = dmalloc(bytes);
+    if (bytes) CU(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+    return d;
+}
+static void to_host(void *h, const void *d, size_t bytes) {
+    if (bytes) CU(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost));
+}
+static double *poisoned(int64_t count) {
+    double *p = tu_alloc_d(count > 0 ? count : 1);
+    for (int64_t i = 0; i < count; ++i) p[i] = SENT;
+    return p;
+}
+
+/* Check a rows x cols result (ld) against the reference with per-entry tolerance
+ * tol_scale * scale[i] (scale NULL: tol_scale * |ref|), and that the padding kept SENT. */
+static int check_block(const char *what, const double *got, const double *ref,
+                       const double *scale, int64_t rows, int64_t cols, int64_t ld,
+                       int64_t ldref, double tol_scale) {
+    int bad = 0;
+    for (int64_t q = 0; q < cols; ++q) {
+        for (int64_t i = 0; i < ld; ++i) {
+            double g = got[i + q * ld];
+            if (i >= rows) {
+                if (g != SENT && bad < 3) {
+                    ++bad;
+                    TU_CHECK(g == SENT, "%s: padding (%lld,%lld) overwritten: %g", what,
+                             (long long)i, (long long)q, g);
+                }
+                continue;
+            }
+            double r = ref[i + q * ldref];
+            double s = scale ? scale[i + q * ldref] : fabs(r);
+            double tol = tol_scale * s + 1e-300;
+            if (!(fabs(g - r) <= tol) && bad < 3) {
+                ++bad;
+                TU_CHECK(fabs(g - r) <= tol, "%s: (%lld,%lld) gpu %.17g cpu %.17g tol %.3g", what,
+                         (long long)i, (long long)q, g, r, tol);
+            }
+        }
+    }
+    return bad;
+}
+
+typedef struct {
+    abft_kctx_t ctx;
+    abft_buffer_t scratch;
+    cudaStream_t stream;
+} gpuctx_t;
+
+static void gpu_open(gpuctx_t *g, int own_stream) {
+    memset(g, 0, sizeof *g);
+    g->ctx.scratch = &g->scratch;
+    abft_status_t st = abft_cuda_context_create(&g->ctx);
+    if (st != ABFT_STATUS_SUCCESS) {
+        fprintf(stderr, "context_create: %s\n", abft_status_name(st));
+        exit(1);
+    }
+    if (own_stream) {
+        CU(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+        g->ctx.stream = g->stream;
+    }
+}
+static void gpu_close(gpuctx_t *g) {
+    if (g->scratch.ptr) abft_cuda_free(&g->ctx, g->scratch.ptr);
+    TU_CHECK_STATUS(abft_cuda_context_destroy(&g->ctx, 1, 1), ABFT_STATUS_SUCCESS);
+    if (g->stream) CU(cudaStreamDestroy(g->stream));
+}
+
+/* Host matrix of `prec` with leading dimension ld, `off` leading elements before it. */
+static void *host_matrix(tu_rng_t *rng, abft_prec_t prec, int64_t rows, int64_t cols, int64_t ld,
+                         int64_t off, size_t *bytes) {
+    size_t es = prec == ABFT_PREC_D ? 8 : 4;
+    int64_t count = ld * (cols > 0 ? cols : 0) + off + 1;
+    *bytes = (size_t)count * es;
+    tu_kind_t kind = (tu_kind_t)tu_int(rng, 0, 2);
+    if (prec == ABFT_PREC_D) {
+        double *A = tu_alloc_d(count);
+        for (int64_t i = 0; i < count; ++i) A[i] = 7.0; /* padding and the offset cell */
+        if (rows > 0 && cols > 0) tu_fill_d(rng, kind, rows, cols, A + off, ld);
+        return A;
+    }
+    float *A = tu_alloc_s(count);
+    for (int64_t i = 0; i < count; ++i) A[i] = 7.0f;
+    if (rows > 0 && cols > 0) tu_fill_s(rng, kind, rows, cols, A + off, ld);
+    return A;
+}
+
+static double *host_small(tu_rng_t *rng, int64_t rows, int64_t cols, int64_t ld, int positive) {
+    double *X = tu_alloc_d(ld * cols + 1);
+    for (int64_t i = 0; i < ld * cols + 1; ++i) X[i] = 5.0;
+    if (rows > 0 && cols > 0)
+        tu_fill_d(rng, positive ? TU_POSITIVE : TU_UNIFORM, rows, cols, X, ld);
+    return X;
+}
+
+static int n_tsmm_cases = 0;
+
+static void tsmm_case(tu_rng_t *rng, gpuctx_t *g, abft_prec_t prec, int trans, int64_t m,
+                      int64_t n, int64_t c, int implicit, int want_abs, int xabs_explicit,
+                      int64_t lda_extra, int64_t off) {
+    ++n_tsmm_cases;
+    char what[200];
+    snprintf(what, sizeof what,
+             "tsmm %c trans=%d m=%lld n=%lld c=%lld impl=%d abs=%d xabs=%d lda+%lld off=%lld",
+             prec == ABFT_PREC_D ? 'd' : 's', trans, (long long)m, (long long)n, (long long)c,
+             implicit, want_abs, xabs_explicit, (long long)lda_extra, (long long)off);
+    const int64_t lda = (m > 1 ? m : 1) + lda_extra;
+    size_t abytes;
+    void *A = host_matrix(rng, prec, m, n, lda, off, &abytes);
+    const size_t es = prec == ABFT_PREC_D ? 8 : 4;
+    const int64_t xrows = trans ? m : n, yrows = trans ? n : m;
+    const int64_t ldx = xrows + 1, ldy = yrows + 2;
+    double *X = implicit ? NULL : host_small(rng, xrows, c, ldx, 0);
+    double *Xa = (want_abs && xabs_explicit) ? host_small(rng, xrows, c, ldx, 1) : NULL;
+    /* reference and scale on the CPU */
+    double *Yr = tu_alloc_d(ldy * c + 1), *Yar = tu_alloc_d(ldy * c + 1);
+    double *Sc = tu_alloc_d(ldy * c + 1), *dummy = tu_alloc_d(ldy * c + 1);
+    abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
+    const char *Ah = (const char *)A + off * es;
+    abft_tsmm_args_t ra = {prec, trans, m, n, c, Ah, lda, X, ldx, Xa, ldx, Yr, ldy,
+                           want_abs ? Yar : NULL, ldy};
+    TU_CHECK_STATUS(abft_cpu_tsmm(&cpu, &ra), ABFT_STATUS_SUCCESS);
+    abft_tsmm_args_t sa = {prec, trans, m, n, c, Ah, lda, X, ldx, NULL, 0, dummy, ldy, Sc, ldy};
+    TU_CHECK_STATUS(abft_cpu_tsmm(&cpu, &sa), ABFT_STATUS_SUCCESS);
+    /* GPU */
+    void *dA = dup_to_dev(A, abytes);
+    double *dX = X ? (double *)dup_to_dev(X, (size_t)(ldx * c + 1) * 8) : NULL;
+    double *dXa = Xa ? (double *)dup_to_dev(Xa, (size_t)(ldx * c + 1) * 8) : NULL;
+    double *Y = poisoned(ldy * c), *Ya = poisoned(ldy * c);
+    double *dY = (double *)dup_to_dev(Y, (size_t)(ldy * c) * 8);
+    double *dYa = (double *)dup_to_dev(Ya, (size_t)(ldy * c) * 8);
+    abft_tsmm_args_t ga = {prec, trans, m, n, c, (const char *)dA + off * es, lda, dX, ldx,
+                           dXa, ldx, dY, ldy, want_abs ? dYa : NULL, ldy};
+    TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ga), ABFT_STATUS_SUCCESS);
+    CU(cudaStreamSynchronize(g->stream));
+    CU(cudaGetLastError());
+    to_host(Y, dY, (size_t)(ldy * c) * 8);
+    to_host(Ya, dYa, (size_t)(ldy * c) * 8);
+    const int64_t len = trans ? m : n;
+    const double tol = 2.0 * (double)(len + 2) * 0x1p-53;
+    int bad = check_block(what, Y, Yr, Sc, yrows, c, ldy, ldy, tol);
+    if (want_abs)
+        bad += check_block(what, Ya, Yar, NULL, yrows, c, ldy, ldy, tol);
+    else
+        for (int64_t i = 0; i < ldy * c; ++i)
+            if (Ya[i] != SENT) {
+                TU_CHECK(Ya[i] == SENT, "%s: Yabs written though not asked", what);
+                break;
+            }
+    (void)bad;
+    cudaFree(dA);
+    cudaFree(dX);
+    cudaFree(dXa);
+    cudaFree(dY);
+    cudaFree(dYa);
+    free(A);
+    free(X);
+    free(Xa);
+    free(Yr);
+    free(Yar);
+    free(Sc);
+    free(dummy);
+    free(Y);
+    free(Ya);
+}
+
+static void test_tsmm(tu_rng_t *rng, gpuctx_t *g) {
+    static const int64_t sizes[][2] = {{0, 0},    {0, 5},      {5, 0},     {1, 1},     {7, 7},
+                                       {7, 1},    {1, 7},      {33, 65},   {513, 77},  {77, 513},
+                                       {1000, 999}, {2053, 1031}, {4099, 129}, {129, 4099},
+                                       {30000, 700}, {700, 30000}};
+    const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
+    static const int64_t cs[] = {2, 1, 3, 16, 5, 8, 4, 9, 2, 12};
+    int k = 0;
+    for (int s = 0; s < nsizes; ++s) {
+        int64_t m = sizes[s][0], n = sizes[s][1];
+        if (g_small && m * n > 300000) continue;
+        for (int p = 0; p < 2; ++p)
+            for (int t = 0; t < 2; ++t) {
+                int64_t c = cs[k++ % 10];
+                int implicit = c == 2 && tu_int(rng, 0, 1);
+                int want_abs = (int)tu_int(rng, 0, 1);
+                int xabs = !implicit && want_abs && tu_int(rng, 0, 1);
+                int64_t extra = EXTRAS[tu_int(rng, 0, 3)];
+                int64_t off = tu_int(rng, 0, 1);
+                tsmm_case(rng, g, p ? ABFT_PREC_S : ABFT_PREC_D, t, m, n, c, implicit,
+                          want_abs, xabs, extra, off);
+            }
+    }
+    /* every c in 1..16 on a ragged size, both precisions and directions, with and without
+     * the abs companion, aligned and not */
+    for (int64_t c = 1; c <= 16; ++c)
+        for (int p = 0; p < 2; ++p)
+            for (int t = 0; t < 2; ++t)
+                tsmm_case(rng, g, p ? ABFT_PREC_S : ABFT_PREC_D, t, 517, 261, c, 0, (int)(c & 1),
+                          (int)((c >> 1) & 1), c % 3 == 0 ? 1 : 0, (c >> 2) & 1);
+    /* the implicit checksum weights in every alignment case */
+    for (int p = 0; p < 2; ++p)
+        for (int t = 0; t < 2; ++t)
+            for (int a = 0; a < 4; ++a)
+                tsmm_case(rng, g, p ? ABFT_PREC_S : ABFT_PREC_D, t, 1531, 389, 2, 1, a & 1, 0,
+                          a & 2 ? 1 : 0, a == 3 ? 1 : 0);
+    printf("tsmm: %d cases\n", n_tsmm_cases);
+}
+
+static void dual_case(tu_rng_t *rng, gpuctx_t *g, abft_prec_t prec, int64_t m, int64_t n,
+                      int64_t c1, int64_t c2, int implicit, int pabs, int qabs, int64_t extra,
+                      int64_t off) {
+    char what[200];
+    snprintf(what, sizeof what, "dual %c m=%lld n=%lld c1=%lld c2=%lld impl=%d pabs=%d qabs=%d lda+%lld off=%lld",
+             prec == ABFT_PREC_D ? 'd' : 's', (long long)m, (long long)n, (long long)c1,
+             (long long)c2, implicit, pabs, qabs, (long long)extra, (long long)off);
+    const int64_t ldm = (m > 1 ? m : 1) + extra;
+    size_t abytes;
+    void *M = host_matrix(rng, prec, m, n, ldm, off, &abytes);
+    const size_t es = prec == ABFT_PREC_D ? 8 : 4;
+    const int64_t ldx = n + 3, ldz = m + 1, ldp = m + 2, ldq = n + 1;
+    double *X = implicit ? NULL : host_small(rng, n, c1, ldx, 0);
+    double *Z = implicit ? NULL : host_small(rng, m, c2, ldz, 0);
+    const char *Mh = (const char *)M + off * es;
+    abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
+    double *Pr = tu_alloc_d(ldp * c1 + 1), *Par = tu_alloc_d(ldp * c1 + 1);
+    double *Qr = tu_alloc_d(ldq * c2 + 1), *Qar = tu_alloc_d(ldq * c2 + 1);
+    abft_dual_args_t ra = {prec, m, n, Mh, ldm, c1, X, ldx, NULL, 0, Pr, ldp, Par, ldp,
+                           c2, Z, ldz, NULL, 0, Qr, ldq, Qar, ldq};
+    TU_CHECK_STATUS(abft_cpu_dual(&cpu, &ra), ABFT_STATUS_SUCCESS);
+    void *dM = dup_to_dev(M, abytes);
+    double *dX = X ? (double *)dup_to_dev(X, (size_t)(ldx * c1 + 1) * 8) : NULL;
+    double *dZ = Z ? (double *)dup_to_dev(Z, (size_t)(ldz * c2 + 1) * 8) : NULL;
+    double *P = poisoned(ldp * c1), *Pa = poisoned(ldp * c1);
+    double *Q = poisoned(ldq * c2), *Qa = poisoned(ldq * c2);
+    double *dP = (double *)dup_to_dev(P, (size_t)(ldp * c1) * 8);
+    double *dPa = (double *)dup_to_dev(Pa, (size_t)(ldp * c1) * 8);
+    double *dQ = (double *)dup_to_dev(Q, (size_t)(ldq * c2) * 8);
+    double *dQa = (double *)dup_to_dev(Qa, (size_t)(ldq * c2) * 8);
+    abft_dual_args_t ga = {prec, m, n, (const char *)dM + off * es, ldm, c1, dX, ldx, NULL, 0,
+                           dP, ldp, pabs ? dPa : NULL, ldp, c2, dZ, ldz, NULL, 0, dQ, ldq,
+                           qabs ? dQa : NULL, ldq};
+    TU_CHECK_STATUS(abft_cuda_dual(&g->ctx, &ga), ABFT_STATUS_SUCCESS);
+    CU(cudaStreamSynchronize(g->stream));
+    to_host(P, dP, (size_t)(ldp * c1) * 8);
+    to_host(Pa, dPa, (size_t)(ldp * c1) * 8);
+    to_host(Q, dQ, (size_t)(ldq * c2) * 8);
+    to_host(Qa, dQa, (size_t)(ldq * c2) * 8);
+    /* |M||X| and |M|^T|Z| are the CPU's abs outputs (Xabs = |X|): the tolerance scale. */
+    check_block(what, P, Pr, Par, m, c1, ldp, ldp, 2.0 * (double)(n + 2) * 0x1p-53);
+    check_block(what, Q, Qr, Qar, n, c2, ldq, ldq, 2.0 * (double)(m + 2) * 0x1p-53);
+    if (pabs) check_block(what, Pa, Par, NULL, m, c1, ldp, ldp, 2.0 * (double)(n + 2) * 0x1p-53);
+    if (qabs) check_block(what, Qa, Qar, NULL, n, c2, ldq, ldq, 2.0 * (double)(m + 2) * 0x1p-53);
+    if (!pabs)
+        for (int64_t i = 0; i < ldp * c1; ++i)
+            if (Pa[i] != SENT) {
+                TU_CHECK(Pa[i] == SENT, "%s: Pabs written though not asked", what);
+                break;
+            }
+    cudaFree(dM);
+    cudaFree(dX);
+    cudaFree(dZ);
+    cudaFree(dP);
+    cudaFree(dPa);
+    cudaFree(dQ);
+    cudaFree(dQa);
+    free(M);
+    free(X);
+    free(Z);
+    free(Pr);
+    free(Par);
+    free(Qr);
+    free(Qar);
+    free(P);
+    free(Pa);
+    free(Q);
+    free(Qa);
+}
+
+static void test_dual(tu_rng_t *rng, gpuctx_t *g) {
+    static const int64_t sizes[][2] = {{0, 5},     {5, 0},      {1, 1},     {7, 7},
+                                       {33, 65},   {513, 77},   {77, 513},  {1000, 999},
+                                       {3001, 2999}, {30000, 700}, {700, 30000}};
+    int cases = 0;
+    for (int s = 0; s < (int)(sizeof sizes / sizeof sizes[0]); ++s) {
+        int64_t m = sizes[s][0], n = sizes[s][1];
+        if (g_small && m * n > 300000) continue;
+        for (int p = 0; p < 2; ++p)
+            for (int v = 0; v < 2; ++v) {
+                int implicit = v == 0;
+                int64_t c1 = implicit ? 2 : tu_int(rng, 1, 16);
+                int64_t c2 = implicit ? 2 : tu_int(rng, 1, 16);
+                dual_case(rng, g, p ? ABFT_PREC_S : ABFT_PREC_D, m, n, c1, c2, implicit,
+                          (int)tu_int(rng, 0, 1), (int)tu_int(rng, 0, 1),
+                          EXTRAS[tu_int(rng, 0, 3)], tu_int(rng, 0, 1));
+                ++cases;
+            }
+    }
+    for (int64_t c = 1; c <= 16; c += 3)
+        for (int p = 0; p < 2; ++p) {
+            dual_case(rng, g, p ? ABFT_PREC_S : ABFT_PREC_D, 700, 333, c, 17 - c, 0, 1, 1, 1, 1);
+            ++cases;
+        }
+    printf("dual: %d cases\n", cases);
+}
+
+/* ---- compare ----------------------------------------------------------------------------- */
+static void compare_case(tu_rng_t *rng, gpuctx_t *g, int64_t n, int use_p, int64_t max_list,
+                         double frac_bad, int with_nan) {
+    char what[160];
+    snprintf(what, sizeof what, "compare n=%lld use_p=%d max_list=%lld bad=%.3f nan=%d",
+             (long long)n, use_p, (long long)max_list, frac_bad, with_nan);
+    const int64_t ld = n + 3, cnt = ld * 2 + 1;
+    double *R = tu_alloc_d(cnt), *Ra = tu_alloc_d(cnt), *S = tu_alloc_d(cnt),
+           *Sa = tu_alloc_d(cnt), *P = tu_alloc_d(cnt), *Pa = tu_alloc_d(cnt);
+    const double alpha = tu_range(rng, -2, 2), beta = use_p ? tu_range(rng, -2, 2) : 0.0;
+    for (int64_t i = 0; i < cnt; ++i) {
+        S[i] = tu_range(rng, -1, 1);
+        P[i] = tu_range(rng, -1, 1);
+        Sa[i] = fabs(S[i]) + tu_range(rng, 0, 1);
+        Pa[i] = fabs(P[i]) + tu_range(rng, 0, 1);
+        Ra[i] = tu_range(rng, 0.5, 2);
+        double noise = tu_range(rng, -1e-14, 1e-14);
+        if (tu_uniform(rng) < frac_bad) noise = tu_range(rng, -1, 1);
+        R[i] = alpha * S[i] + beta * P[i] + noise;
+        if (tu_uniform(rng) < 0.02) R[i] = alpha * S[i] + beta * P[i]; /* d == 0 cases */
+    }
+    if (with_nan && n > 3) {
+        R[n / 2] = NAN;
+        Sa[ld + n / 3] = INFINITY;
+    }
+    const double coef_s = 1e-13, coef_r = 1e-13, floor_ = 1e-300;
+    int64_t nf_c = -1, nf_g = -2;
+    double mr_c = -1, mr_g = -2;
+    int64_t *list_c = (int64_t *)calloc((size_t)(max_list + 1), 8);
+    int64_t *list_g = (int64_t *)calloc((size_t)(max_list + 1), 8);
+    abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
+    abft_compare_args_t ca = {n, R, ld, Ra, ld, S, ld, Sa, ld, use_p ? P : NULL, ld, Pa, ld,
+                              alpha, beta, coef_s, coef_r, floor_, max_list, list_c, &nf_c,
+                              &mr_c};
+    TU_CHECK_STATUS(abft_cpu_compare(&cpu, &ca), ABFT_STATUS_SUCCESS);
+    double *dR = (double *)dup_to_dev(R, (size_t)cnt * 8), *dRa = (double *)dup_to_dev(Ra, (size_t)cnt * 8);
+    double *dS = (double *)dup_to_dev(S, (size_t)cnt * 8), *dSa = (double *)dup_to_dev(Sa, (size_t)cnt * 8);
+    double *dP = (double *)dup_to_dev(P, (size_t)cnt * 8), *dPa = (double *)dup_to_dev(Pa, (size_t)cnt * 8);
+    abft_compare_args_t ga = {n, dR, ld, dRa, ld, dS, ld, dSa, ld, use_p ? dP : NULL, ld, dPa, ld,
+                              alpha, beta, coef_s, coef_r, floor_, max_list,
+                              max_list ? list_g : NULL, &nf_g, &mr_g};
+    TU_CHECK_STATUS(abft_cuda_compare(&g->ctx, &ga), ABFT_STATUS_SUCCESS);
+    TU_CHECK(nf_g == nf_c, "%s: nflagged gpu %lld cpu %lld", what, (long long)nf_g, (long long)nf_c);
+    TU_CHECK(mr_g == mr_c || (isinf(mr_g) && isinf(mr_c)), "%s: max_ratio gpu %.17g cpu %.17g",
+             what, mr_g, mr_c);
+    int64_t nl = nf_c < max_list ? nf_c : max_list;
+    for (int64_t i = 0; i < nl; ++i)
+        if (list_g[i] != list_c[i]) {
+            TU_CHECK(list_g[i] == list_c[i], "%s: list[%lld] gpu %lld cpu %lld", what,
+                     (long long)i, (long long)list_g[i], (long long)list_c[i]);
+            break;
+        }
+    TU_CHECK(list_g[max_list] == 0, "%s: list written past max_list", what);
+    cudaFree(dR);
+    cudaFree(dRa);
+    cudaFree(dS);
+    cudaFree(dSa);
+    cudaFree(dP);
+    cudaFree(dPa);
+    free(R);
+    free(Ra);
+    free(S);
+    free(Sa);
+    free(P);
+    free(Pa);
+    free(list_c);
+    free(list_g);
+}
+
+static void test_compare(tu_rng_t *rng, gpuctx_t *g) {
+    static const int64_t ns[] = {0, 1, 5, 2047, 2048, 2049, 100003};
+    int cases = 0;
+    for (int k = 0; k < (int)(sizeof ns / sizeof ns[0]); ++k) {
+        int64_t n = ns[k];
+        if (g_small && n > 5000) continue;
+        const int64_t lists[] = {0, 1, 7, n};
+        for (int l = 0; l < 4; ++l)
+            for (int up = 0; up < 2; ++up) {
+                double frac = FRACS[(l + up) % 4];
+                compare_case(rng, g, n, up, lists[l], frac, (l + k) % 3 == 0);
+                ++cases;
+            }
+    }
+    printf("compare: %d cases\n", cases);
+}
+
+/* ---- gemm and unit roundoff ------------------------------------------------------------- */
+static void gemm_case(tu_rng_t *rng, gpuctx_t *g, abft_prec_t prec, int ta, int tb, int64_t m,
+                      int64_t n, int64_t k) {
+    const size_t es = prec == ABFT_PREC_D ? 8 : 4;
+    int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    int64_t lda = (ar > 1 ? ar : 1) + 1, ldb = (br > 1 ? br : 1) + 2, ldc = (m > 1 ? m : 1) + 1;
+    size_t ab, bb, cb;
+    void *A = host_matrix(rng, prec, ar, ac, lda, 0, &ab);
+    void *B = host_matrix(rng, prec, br, bc, ldb, 0, &bb);
+    void *C = host_matrix(rng, prec, m, n, ldc, 0, &cb);
+    void *Cr = malloc(cb);
+    memcpy(Cr, C, cb);
+    double alpha = 1.5, beta = -0.5;
+    abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
+    abft_gemm_args_t ra = {prec, ta, tb, m, n, k, alpha, beta, A, lda, B, ldb, Cr, ldc};
+    TU_CHECK_STATUS(abft_cpu_gemm(&cpu, &ra), ABFT_STATUS_SUCCESS);
+    void *dA = dup_to_dev(A, ab), *dB = dup_to_dev(B, bb), *dC = dup_to_dev(C, cb);
+    /* A borrowed handle's stream and pointer mode must come back as they were. */
+    cublasHandle_t h = (cublasHandle_t)g->ctx.blas;
+    cudaStream_t other;
+    CU(cudaStreamCreate(&other));
+    cublasSetStream(h, other);
+    cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE);
+    abft_gemm_args_t ga = {prec, ta, tb, m, n, k, alpha, beta, dA, lda, dB, ldb, dC, ldc};
+    TU_CHECK_STATUS(abft_cuda_gemm(&g->ctx, &ga), ABFT_STATUS_SUCCESS);
+    CU(cudaStreamSynchronize(g->stream));
+    cudaStream_t s_after;
+    cublasPointerMode_t pm_after;
+    cublasGetStream(h, &s_after);
+    cublasGetPointerMode(h, &pm_after);
+    TU_CHECK(s_after == other, "gemm did not restore the cuBLAS stream");
+    TU_CHECK(pm_after == CUBLAS_POINTER_MODE_DEVICE, "gemm did not restore the pointer mode");
+    cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
+    cublasSetStream(h, NULL);
+    CU(cudaStreamDestroy(other));
+    void *Cg = malloc(cb);
+    to_host(Cg, dC, cb);
+    const double u = prec == ABFT_PREC_D ? 0x1p-53 : 0x1p-24;
+    int bad = 0;
+    for (int64_t j = 0; j < n && bad < 3; ++j)
+        for (int64_t i = 0; i < ldc && bad < 3; ++i) {
+            double gv, rv, c0;
+            if (prec == ABFT_PREC_D) {
+                gv = ((double *)Cg)[i + j * ldc];
+                rv = ((double *)Cr)[i + j * ldc];
+                c0 = ((double *)C)[i + j * ldc];
+            } else {
+                gv = ((float *)Cg)[i + j * ldc];
+                rv = ((float *)Cr)[i + j * ldc];
+                c0 = ((float *)C)[i + j * ldc];
+            }
+            if (i >= m) {
+                if (gv != c0) {
+                    ++bad;
+                    TU_CHECK(gv == c0, "gemm: padding of C changed");
+                }
+                continue;
+            }
+            double sc = fabs(beta * c0);
+            for (int64_t l = 0; l < k; ++l) {
+                int64_t ia = ta ? l + i * lda : i + l * lda, ib = tb ? j + l * ldb : l + j * ldb;
+                double av = prec == ABFT_PREC_D ? ((double *)A)[ia] : ((float *)A)[ia];
+                double bv = prec == ABFT_PREC_D ? ((double *)B)[ib] : ((float *)B)[ib];
+                sc += fabs(alpha * av * bv);
+            }
+            double tol = 4.0 * (double)(k + 3) * u * sc + 1e-300;
+            if (!(fabs(gv - rv) <= tol)) {
+                ++bad;
+                TU_CHECK(fabs(gv - rv) <= tol, "gemm %c %d%d m=%lld n=%lld k=%lld (%lld,%lld): %g vs %g",
+                         prec == ABFT_PREC_D ? 'd' : 's', ta, tb, (long long)m, (long long)n,
+                         (long long)k, (long long)i, (long long)j, gv, rv);
+            }
+        }
+    cudaFree(dA);
+    cudaFree(dB);
+    cudaFree(dC);
+    free(A);
+    free(B);
+    free(C);
+    free(Cr);
+    free(Cg);
+    (void)es;
+}
+
+static void test_gemm(tu_rng_t *rng, gpuctx_t *g) {
+    static const int64_t dims[][3] = {{0, 3, 4}, {3, 0, 4}, {5, 3, 0}, {1, 1, 1},
+                                      {5, 3, 4}, {64, 33, 17}, {257, 130, 99}};
+    for (int d = 0; d < (int)(sizeof dims / sizeof dims[0]); ++d)
+        for (int p = 0; p < 2; ++p)
+            for (int t = 0; t < 4; ++t)
+                gemm_case(rng, g, p ? ABFT_PREC_S : ABFT_PREC_D, t & 1, t >> 1, dims[d][0],
+                          dims[d][1], dims[d][2]);
+    cublasHandle_t h = (cublasHandle_t)g->ctx.blas;
+    TU_CHECK(abft_cuda_gemm_unit_roundoff(&g->ctx, ABFT_PREC_D) == 0x1p-53, "u fp64 default");
+    TU_CHECK(abft_cuda_gemm_unit_roundoff(&g->ctx, ABFT_PREC_S) == 0x1p-24, "u fp32 default");
+    cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH);
+    TU_CHECK(abft_cuda_gemm_unit_roundoff(&g->ctx, ABFT_PREC_S) == 0x1p-11, "u fp32 tf32");
+    TU_CHECK(abft_cuda_gemm_unit_roundoff(&g->ctx, ABFT_PREC_D) == 0x1p-53, "u fp64 under tf32");
+    cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+    printf("gemm: done\n");
+}
+
+/* ---- public API on a CUDA handle ---------------------------------------------------------- */
+static void test_public(tu_rng_t *rng) {
+    abft_handle_t hg = NULL, hc = NULL;
+    TU_CHECK_STATUS(abft_create(&hg, ABFT_BACKEND_CUDA), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_create(&hc, ABFT_BACKEND_CPU), ABFT_STATUS_SUCCESS);
+    if (!hg || !hc) return;
+    const int64_t m = 1203, n = 777, lda = m + 5;
+    double *A = tu_alloc_d(lda * n);
+    float *As = tu_alloc_s(lda * n);
+    tu_fill_d(rng, TU_UNIFORM, m, n, A, lda);
+    tu_fill_s(rng, TU_WIDE, m, n, As, lda);
+    double *dA = (double *)dup_to_dev(A, (size_t)(lda * n) * 8);
+    float *dAs = (float *)dup_to_dev(As, (size_t)(lda * n) * 4);
+    double *Rc = tu_alloc_d(m * 2), *Rac = tu_alloc_d(m * 2), *Rg = tu_alloc_d(m * 2),
+           *Rag = tu_alloc_d(m * 2);
+    double *dR = (double *)dmalloc((size_t)m * 16), *dRa = (double *)dmalloc((size_t)m * 16);
+    /* rows, fp64, with bound */
+    TU_CHECK_STATUS(abft_dchecksum_rows(hc, m, n, A, lda, Rc, m, Rac, m), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_dchecksum_rows(hg, m, n, dA, lda, dR, m, dRa, m), ABFT_STATUS_SUCCESS);
+    to_host(Rg, dR, (size_t)m * 16);
+    to_host(Rag, dRa, (size_t)m * 16);
+    check_block("public dchecksum_rows", Rg, Rc, Rac, m, 2, m, m, 2.0 * (n + 2) * 0x1p-53);
+    check_block("public dchecksum_rows abs", Rag, Rac, NULL, m, 2, m, m, 2.0 * (n + 2) * 0x1p-53);
+    /* cols, fp32 */
+    double *Kc = tu_alloc_d(n * 2), *Kac = tu_alloc_d(n * 2), *Kg = tu_alloc_d(n * 2);
+    double *dK = (double *)dmalloc((size_t)n * 16);
+    TU_CHECK_STATUS(abft_schecksum_cols(hc, m, n, As, lda, Kc, n, Kac, n), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_schecksum_cols(hg, m, n, dAs, lda, dK, n, NULL, 0), ABFT_STATUS_SUCCESS);
+    to_host(Kg, dK, (size_t)n * 16);
+    check_block("public schecksum_cols", Kg, Kc, Kac, n, 2, n, n, 2.0 * (m + 2) * 0x1p-53);
+    /* dual fp64 with explicit weights */
+    const int64_t c1 = 3, c2 = 5;
+    double *X = tu_alloc_d(n * c1), *Z = tu_alloc_d(m * c2);
+    tu_fill_d(rng, TU_UNIFORM, n, c1, X, n);
+    tu_fill_d(rng, TU_UNIFORM, m, c2, Z, m);
+    double *Pc = tu_alloc_d(m * c1), *Qc = tu_alloc_d(n * c2), *Pg = tu_alloc_d(m * c1),
+           *Qg = tu_alloc_d(n * c2);
+    double *dX = (double *)dup_to_dev(X, (size_t)(n * c1) * 8),
+           *dZ = (double *)dup_to_dev(Z, (size_t)(m * c2) * 8);
+    double *dP = (double *)dmalloc((size_t)(m * c1) * 8), *dQ = (double *)dmalloc((size_t)(n * c2) * 8);
+    TU_CHECK_STATUS(abft_ddual(hc, m, n, A, lda, c1, X, n, Pc, m, c2, Z, m, Qc, n),
+                    ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_ddual(hg, m, n, dA, lda, c1, dX, n, dP, m, c2, dZ, m, dQ, n),
+                    ABFT_STATUS_SUCCESS);
+    to_host(Pg, dP, (size_t)(m * c1) * 8);
+    to_host(Qg, dQ, (size_t)(n * c2) * 8);
+    /* tolerance scale |A||X|, |A|^T|Z| from the CPU oracle's abs outputs */
+    double *Pac = tu_alloc_d(m * c1), *Qac = tu_alloc_d(n * c2);
+    abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
+    abft_dual_args_t sa = {ABFT_PREC_D, m, n, A, lda, c1, X, n, NULL, 0, NULL, m, Pac, m,
+                           c2, Z, m, NULL, 0, NULL, n, Qac, n};
+    double *Ptmp = tu_alloc_d(m * c1), *Qtmp = tu_alloc_d(n * c2);
+    sa.P = Ptmp;
+    sa.Q = Qtmp;
+    TU_CHECK_STATUS(abft_cpu_dual(&cpu, &sa), ABFT_STATUS_SUCCESS);
+    check_block("public ddual P", Pg, Pc, Pac, m, c1, m, m, 2.0 * (n + 2) * 0x1p-53);
+    check_block("public ddual Q", Qg, Qc, Qac, n, c2, n, n, 2.0 * (m + 2) * 0x1p-53);
+    free(Pac);
+    free(Qac);
+    free(Ptmp);
+    free(Qtmp);
+    abft_destroy(hg);
+    abft_destroy(hc);
+    cudaFree(dA);
+    cudaFree(dAs);
+    cudaFree(dR);
+    cudaFree(dRa);
+    cudaFree(dK);
+    cudaFree(dX);
+    cudaFree(dZ);
+    cudaFree(dP);
+    cudaFree(dQ);
+    free(A);
+    free(As);
+    free(Rc);
+    free(Rac);
+    free(Rg);
+    free(Rag);
+    free(Kc);
+    free(Kac);
+    free(Kg);
+    free(X);
+    free(Z);
+    free(Pc);
+    free(Qc);
+    free(Pg);
+    free(Qg);
+    printf("public API: done\n");
+}
+
+/* ---- more than 2^31 elements ---------------------------------------------------------------- */
+__host__ __device__ static inline float big_val(uint64_t i, uint64_t j) {
+    uint64_t z = i * 0x9E3779B97F4A7C15ull ^ (j + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull;
+    z ^= z >> 31;
+    z *= 0x94D049BB133111EBull;
+    z ^= z >> 29;
+    return (float)((int)(z % 17u) - 8); /* integers: every sum below is exact in fp64 */
+}
+
+__global__ void big_fill(float *A, int64_t m, int64_t n, int64_t lda) {
+    int64_t total = m * n;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t j = e / m, i = e - j * m;
+        A[i + j * lda] = big_val((uint64_t)i, (uint64_t)j);
+    }
+}
+
+static void test_big(gpuctx_t *g) {
+    const int64_t m = (1 << 20) + 7, n = 2049, lda = m + 1; /* m*n > 2^31 */
+    float *dA = NULL;
+    size_t bytes = (size_t)lda * n * 4;
+    if (cudaMalloc(&dA, bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        printf("big: not enough device memory, skipped\n");
+        return;
+    }
+    big_fill<<<4096, 256>>>(dA, m, n, lda);
+    CU(cudaGetLastError());
+    CU(cudaDeviceSynchronize());
+    double *dR = (double *)dmalloc((size_t)m * 16), *dK = (double *)dmalloc((size_t)n * 16);
+    abft_tsmm_args_t ra = {ABFT_PREC_S, 0, m, n, 2, dA, lda, NULL, 0, NULL, 0, dR, m, NULL, 0};
+    abft_tsmm_args_t ka = {ABFT_PREC_S, 1, m, n, 2, dA, lda, NULL, 0, NULL, 0, dK, n, NULL, 0};
+    TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ra), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ka), ABFT_STATUS_SUCCESS);
+    CU(cudaStreamSynchronize(g->stream));
+    double *R = tu_alloc_d(m * 2), *K = tu_alloc_d(n * 2);
+    to_host(R, dR, (size_t)m * 16);
+    to_host(K, dK, (size_t)n * 16);
+    double *Rr = (double *)calloc((size_t)m * 2, 8), *Kr = (double *)calloc((size_t)n * 2, 8);
+    for (int64_t j = 0; j < n; ++j) {
+        double k0 = 0, k1 = 0;
+        for (int64_t i = 0; i < m; ++i) {
+            double v = big_val((uint64_t)i, (uint64_t)j);
+            Rr[i] += v;
+            Rr[m + i] += v * (double)(j + 1);
+            k0 += v;
+            k1 += v * (double)(i + 1);
+        }
+        Kr[j] = k0;
+        Kr[n + j] = k1;
+    }
+    int bad = 0;
+    for (int64_t i = 0; i < 2 * m && bad < 3; ++i)
+        if (R[i] != Rr[i]) {
+            ++bad;
+            TU_CHECK(R[i] == Rr[i], "big rows: entry %lld gpu %.17g exact %.17g", (long long)i,
+                     R[i], Rr[i]);
+        }
+    for (int64_t i = 0; i < 2 * n && bad < 6; ++i)
+        if (K[i] != Kr[i]) {
+            ++bad;
+            TU_CHECK(K[i] == Kr[i], "big cols: entry %lld gpu %.17g exact %.17g", (long long)i,
+                     K[i], Kr[i]);
+        }
+    printf("big (%lld x %lld fp32, %.2f G elements): done\n", (long long)m, (long long)n,
+           (double)m * n / 1e9);
+    cudaFree(dA);
+    cudaFree(dR);
+    cudaFree(dK);
+    free(R);
+    free(K);
+    free(Rr);
+    free(Kr);
+}
+
+int main(void) {
+    tu_require_gpu();
+    const char *sm = getenv("ABFT_TEST_SMALL");
+    g_small = sm != NULL && sm[0] != '\0' && sm[0] != '0';
+    tu_rng_t rng;
+    tu_rng_init(&rng, tu_seed("test_cuda_kernels"));
+    gpuctx_t g0, g1;
+    gpu_open(&g0, 0); /* legacy default stream */
+    gpu_open(&g1, 1); /* a non-blocking stream of its own */
+    test_tsmm(&rng, &g1);
+    test_dual(&rng, &g0);
+    test_dual(&rng, &g1);
+    test_compare(&rng, &g1);
+    test_gemm(&rng, &g1);
+    test_public(&rng);
+    if (!g_small) test_big(&g1);
+    gpu_close(&g0);
+    gpu_close(&g1);
+    return tu_finish("test_cuda_kernels");
+}
