@@ -38,8 +38,8 @@ static void campaign_usage(FILE *f) {
             "\n"
             "  --precision d|s    fp64 (default) or fp32 data\n"
             "  --size N           m = n = k = N (default 128); or --m, --n, --k\n"
-            "  --trials N         faulty trials (default 500)\n"
-            "  --controls N       fault-free control trials, fresh inputs each (default 500)\n"
+            "  --trials N         faulty trials (default 300)\n"
+            "  --controls N       fault-free control trials, fresh inputs each (default 300)\n"
             "  --refresh N        faulty trials per input set and golden run (default 50)\n"
             "  --bits CLASS       any (default), sign, exponent, mant-high, mant-low, or a bit\n"
             "                     number (0 = least significant)\n"
@@ -359,8 +359,8 @@ static FILE *open_out(const char *dir, const char *name, const char *ext, char *
 
 int abft_cmd_campaign(int argc, char **argv) {
     abft_campaign_config_t cfg = abft_campaign_config_default();
-    cfg.trials = 500;
-    cfg.controls = 500;
+    cfg.trials = 300;
+    cfg.controls = 300;
     const char *out_dir = "campaign-out", *name = NULL, *op_name = "gemm";
     int quiet = 0, bad = 0;
     for (int i = 1; i < argc && !bad; ++i) {
