@@ -48,6 +48,7 @@ typedef struct camp {
     /* host copies: pristine inputs, golden, the trial's result, the bound per row */
     void *A, *B, *G, *C;
     double *tau, *work;
+    int64_t *ipiv; /* LU pivots: golden's, then the trial's */
     /* backend memory */
     void *dA, *dB, *dC;
     int64_t lda, ldb, ldc;
@@ -202,6 +203,117 @@ static double gemm_change(const camp_t *c) {
     return rho;
 }
 
+/* ---- GETRF: P·A = L·U of an n x n matrix, in place ------------------------------------ */
+
+/* The factorization overwrites A, so every run starts from the pristine copy; the result
+ * is the factors (and the pivots, which must match golden's for the factors to compare). */
+static abft_status_t getrf_setup(camp_t *c) {
+    const abft_campaign_config_t *g = c->cfg;
+    int64_t n = g->n;
+    c->lda = c->ldc = n;
+    size_t sa = c->es * (size_t)(n * n);
+    ABFT_TRY(halloc(sa, &c->A));
+    ABFT_TRY(halloc(sa, &c->G));
+    ABFT_TRY(halloc(sa, &c->C));
+    ABFT_TRY(halloc(sizeof(double) * (size_t)(n + 1), (void **)&c->tau));
+    ABFT_TRY(halloc(sizeof(double) * (size_t)(2 * n + 1), (void **)&c->work));
+    ABFT_TRY(halloc(sizeof(int64_t) * (size_t)(2 * n + 1), (void **)&c->ipiv));
+    ABFT_TRY(balloc(c, sa, &c->dA));
+    return balloc(c, sizeof(int64_t) * (size_t)n, &c->dB); /* dB holds the pivots */
+}
+
+static abft_status_t getrf_load(camp_t *c, uint64_t seed) {
+    fill_uniform(c->prec, c->A, c->cfg->n * c->cfg->n, seed);
+    return ABFT_STATUS_SUCCESS;
+}
+
+static abft_status_t getrf_run(camp_t *c, abft_report_t *rep) {
+    const abft_campaign_config_t *g = c->cfg;
+    int64_t n = g->n, info = 0;
+    ABFT_TRY(to_backend(c, c->A, c->dA, n, n, n, c->es));
+    int online = g->op == ABFT_CAMPAIGN_GETRF_ONLINE;
+    if (c->prec == ABFT_PREC_D)
+        return online ? abft_dgetrf_online(c->h, n, n, (double *)c->dA, n, (int64_t *)c->dB,
+                                           NULL, &info, rep)
+                      : abft_dgetrf(c->h, n, n, (double *)c->dA, n, (int64_t *)c->dB, &info, rep);
+    return online ? abft_sgetrf_online(c->h, n, n, (float *)c->dA, n, (int64_t *)c->dB, NULL,
+                                       &info, rep)
+                  : abft_sgetrf(c->h, n, n, (float *)c->dA, n, (int64_t *)c->dB, &info, rep);
+}
+
+static abft_status_t getrf_fetch(camp_t *c, void *host) {
+    int64_t n = c->cfg->n;
+    ABFT_TRY(from_backend(c, host, c->dA, n, n, n, c->es));
+    /* golden's pivots in ipiv[0..n), the trial's in ipiv[n..2n) */
+    int64_t *piv = c->ipiv + (host == c->G ? 0 : n);
+    return from_backend(c, piv, c->dB, n, 1, n, sizeof(int64_t));
+}
+
+static abft_status_t getrf_restore(camp_t *c, int which) {
+    (void)c;
+    (void)which;
+    return ABFT_STATUS_SUCCESS; /* every run starts from the pristine A */
+}
+
+/* The row bound of the e-checksum of L·(U·e) = P·(A·e), as verify/ derives it
+ * (docs/lu.md): tau_i = coef_s·(P·|A|·e)_i + coef_r·(|L|·(|U|·e))_i with
+ * coef_r = gamma_{n+1}(u) + gamma_n(u64) + gamma_n(u64), coef_s = gamma_n(u64), from the
+ * golden factors. An element of U in row i moves row i's checksum by its change; an
+ * element L_ij moves it by its change times y_j = (U·e)_j: its tolerance is tau_i / |y_j|
+ * (kept in work[n..2n)). */
+static void getrf_tolerance(camp_t *c) {
+    int64_t n = c->cfg->n;
+    const double u64 = 0x1p-53;
+    double gn = abft_gamma(c->h, (double)n, u64);
+    double coef_r = abft_gamma(c->h, (double)n + 1.0, c->u) + 2.0 * gn, coef_s = gn;
+    double *ua = c->work, *y = c->work + n;
+    for (int64_t i = 0; i < n; ++i) ua[i] = y[i] = 0;
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i <= j; ++i) {
+            double v = elem(c->prec, c->G, i + j * n);
+            ua[i] += fabs(v);
+            y[i] += v;
+        }
+    /* P·|A|·e: the row sums of |A| permuted like the rows of A by the golden pivots */
+    double *pa = c->tau;
+    for (int64_t i = 0; i < n; ++i) {
+        double s = 0;
+        for (int64_t j = 0; j < n; ++j) s += fabs(elem(c->prec, c->A, i + j * n));
+        pa[i] = s;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        int64_t r = c->ipiv[i] - 1;
+        if (r > i && r < n) {
+            double t = pa[i];
+            pa[i] = pa[r];
+            pa[r] = t;
+        }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        double lu = ua[i]; /* the unit diagonal of L */
+        for (int64_t j = 0; j < i; ++j) lu += fabs(elem(c->prec, c->G, i + j * n)) * ua[j];
+        c->tau[i] = coef_s * pa[i] + coef_r * lu;
+    }
+}
+
+static double getrf_change(const camp_t *c) {
+    int64_t n = c->cfg->n;
+    for (int64_t i = 0; i < n; ++i)
+        if (c->ipiv[i] != c->ipiv[n + i]) return INFINITY; /* a different factorization */
+    const double *y = c->work + n;
+    double rho = 0;
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < n; ++i) {
+            int64_t t = i + j * n;
+            double d = fabs(elem(c->prec, c->C, t) - elem(c->prec, c->G, t));
+            if (d == 0) continue;
+            double tol = i <= j ? c->tau[i] : c->tau[i] / fabs(y[j]);
+            double r = tol > 0 ? d / tol : INFINITY;
+            if (!(r <= rho)) rho = isnan(r) ? INFINITY : r;
+        }
+    return rho;
+}
+
 #define SITE(s) (1u << (s))
 static const op_desc_t ops[ABFT_CAMPAIGN_OP_COUNT] = {
     [ABFT_CAMPAIGN_GEMM] = {"gemm",
@@ -211,9 +323,17 @@ static const op_desc_t ops[ABFT_CAMPAIGN_OP_COUNT] = {
                                 SITE(ABFT_SITE_AFTER_GEMM) | SITE(ABFT_SITE_CHECKSUM),
                             gemm_setup, gemm_load, gemm_run, gemm_fetch, gemm_restore,
                             gemm_tolerance, gemm_change},
-    /* getrf: an entry like the one above once abft_dgetrf lands (result = the factors in
-     * place, load copies the pristine A back before each trial, tau from |L||U|). */
-    [ABFT_CAMPAIGN_GETRF] = {"getrf", 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    [ABFT_CAMPAIGN_GETRF] = {"getrf", SITE(ABFT_SITE_CHECKSUM) | SITE(ABFT_SITE_AFTER_LU),
+                             SITE(ABFT_SITE_CHECKSUM) | SITE(ABFT_SITE_AFTER_LU), getrf_setup,
+                             getrf_load, getrf_run, getrf_fetch, getrf_restore, getrf_tolerance,
+                             getrf_change},
+    [ABFT_CAMPAIGN_GETRF_ONLINE] = {"getrf-online",
+                                    SITE(ABFT_SITE_CHECKSUM) | SITE(ABFT_SITE_LU_PANEL) |
+                                        SITE(ABFT_SITE_AFTER_LU),
+                                    SITE(ABFT_SITE_CHECKSUM) | SITE(ABFT_SITE_LU_PANEL) |
+                                        SITE(ABFT_SITE_AFTER_LU),
+                                    getrf_setup, getrf_load, getrf_run, getrf_fetch,
+                                    getrf_restore, getrf_tolerance, getrf_change},
 };
 
 /* ---- public helpers -------------------------------------------------------------------- */
@@ -278,6 +398,7 @@ static void camp_free(camp_t *c) {
     free(c->C);
     free(c->tau);
     free(c->work);
+    free(c->ipiv);
 }
 
 static int popcount32(uint32_t x) {

@@ -9,7 +9,9 @@
 
 const cli_op_t cli_ops[] = {
     {"gemm", ABFT_CAMPAIGN_GEMM, "protected GEMM C = A·B (abft_dgemm / abft_sgemm)"},
-    {"getrf", ABFT_CAMPAIGN_GETRF, "protected LU P·A = L·U (abft_dgetrf; once it lands)"},
+    {"getrf", ABFT_CAMPAIGN_GETRF, "protected LU P·A = L·U, n x n (abft_dgetrf / abft_sgetrf)"},
+    {"getrf-online", ABFT_CAMPAIGN_GETRF_ONLINE, "the same with checks between panels "
+                                                 "(abft_dgetrf_online)"},
 };
 const int cli_nops = (int)(sizeof cli_ops / sizeof cli_ops[0]);
 

@@ -144,8 +144,9 @@ ABFT_API uint64_t abft_inject_firing_seed(uint64_t seed, int64_t firing);
  * inject/abft_campaign.c. */
 typedef enum abft_campaign_op {
     ABFT_CAMPAIGN_GEMM = 0,  /* C = A·B (m x k times k x n), alpha = 1, beta = 0 */
-    ABFT_CAMPAIGN_GETRF = 1, /* P·A = L·U of an n x n matrix (NOT_SUPPORTED until LU lands) */
-    ABFT_CAMPAIGN_OP_COUNT = 2
+    ABFT_CAMPAIGN_GETRF = 1, /* P·A = L·U of an n x n matrix (abft_[ds]getrf, uses n) */
+    ABFT_CAMPAIGN_GETRF_ONLINE = 2, /* the same through abft_[ds]getrf_online */
+    ABFT_CAMPAIGN_OP_COUNT = 3
 } abft_campaign_op_t;
 
 /* Outcome of one trial (DESIGN section 7), judged against a fault-free golden run with the

@@ -108,6 +108,21 @@ int main(void) {
         expect_clean("all sites, full checksums, 2 elements", &c, &s);
     }
 
+    /* 2b. LU, offline and online: faults in the factors, the checksums, between panels. */
+    for (int op = ABFT_CAMPAIGN_GETRF; op <= ABFT_CAMPAIGN_GETRF_ONLINE; ++op) {
+        abft_campaign_config_t c = abft_campaign_config_default();
+        c.backend = ABFT_BACKEND_CPU;
+        c.op = op;
+        c.precision = op == ABFT_CAMPAIGN_GETRF ? 'd' : 's';
+        c.m = c.n = c.k = 96;
+        c.trials = 150;
+        c.controls = 40;
+        c.seed = seed + 10 + (uint64_t)op;
+        abft_campaign_summary_t s;
+        TU_CHECK_STATUS(abft_campaign_run(&c, &s), ABFT_STATUS_SUCCESS);
+        expect_clean(op == ABFT_CAMPAIGN_GETRF ? "getrf" : "getrf_online", &c, &s);
+    }
+
     /* 3. Replay: the same config gives the same trials; --replay of one trial gives the
      * same flip and outcome as in the full run. */
     {
