@@ -8,7 +8,7 @@
 # On a machine without a system BLAS/LAPACK, carry .devlibs (libblas.so, liblapack.so and
 # their runtime dependencies) with the call; it is used only when the system has none.
 set -u -o pipefail
-STEPS=${1:-build,test,sanitize,sweep,bench}
+STEPS=${1:-build,test,bench,sweep,sanitize}
 OUT=${OUT:-$PWD/out-encode}
 mkdir -p "$OUT"
 ROOT=$(pwd)
@@ -45,34 +45,34 @@ fi
 
 if has test; then
   log "ctest -L gpu"
-  (cd build-dev && timeout 420 ctest -L gpu --output-on-failure) > "$OUT/test.log" 2>&1
+  (cd build-dev && timeout 240 ctest -L gpu --output-on-failure) > "$OUT/test.log" 2>&1
   log "ctest rc=$?"; grep -E "tests passed|tests failed|Passed|Failed|\*\*\*" "$OUT/test.log" | tail -15 | tee -a "$OUT/summary.log"
 fi
 
+if has sweep; then
+  log "tile sweep"
+  ABFT_BENCH_SWEEP=1 timeout 150 build-dev/bench/bench_encode "$OUT" >> "$OUT/bench.log" 2>&1
+  log "sweep rc=$?"
+fi
+
+if has bench; then
+  log "bench_encode"
+  timeout 240 build-dev/bench/bench_encode "$OUT" >> "$OUT/bench.log" 2>&1
+  log "bench rc=$?"
+  grep -E "streaming read|device:" "$OUT/bench.log" | tee -a "$OUT/summary.log"
+  grep -E " (rows|cols|bound|dual) " "$OUT/bench.log" | tail -60
+fi
 if has sanitize; then
   log "compute-sanitizer memcheck + racecheck (ABFT_TEST_SMALL=1)"
   export ABFT_TEST_SMALL=1
-  timeout 240 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+  timeout 150 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
     build-dev/tests/test_cuda_kernels > "$OUT/sanitizer.log" 2>&1
   log "memcheck rc=$?"
-  timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
+  timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 \
     build-dev/tests/test_cuda_kernels >> "$OUT/sanitizer.log" 2>&1
   log "racecheck rc=$?"
   unset ABFT_TEST_SMALL
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|all checks passed|FAILED" "$OUT/sanitizer.log" | tee -a "$OUT/summary.log"
 fi
 
-if has sweep; then
-  log "tile sweep"
-  ABFT_BENCH_SWEEP=1 timeout 240 build-dev/bench/bench_encode "$OUT" > "$OUT/bench.log" 2>&1
-  log "sweep rc=$?"
-fi
-
-if has bench; then
-  log "bench_encode"
-  timeout 300 build-dev/bench/bench_encode "$OUT" >> "$OUT/bench.log" 2>&1
-  log "bench rc=$?"
-  grep -E "streaming read|device:" "$OUT/bench.log" | tee -a "$OUT/summary.log"
-  grep -E " (rows|cols|bound|dual) " "$OUT/bench.log" | tail -60
-fi
 cat "$OUT/summary.log"
