@@ -14,7 +14,7 @@ mkdir -p "$OUT"
 ROOT=$(pwd)
 export ABFT_COMMIT=${ABFT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 has() { case ",$STEPS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
-log() { echo "== $*" | tee -a "$OUT/summary.log"; }
+log() { echo "== $*"; }
 
 {
   date -u; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
@@ -46,7 +46,7 @@ fi
 if has test; then
   log "ctest -L gpu"
   (cd build-dev && timeout 240 ctest -L gpu --output-on-failure) > "$OUT/test.log" 2>&1
-  log "ctest rc=$?"; grep -E "tests passed|tests failed|Passed|Failed|\*\*\*" "$OUT/test.log" | tail -15 | tee -a "$OUT/summary.log"
+  log "ctest rc=$?"; grep -E "tests passed|tests failed|Passed|Failed|\*\*\*" "$OUT/test.log" | tail -15
 fi
 
 if has sweep; then
@@ -59,7 +59,7 @@ if has bench; then
   log "bench_encode"
   timeout 240 build-dev/bench/bench_encode "$OUT" >> "$OUT/bench.log" 2>&1
   log "bench rc=$?"
-  grep -E "streaming read|device:" "$OUT/bench.log" | tee -a "$OUT/summary.log"
+  grep -E "streaming read|device:" "$OUT/bench.log"
   grep -E " (rows|cols|bound|dual) " "$OUT/bench.log" | tail -60
 fi
 if has sanitize; then
@@ -72,7 +72,7 @@ if has sanitize; then
     build-dev/tests/test_cuda_kernels >> "$OUT/sanitizer.log" 2>&1
   log "racecheck rc=$?"
   unset ABFT_TEST_SMALL
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|all checks passed|FAILED" "$OUT/sanitizer.log" | tee -a "$OUT/summary.log"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|all checks passed|FAILED" "$OUT/sanitizer.log"
 fi
 
-cat "$OUT/summary.log"
+
