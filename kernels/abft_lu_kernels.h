@@ -54,7 +54,8 @@ typedef struct abft_lu_getrf_args {
 
 /* Row interchanges of a matrix with `cols` columns (elements of the given precision, or
  * fp64 when fp64 = 1): for i = k1 .. k2-1 in order, swap row i with row
- * ipiv[i] - 1 - ipiv_off (ipiv in backend memory). */
+ * ipiv[i] - 1 - ipiv_off. ipiv is HOST memory: the GPU version composes the swaps into one
+ * gather on the host (a column's swaps are a dependent chain, latency-bound on a GPU). */
 typedef struct abft_lu_laswp_args {
     abft_prec_t prec;
     int fp64; /* 1: the matrix is fp64 whatever prec says (the checksum columns) */

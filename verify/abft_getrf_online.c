@@ -183,12 +183,12 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t every, int64_t 
         for (int64_t i = K0; i < K1; ++i) hpiv[i] += K0;
         abft_copy_args_t pb = {1, 8, jb, 1, hpiv + K0, jb, ipiv + K0, jb};
         ABFT_TRY(h->ops->copy(&h->kctx, &pb));
-        abft_lu_laswp_args_t sl = {p->prec, 0, K0, o->A, o->lda, K0, K1, ipiv, 0};
+        abft_lu_laswp_args_t sl = {p->prec, 0, K0, o->A, o->lda, K0, K1, hpiv, 0};
         if (K0 > 0) ABFT_TRY(lo->laswp(&h->kctx, &sl));
-        abft_lu_laswp_args_t sr = {p->prec, 0, n - K1, elem_ptr(o, 0, K1), o->lda, K0, K1, ipiv, 0};
+        abft_lu_laswp_args_t sr = {p->prec, 0, n - K1, elem_ptr(o, 0, K1), o->lda, K0, K1, hpiv, 0};
         if (K1 < n) ABFT_TRY(lo->laswp(&h->kctx, &sr));
-        abft_lu_laswp_args_t sw = {p->prec, 1, 2, o->W, m, K0, K1, ipiv, 0};
-        abft_lu_laswp_args_t sb = {p->prec, 1, 2, o->B, m, K0, K1, ipiv, 0};
+        abft_lu_laswp_args_t sw = {p->prec, 1, 2, o->W, m, K0, K1, hpiv, 0};
+        abft_lu_laswp_args_t sb = {p->prec, 1, 2, o->B, m, K0, K1, hpiv, 0};
         ABFT_TRY(lo->laswp(&h->kctx, &sw));
         ABFT_TRY(lo->laswp(&h->kctx, &sb));
         if (K1 < n) {
