@@ -89,8 +89,8 @@ ABFT_API abft_status_t abft_sgetrf_verify(abft_handle_t handle, abft_lu_plan_t p
 /* Protected solve with the factors of abft_?getrf (n x n, ipiv int64_t in backend memory):
  * op(A)·X = B, B n x nrhs overwritten by X. Each triangular solve is checked with the
  * column checksums of its factor, V^T·T·y = V^T·b, against a bound (docs/lu.md); a flagged
- * solve is recomputed once and re-checked, then reported as uncorrectable if it still
- * fails. The factors are trusted (verify them with the getrf calls). */
+ * right-hand side is reported (report->uncorrectable, faults[].col = its index; B holds the
+ * suspect solution). The factors are trusted (verify them with the getrf calls). */
 ABFT_API abft_status_t abft_dgetrs(abft_handle_t handle, abft_operation_t trans, int64_t n,
                                    int64_t nrhs, const double *A, int64_t lda,
                                    const int64_t *ipiv, double *B, int64_t ldb,

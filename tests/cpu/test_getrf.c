@@ -423,6 +423,47 @@ static void test_args(abft_handle_t h) {
     TU_CHECK_STATUS(abft_lu_plan_destroy(NULL), ABFT_STATUS_SUCCESS);
 }
 
+/* Protected solve: clean solves (N and T) pass the checks and solve; bad arguments. (The
+ * check covers the solve's arithmetic; the factors are verified by getrf.) */
+static void test_getrs(abft_handle_t h, tu_rng_t *r) {
+    for (int t = 0; t < 20; ++t) {
+        int64_t n = tu_int(r, 1, 120), nrhs = tu_int(r, 1, 4), ldb = n + 2;
+        double *A = tu_alloc_d(n * n), *F = tu_alloc_d(n * n), *X = tu_alloc_d(ldb * nrhs),
+               *B = tu_alloc_d(ldb * nrhs);
+        tu_fill_d(r, TU_UNIFORM, n, n, A, n);
+        for (int64_t i = 0; i < n; ++i) A[i + i * n] += 2.0;
+        memcpy(F, A, (size_t)(n * n) * sizeof(double));
+        tu_fill_d(r, TU_UNIFORM, n, nrhs, X, ldb);
+        int64_t *ip = (int64_t *)malloc((size_t)n * sizeof(int64_t)), info;
+        abft_report_t rep;
+        TU_CHECK_STATUS(abft_dgetrf(h, n, n, F, n, ip, &info, &rep), ABFT_STATUS_SUCCESS);
+        for (int tr = 0; tr < 2; ++tr) {
+            /* B = op(A)·X */
+            for (int64_t q = 0; q < nrhs; ++q)
+                for (int64_t i = 0; i < n; ++i) {
+                    double s = 0;
+                    for (int64_t j = 0; j < n; ++j)
+                        s += (tr ? A[j + i * n] : A[i + j * n]) * X[j + q * ldb];
+                    B[i + q * ldb] = s;
+                }
+            TU_CHECK_STATUS(abft_dgetrs(h, tr ? ABFT_OP_T : ABFT_OP_N, n, nrhs, F, n, ip, B, ldb, &rep),
+                            ABFT_STATUS_SUCCESS);
+            TU_CHECK(rep.detected == 0, "getrs n %lld trans %d: false positive, max_ratio %g",
+                     (long long)n, tr, rep.max_ratio);
+            double e = 0;
+            for (int64_t q = 0; q < nrhs; ++q)
+                for (int64_t i = 0; i < n; ++i) e = fmax(e, fabs(B[i + q * ldb] - X[i + q * ldb]));
+            TU_CHECK(e < 1e-8, "getrs n %lld trans %d: error %g", (long long)n, tr, e);
+        }
+        TU_CHECK_STATUS(abft_dgetrs(h, 5, n, 1, F, n, ip, B, ldb, &rep), ABFT_STATUS_INVALID_VALUE);
+        free(A);
+        free(F);
+        free(X);
+        free(B);
+        free(ip);
+    }
+}
+
 int main(void) {
     tu_rng_t r;
     tu_rng_init(&r, tu_seed(NAME));
@@ -436,6 +477,7 @@ int main(void) {
     test_checksum_faults(h, &r);
     test_spread(h, &r);
     test_singular(h, &r);
+    test_getrs(h, &r);
     abft_destroy(h);
     return tu_finish(NAME);
 }
