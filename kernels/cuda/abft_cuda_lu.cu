@@ -152,11 +152,16 @@ abft_status_t tri_run(const abft_kctx_t *ctx, const abft_lu_tri_args_t *a) {
         return ABFT_STATUS_SUCCESS;
     }
     if (a->rows == 0) return ABFT_STATUS_SUCCESS;
-    /* At most 64 chunks of at least 256 columns: enough blocks in flight on 132 SMs for
-     * n >= 4096, and a partial buffer of at most 64·4·rows doubles. */
-    int64_t chunk = (a->cols + 63) / 64;
-    if (chunk < 256) chunk = 256;
-    int64_t nchunks = a->cols > 0 ? (a->cols + chunk - 1) / chunk : 0;
+    /* Split the columns so that about 1024 blocks are in flight (132 SMs: the full matrix
+     * has enough row blocks, a panel's few rows need many chunks), chunks of at least 64
+     * columns; the partial buffer is nchunks·4·rows doubles. */
+    const int64_t rblocks = (a->rows + TRI_ROWS - 1) / TRI_ROWS;
+    int64_t nchunks = (1024 + rblocks - 1) / rblocks;
+    const int64_t maxchunks = (a->cols + 63) / 64;
+    if (nchunks > maxchunks) nchunks = maxchunks;
+    if (nchunks < 1) nchunks = a->cols > 0 ? 1 : 0;
+    const int64_t chunk = nchunks > 0 ? (a->cols + nchunks - 1) / nchunks : 0;
+    if (chunk > 0) nchunks = (a->cols + chunk - 1) / chunk;
     double *part = nullptr;
     if (nchunks > 0) {
         void *p = nullptr;
