@@ -342,12 +342,7 @@ int main(int argc, char **argv) {
                 const int bps[] = {2, 4, 8, 16};
                 for (int b = 0; b < 4; ++b) {
                     for (int l = 0; l < 5; ++l) {
-                        abft_cuda_tune_t o;
-                        memset(&o, 0, sizeof o);
-                        o.blocks_per_sm = bps[b];
-                        if (isd) o.rows_lanes_d = lanes_r[l]; else o.rows_lanes_s = lanes_r[l];
-                        if (isd) o.cols_lanes_d = lanes_c[l]; else o.cols_lanes_s = lanes_c[l];
-                        abft_cuda_tune_override(&o);
+                        abft_cuda_tune_override(lanes_r[l], lanes_c[l], bps[b]);
                         double tr = time_ms([&](int k) { ours_tsmm(k, 0, 2, NULL, NULL); }, batch, 9);
                         double tb = time_ms([&](int k) { ours_tsmm(k, 0, 2, NULL, Ya); }, batch, 9);
                         double tc = time_ms([&](int k) { ours_tsmm(k, 1, 2, NULL, NULL); }, batch, 9);
@@ -362,7 +357,7 @@ int main(int argc, char **argv) {
                         if (sweepf) fputs(line, sweepf);
                     }
                 }
-                abft_cuda_tune_override(NULL);
+                abft_cuda_tune_override(0, 0, 0);
                 fflush(stdout);
             } else {
                 double t, tc;

@@ -206,75 +206,78 @@ extern "C" double abft_cuda_gemm_unit_roundoff(const abft_kctx_t *ctx, abft_prec
 
 /* ---- tuning table ------------------------------------------------------------------------ */
 
-/* Measured on the H100 80GB HBM3 (132 SMs), bench/NOTES-encode.md. The fallback row keeps
- * the same shapes, which are sound on any sm_70+ part. */
+/* H100 80GB HBM3 (132 SMs): chosen from the sweep of 2026-11-22 (bench/NOTES-encode.md,
+ * bench/results/encode_sweep.txt): best % of streaming read per size class, m = k = 2048
+ * (small), 8192 (medium), 30720 (large). The fallback row keeps shapes that are sound on any
+ * sm_70+ part. */
 static const abft_cuda_tune_t abft_cuda_tune_table[] = {
-    /* cc  sms  rows_d rows_s cols_d cols_s bps min_split */
-    {9, 100, 32, 32, 4, 4, 4, 128},
-    {0, 0, 32, 32, 4, 4, 4, 128},
+    {9, 100, 64ll << 20, 1ll << 30,
+     /* rows  fp64: small, medium, large      fp32 */
+     {{{16, 4}, {16, 2}, {32, 2}}, {{8, 4}, {16, 2}, {16, 8}}},
+     /* cols */
+     {{{16, 4}, {32, 2}, {16, 2}}, {{8, 4}, {16, 2}, {16, 16}}},
+     /* dual (bps only) */
+     {{{0, 4}, {0, 4}, {0, 16}}, {{0, 4}, {0, 2}, {0, 16}}},
+     128, 32},
+    {0, 0, 64ll << 20, 1ll << 30,
+     {{{32, 4}, {32, 4}, {32, 4}}, {{32, 4}, {32, 4}, {32, 4}}},
+     {{{8, 4}, {8, 4}, {8, 4}}, {{8, 4}, {8, 4}, {8, 4}}},
+     {{{0, 4}, {0, 4}, {0, 8}}, {{0, 4}, {0, 4}, {0, 8}}},
+     128, 32},
 };
 
-static abft_cuda_tune_t abft_cuda_tune_over;
-static int abft_cuda_tune_have_over = 0;
+static int abft_cuda_over_rows = 0, abft_cuda_over_cols = 0, abft_cuda_over_bps = 0;
 
 #define ABFT_CUDA_MAX_DEVICES 64
-static abft_cuda_tune_t abft_cuda_tune_cache[ABFT_CUDA_MAX_DEVICES];
+static const abft_cuda_tune_t *abft_cuda_tune_row[ABFT_CUDA_MAX_DEVICES];
 static int abft_cuda_tune_sms[ABFT_CUDA_MAX_DEVICES];
-static int abft_cuda_tune_ready[ABFT_CUDA_MAX_DEVICES];
 
-extern "C" void abft_cuda_tune_override(const abft_cuda_tune_t *t) {
-    if (t == NULL) {
-        abft_cuda_tune_have_over = 0;
-    } else {
-        abft_cuda_tune_over = *t;
-        abft_cuda_tune_have_over = 1;
-    }
-    for (int i = 0; i < ABFT_CUDA_MAX_DEVICES; ++i) abft_cuda_tune_ready[i] = 0;
+extern "C" void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps) {
+    abft_cuda_over_rows = rows_lanes;
+    abft_cuda_over_cols = cols_lanes;
+    abft_cuda_over_bps = bps;
+}
+
+extern "C" abft_cuda_kshape_t abft_cuda_tune_shape(const abft_cuda_tune_t *t, int kernel,
+                                                   int prec, double bytes) {
+    const int cls = bytes <= (double)t->small_bytes ? 0 : bytes <= (double)t->large_bytes ? 1 : 2;
+    const int p = prec ? 1 : 0;
+    abft_cuda_kshape_t s = kernel == 0 ? t->rows[p][cls] : kernel == 1 ? t->cols[p][cls]
+                                                                       : t->dual[p][cls];
+    if (kernel == 0 && abft_cuda_over_rows > 0) s.lanes = abft_cuda_over_rows;
+    if (kernel == 1 && abft_cuda_over_cols > 0) s.lanes = abft_cuda_over_cols;
+    if (abft_cuda_over_bps > 0) s.bps = abft_cuda_over_bps;
+    return s;
 }
 
 extern "C" const abft_cuda_tune_t *abft_cuda_tune_get(int device, int *sm_count) {
-    static abft_cuda_tune_t fallback;
-    int d = device >= 0 && device < ABFT_CUDA_MAX_DEVICES ? device : -1;
-    if (d >= 0 && abft_cuda_tune_ready[d]) {
+    const int d = device >= 0 && device < ABFT_CUDA_MAX_DEVICES ? device : -1;
+    if (d >= 0 && abft_cuda_tune_row[d] != NULL) {
         *sm_count = abft_cuda_tune_sms[d];
-        return &abft_cuda_tune_cache[d];
+        return abft_cuda_tune_row[d];
     }
     int major = 0, sms = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
-                               device >= 0 ? device : 0) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-                               device >= 0 ? device : 0) != cudaSuccess) {
+    const int q = device >= 0 ? device : 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, q) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, q) != cudaSuccess) {
         (void)cudaGetLastError();
         major = 0;
         sms = 1;
     }
     if (sms < 1) sms = 1;
     const int nrows = (int)(sizeof abft_cuda_tune_table / sizeof abft_cuda_tune_table[0]);
-    abft_cuda_tune_t t = abft_cuda_tune_table[nrows - 1];
+    const abft_cuda_tune_t *t = &abft_cuda_tune_table[nrows - 1];
     for (int i = 0; i < nrows; ++i) {
         if (major >= abft_cuda_tune_table[i].cc_major_min &&
             sms >= abft_cuda_tune_table[i].sms_min) {
-            t = abft_cuda_tune_table[i];
+            t = &abft_cuda_tune_table[i];
             break;
         }
     }
-    if (abft_cuda_tune_have_over) {
-        const abft_cuda_tune_t *o = &abft_cuda_tune_over;
-        if (o->rows_lanes_d > 0) t.rows_lanes_d = o->rows_lanes_d;
-        if (o->rows_lanes_s > 0) t.rows_lanes_s = o->rows_lanes_s;
-        if (o->cols_lanes_d > 0) t.cols_lanes_d = o->cols_lanes_d;
-        if (o->cols_lanes_s > 0) t.cols_lanes_s = o->cols_lanes_s;
-        if (o->blocks_per_sm > 0) t.blocks_per_sm = o->blocks_per_sm;
-        if (o->min_split > 0) t.min_split = o->min_split;
+    if (d >= 0) {
+        abft_cuda_tune_sms[d] = sms; /* racing writers store identical values */
+        abft_cuda_tune_row[d] = t;
     }
-    if (d < 0) {
-        fallback = t;
-        *sm_count = sms;
-        return &fallback;
-    }
-    abft_cuda_tune_cache[d] = t;
-    abft_cuda_tune_sms[d] = sms;
-    abft_cuda_tune_ready[d] = 1; /* racing writers store identical values */
     *sm_count = sms;
-    return &abft_cuda_tune_cache[d];
+    return t;
 }

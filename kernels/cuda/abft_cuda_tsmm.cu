@@ -24,11 +24,11 @@ int wide_ok(const void *A, int64_t lda, size_t elem, int vbytes) {
 
 /* How many slices of a long dimension of `len` to cut so that tiles x slices fills the
  * device (blocks_per_sm on each SM), never slices thinner than min_split (or `align`). */
-int64_t choose_slices(int64_t tiles, int64_t len, int64_t align, int sms,
-                      const abft_cuda_tune_t *t, int64_t *chunk) {
-    int64_t target = (int64_t)sms * t->blocks_per_sm;
+int64_t choose_slices(int64_t tiles, int64_t len, int64_t align, int sms, int bps,
+                      int min_split, int64_t *chunk) {
+    int64_t target = (int64_t)sms * (bps > 0 ? bps : 1);
     int64_t S = tiles >= target ? 1 : ceil_div(target, tiles > 0 ? tiles : 1);
-    int64_t min_slice = t->min_split > align ? t->min_split : align;
+    int64_t min_slice = min_split > align ? min_split : align;
     int64_t smax = len / min_slice;
     if (smax < 1) smax = 1;
     if (S > smax) S = smax;
@@ -71,21 +71,23 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     p.Ya = a->Yabs;
     p.ldya = a->ldyabs;
     p.part = NULL;
-    const bool isd = sizeof(T) == 8;
+    const int pr = sizeof(T) == 8 ? 0 : 1;
+    const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
     int64_t out_len, S;
     dim3 grid;
     size_t smem;
     if (a->trans == 0) {
         if (a->rows == 0) return ABFT_STATUS_SUCCESS;
         constexpr int R = rows_per_thread<T, CB, ABS, 1>::value;
-        int lanes = isd ? tune->rows_lanes_d : tune->rows_lanes_s;
+        const abft_cuda_kshape_t sh = abft_cuda_tune_shape(tune, 0, pr, bytes);
+        int lanes = sh.lanes;
         if (lanes < 8) lanes = 8;
         if (lanes > NT) lanes = NT;
         const int G = NT / lanes;
         const int64_t TR = (int64_t)lanes * R;
         const int64_t tiles = ceil_div(a->rows, TR);
         int64_t chunk;
-        S = choose_slices(tiles, a->cols, (int64_t)G * UNR, sms, tune, &chunk);
+        S = choose_slices(tiles, a->cols, (int64_t)G * UNR, sms, sh.bps, tune->min_split, &chunk);
         int64_t ks = ABFT_CUDA_SMEM_BYTES / (8 * nacc);
         ks = ks / (G * UNR) * (G * UNR);
         if (ks < G * UNR) ks = G * UNR;
@@ -103,7 +105,8 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     } else {
         if (a->cols == 0) return ABFT_STATUS_SUCCESS;
         constexpr int R = vec_width<T>::value;
-        int lanes = isd ? tune->cols_lanes_d : tune->cols_lanes_s;
+        const abft_cuda_kshape_t sh = abft_cuda_tune_shape(tune, 1, pr, bytes);
+        int lanes = sh.lanes;
         if (lanes < 1) lanes = 1;
         if (lanes > 32) lanes = 32;
         while (lanes > 1 && (int64_t)UNR * lanes * R * nacc * 8 > ABFT_CUDA_SMEM_BYTES) lanes /= 2;
@@ -111,7 +114,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         const int64_t step = (int64_t)UNR * lanes * R;
         const int64_t tiles = ceil_div(a->cols, NC);
         int64_t chunk;
-        S = choose_slices(tiles, a->rows, step, sms, tune, &chunk);
+        S = choose_slices(tiles, a->rows, step, sms, sh.bps, tune->min_split, &chunk);
         int64_t rs = ABFT_CUDA_SMEM_BYTES / (8 * nacc);
         rs = rs / step * step;
         if (rs < step) rs = step;
@@ -180,7 +183,9 @@ abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     /* With no rows, one (empty) row tile still writes Q = 0. */
     const int64_t tiles = a->rows > 0 ? ceil_div(a->rows, TR) : 1;
     int64_t chunk;
-    const int64_t S = choose_slices(tiles, a->cols, UNR, sms, tune, &chunk);
+    const abft_cuda_kshape_t sh = abft_cuda_tune_shape(
+        tune, 2, sizeof(T) == 8 ? 0 : 1, (double)a->rows * (double)a->cols * (double)sizeof(T));
+    const int64_t S = choose_slices(tiles, a->cols, UNR, sms, sh.bps, tune->dual_min_split, &chunk);
     int64_t ks = ABFT_CUDA_SMEM_BYTES / (8 * nacc * (1 + NT / 32));
     ks = ks / UNR * UNR;
     if (ks < UNR) ks = UNR;

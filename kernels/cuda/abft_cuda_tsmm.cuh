@@ -410,6 +410,14 @@ __global__ void __launch_bounds__(NT) tsmm_t_kernel(const tsmm_params p) {
     }
 }
 
+template <bool ABS, int R, int CB>
+__device__ __forceinline__ double zval(const double (&za)[ABS ? R : 1][CB], int r, int q) {
+    if constexpr (ABS)
+        return za[r][q];
+    else
+        return za[0][q];
+}
+
 /* ---- fused dual: P = M·X and Q = M^T·Z from one read of M -----------------------------
  * Block: 8 warps stacked along rows (NT*R rows), each warp sweeping every column of the
  * block's slice U at a time. P accumulates in registers as in the rows kernel (no
@@ -509,27 +517,43 @@ __global__ void __launch_bounds__(NT) dual_kernel(const dual_params p) {
                         }
                     }
                 }
-                /* Q: this column's products over the thread's rows, then over the warp. */
+            }
+            /* Q: each column's products over the thread's rows, then over the warp by a
+             * reduce-scatter of the UNR (= 4) columns: 2 + 1 + 1 + 1 + 1 shuffles per
+             * output instead of 4 x 5; the lanes of one group of 8 end with column u's sum. */
+            static_assert(UNR == 4, "the reduce-scatter below is written for 4 columns");
 #pragma unroll
-                for (int o = 0; o < NO; ++o) {
-                    const int q = o % CB;
-                    if (q < p.c2) {
-                        double t = 0.0;
+            for (int o = 0; o < NO; ++o) {
+                const int q = o % CB;
+                if (q < p.c2) {
+                    double t[UNR];
+#pragma unroll
+                    for (int u = 0; u < UNR; ++u) {
+                        t[u] = 0.0;
 #pragma unroll
                         for (int r = 0; r < R; ++r) {
-                            if constexpr (ABS) {
-                                if (o >= CB)
-                                    t = fma(fabs((double)v[u][r]), za[r][q], t);
-                                else
-                                    t = fma((double)v[u][r], z[r][q], t);
-                            } else {
-                                t = fma((double)v[u][r], z[r][q], t);
-                            }
+                            if (ABS && o >= CB)
+                                t[u] = fma(fabs((double)v[u][r]), zval<ABS, R, CB>(za, r, q), t[u]);
+                            else
+                                t[u] = fma((double)v[u][r], z[r][q], t[u]);
                         }
-#pragma unroll
-                        for (int off = 16; off >= 1; off /= 2)
-                            t += __shfl_xor_sync(0xffffffffu, t, off);
-                        if (lane == 0) qs[((size_t)w * NO + o) * KS + jb + u] = t;
+                    }
+                    const bool hi16 = (lane & 16) != 0, hi8 = (lane & 8) != 0;
+                    double a0, a1;
+                    {
+                        const double s0 = hi16 ? t[0] : t[2], k0 = hi16 ? t[2] : t[0];
+                        const double s1 = hi16 ? t[1] : t[3], k1 = hi16 ? t[3] : t[1];
+                        a0 = k0 + __shfl_xor_sync(0xffffffffu, s0, 16);
+                        a1 = k1 + __shfl_xor_sync(0xffffffffu, s1, 16);
+                    }
+                    const double snd = hi8 ? a0 : a1, kp = hi8 ? a1 : a0;
+                    double b = kp + __shfl_xor_sync(0xffffffffu, snd, 8);
+                    b += __shfl_xor_sync(0xffffffffu, b, 4);
+                    b += __shfl_xor_sync(0xffffffffu, b, 2);
+                    b += __shfl_xor_sync(0xffffffffu, b, 1);
+                    if ((lane & 7) == 0) {
+                        const int u = (hi16 ? 2 : 0) + (hi8 ? 1 : 0);
+                        qs[((size_t)w * NO + o) * KS + jb + u] = b;
                     }
                 }
             }

@@ -18,26 +18,36 @@ extern "C" {
 /* Dynamic shared memory budget of one block (X staging and the in-block reduction). */
 #define ABFT_CUDA_SMEM_BYTES 32768
 
+/* Launch shape of one kernel: lanes (rows kernel: lanes along rows per column group;
+ * cols kernel: lanes down each column, <= 32; unused by the dual kernel) and the blocks per
+ * multiprocessor that the split of the long dimension aims for. */
+typedef struct abft_cuda_kshape {
+    int lanes;
+    int bps;
+} abft_cuda_kshape_t;
+
+/* Size classes by the bytes of the data matrix: 0 small (<= small_bytes: launch and tail
+ * effects dominate), 1 medium, 2 large (> large_bytes). */
 typedef struct abft_cuda_tune {
     int cc_major_min; /* key: compute capability major >= this */
     int sms_min;      /* key: multiprocessor count >= this */
-    /* trans = N (row checksums): lanes along rows per column group; the block holds
-     * 256 / lanes column groups whose partial sums are combined in shared memory. */
-    int rows_lanes_d, rows_lanes_s;
-    /* trans = T (column checksums): lanes along rows per column (<= 32). */
-    int cols_lanes_d, cols_lanes_s;
-    /* Blocks per multiprocessor the split along the long dimension aims for. */
-    int blocks_per_sm;
-    /* Smallest slice of the long dimension one block takes when it is split. */
-    int min_split;
+    long long small_bytes, large_bytes;
+    abft_cuda_kshape_t rows[2][3]; /* [0 fp64, 1 fp32][size class] */
+    abft_cuda_kshape_t cols[2][3];
+    abft_cuda_kshape_t dual[2][3];
+    int min_split;      /* thinnest slice of the long dimension per block (tsmm) */
+    int dual_min_split; /* the same for the dual kernel's column slices */
 } abft_cuda_tune_t;
 
-/* The table row for the current device (cached per device ordinal), with any override set
- * by abft_cuda_tune_override applied. */
+/* The table row for the device (cached per ordinal). */
 const abft_cuda_tune_t *abft_cuda_tune_get(int device, int *sm_count);
-/* Benchmarks only: replace the fields of the active row that are > 0 in `t`
- * (NULL clears every override). Not thread-safe; not part of the library's API. */
-void abft_cuda_tune_override(const abft_cuda_tune_t *t);
+/* The shape for a kernel (0 rows, 1 cols, 2 dual), precision (0 fp64, 1 fp32) and size,
+ * with the benchmark override applied. */
+abft_cuda_kshape_t abft_cuda_tune_shape(const abft_cuda_tune_t *t, int kernel, int prec,
+                                        double bytes);
+/* Benchmarks only (tile sweeps): force lanes / bps (> 0) for every kernel and size;
+ * (0, 0, 0) clears. Not thread-safe; not part of the library's API. */
+void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps);
 
 #ifdef __cplusplus
 }
