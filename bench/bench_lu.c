@@ -48,14 +48,26 @@ static double median(double *v, int n) {
 typedef struct result {
     char prec;
     int64_t n;
-    double t_cusolver, t_offline, t_online1, t_online4;
+    double t_cusolver, t_offline, t_online1, t_online4, t_online_off;
     int64_t detected;
 } result_t;
 
-enum { V_CUSOLVER, V_OFFLINE, V_ONLINE1, V_ONLINE4, V_COUNT };
+enum { V_CUSOLVER, V_OFFLINE, V_ONLINE1, V_ONLINE4, V_ONLINE_OFF, V_COUNT };
 
+/* the online configuration the main table uses (chosen by the sweep) */
+static int64_t g_nb = 256, g_inb = 64;
+#define CHECKS_OFF ((int64_t)1 << 40)
+
+typedef struct sweep {
+    char prec;
+    int64_t n, nb, inb;
+    double ms;
+} sweep_t;
+
+/* variants: which of V_*; for the sweep (sweep != NULL) only the online variant with the
+ * given nb/inb and checks off is timed. */
 static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t n, int reps,
-                     result_t *res) {
+                     result_t *res, sweep_t *sweep, int nsweep) {
     size_t es = prec == 'd' ? 8 : 4, bytes = (size_t)n * (size_t)n * es;
     void *A0, *A, *work;
     int *ip32, *dinfo;
@@ -85,16 +97,19 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     double *t = (double *)malloc(sizeof(double) * (size_t)(reps + 1));
-    double med[V_COUNT];
-    res->detected = 0;
-    for (int v = 0; v < V_COUNT; ++v) {
+    double med[V_COUNT] = {0};
+    if (res != NULL) res->detected = 0;
+    int nv = sweep != NULL ? nsweep : V_COUNT;
+    for (int vi = 0; vi < nv; ++vi) {
+        int v = sweep != NULL ? V_ONLINE_OFF : vi;
+        int64_t nb = sweep != NULL ? sweep[vi].nb : g_nb, inb = sweep != NULL ? sweep[vi].inb : g_inb;
         for (int r = -1; r < reps; ++r) { /* r = -1: warm-up */
             CK(cudaMemcpy(A, A0, bytes, cudaMemcpyDeviceToDevice));
             CK(cudaDeviceSynchronize());
             abft_report_t rep;
             int64_t info = 0;
             abft_status_t st = ABFT_STATUS_SUCCESS;
-            abft_lu_options_t o1 = {0, 1}, o4 = {0, 4};
+            abft_lu_options_t o1 = {nb, 1, inb}, o4 = {nb, 4, inb}, ooff = {nb, CHECKS_OFF, inb};
             CK(cudaEventRecord(e0, 0));
             switch (v) {
             case V_CUSOLVER:
@@ -107,10 +122,12 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
                 break;
             case V_ONLINE1:
             case V_ONLINE4:
-                st = prec == 'd'
-                         ? abft_dgetrf_online(h, n, n, (double *)A, n, ip64, v == V_ONLINE1 ? &o1 : &o4, &info, &rep)
-                         : abft_sgetrf_online(h, n, n, (float *)A, n, ip64, v == V_ONLINE1 ? &o1 : &o4, &info, &rep);
+            case V_ONLINE_OFF: {
+                abft_lu_options_t *o = v == V_ONLINE1 ? &o1 : v == V_ONLINE4 ? &o4 : &ooff;
+                st = prec == 'd' ? abft_dgetrf_online(h, n, n, (double *)A, n, ip64, o, &info, &rep)
+                                 : abft_sgetrf_online(h, n, n, (float *)A, n, ip64, o, &info, &rep);
                 break;
+            }
             }
             CK(cudaEventRecord(e1, 0));
             CK(cudaEventSynchronize(e1));
@@ -118,19 +135,23 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
                 fprintf(stderr, "variant %d n %lld %c: %s\n", v, (long long)n, prec, abft_status_name(st));
                 exit(1);
             }
-            if (v != V_CUSOLVER) res->detected += rep.detected;
+            if (v != V_CUSOLVER && res != NULL) res->detected += rep.detected;
             float ms = 0;
             CK(cudaEventElapsedTime(&ms, e0, e1));
             if (r >= 0) t[r] = ms;
         }
-        med[v] = median(t, reps);
+        if (sweep != NULL) sweep[vi].ms = median(t, reps);
+        else med[v] = median(t, reps);
     }
-    res->prec = prec;
-    res->n = n;
-    res->t_cusolver = med[V_CUSOLVER];
-    res->t_offline = med[V_OFFLINE];
-    res->t_online1 = med[V_ONLINE1];
-    res->t_online4 = med[V_ONLINE4];
+    if (res != NULL) {
+        res->prec = prec;
+        res->n = n;
+        res->t_cusolver = med[V_CUSOLVER];
+        res->t_offline = med[V_OFFLINE];
+        res->t_online1 = med[V_ONLINE1];
+        res->t_online4 = med[V_ONLINE4];
+        res->t_online_off = med[V_ONLINE_OFF];
+    }
     free(t);
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
@@ -169,17 +190,49 @@ int main(int argc, char **argv) {
     int nsz = quick ? 1 : 3;
     result_t res[6];
     int nres = 0;
-    printf("%-5s %6s %12s %12s %12s %12s %9s %9s %9s\n", "prec", "n", "cusolver ms", "offline ms",
-           "online1 ms", "online4 ms", "off %", "on1 %", "on4 %");
+    /* Sweep of the online blocking (checks off) at n = 8192 (--quick: 4096), fp64 then
+     * fp32; the fastest (nb, panel_nb) over both precisions drives the main table. */
+    const int64_t cfg[][2] = {{256, 256}, {256, 64}, {256, 32}, {512, 64}, {512, 128},
+                              {128, 32}, {384, 64}, {1024, 128}};
+    const int ncfg = (int)(sizeof cfg / sizeof cfg[0]);
+    sweep_t sw[2 * 8];
+    int64_t sn = quick ? 4096 : 8192;
+    for (int pi = 0; pi < 2; ++pi) {
+        for (int c = 0; c < ncfg; ++c) {
+            sw[pi * ncfg + c].prec = pi == 0 ? 'd' : 's';
+            sw[pi * ncfg + c].n = sn;
+            sw[pi * ncfg + c].nb = cfg[c][0];
+            sw[pi * ncfg + c].inb = cfg[c][1];
+        }
+        run_size(h, cs, pi == 0 ? 'd' : 's', sn, reps < 5 ? reps : 5, NULL, sw + pi * ncfg, ncfg);
+    }
+    double best = 1e300;
+    printf("online blocking sweep (checks off), n = %lld:\n", (long long)sn);
+    for (int c = 0; c < ncfg; ++c) {
+        double tot = sw[c].ms + sw[ncfg + c].ms;
+        printf("  nb %5lld panel_nb %4lld: fp64 %9.3f ms  fp32 %9.3f ms\n", (long long)cfg[c][0],
+               (long long)cfg[c][1], sw[c].ms, sw[ncfg + c].ms);
+        if (tot < best) {
+            best = tot;
+            g_nb = cfg[c][0];
+            g_inb = cfg[c][1];
+        }
+    }
+    printf("chosen: nb %lld panel_nb %lld\n", (long long)g_nb, (long long)g_inb);
+    printf("%-5s %6s %12s %12s %12s %12s %12s %9s %9s %9s %9s\n", "prec", "n", "cusolver ms",
+           "offline ms", "online1 ms", "online4 ms", "online0 ms", "off %", "on1 %", "on4 %", "on0 %");
     for (int pi = 0; pi < 2; ++pi) {
         for (int s = 0; s < nsz; ++s) {
             result_t *r = &res[nres++];
-            run_size(h, cs, pi == 0 ? 'd' : 's', sizes[s], sizes[s] >= 16384 ? (reps < 5 ? reps : 5) : reps, r);
-            printf("%-5s %6lld %12.3f %12.3f %12.3f %12.3f %+8.2f%% %+8.2f%% %+8.2f%%  (detected %lld)\n",
+            run_size(h, cs, pi == 0 ? 'd' : 's', sizes[s], sizes[s] >= 16384 ? (reps < 5 ? reps : 5) : reps, r,
+                     NULL, 0);
+            printf("%-5s %6lld %12.3f %12.3f %12.3f %12.3f %12.3f %+8.2f%% %+8.2f%% %+8.2f%% %+8.2f%%  (detected %lld)\n",
                    r->prec == 'd' ? "fp64" : "fp32", (long long)r->n, r->t_cusolver, r->t_offline,
-                   r->t_online1, r->t_online4, 100.0 * (r->t_offline / r->t_cusolver - 1.0),
+                   r->t_online1, r->t_online4, r->t_online_off,
+                   100.0 * (r->t_offline / r->t_cusolver - 1.0),
                    100.0 * (r->t_online1 / r->t_cusolver - 1.0),
-                   100.0 * (r->t_online4 / r->t_cusolver - 1.0), (long long)r->detected);
+                   100.0 * (r->t_online4 / r->t_cusolver - 1.0),
+                   100.0 * (r->t_online_off / r->t_cusolver - 1.0), (long long)r->detected);
             fflush(stdout);
         }
     }
@@ -191,14 +244,22 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/lu.json", out);
     FILE *f = fopen(path, "w");
     if (f != NULL) {
-        fprintf(f, "{\n  \"date\": \"%s\",\n  \"device\": \"%s\",\n  \"commit\": \"%s\",\n  \"reps\": %d,\n  \"results\": [\n",
-                date, prop.name, commit, reps);
+        fprintf(f, "{\n  \"date\": \"%s\",\n  \"device\": \"%s\",\n  \"commit\": \"%s\",\n  \"reps\": %d,\n"
+                   "  \"online_nb\": %lld,\n  \"online_panel_nb\": %lld,\n  \"sweep\": [\n",
+                date, prop.name, commit, reps, (long long)g_nb, (long long)g_inb);
+        for (int i = 0; i < 2 * ncfg; ++i)
+            fprintf(f, "    {\"precision\": \"%s\", \"n\": %lld, \"nb\": %lld, \"panel_nb\": %lld, "
+                       "\"online_checks_off_ms\": %.4f}%s\n", sw[i].prec == 'd' ? "fp64" : "fp32",
+                    (long long)sw[i].n, (long long)sw[i].nb, (long long)sw[i].inb, sw[i].ms,
+                    i + 1 < 2 * ncfg ? "," : "");
+        fprintf(f, "  ],\n  \"results\": [\n");
         for (int i = 0; i < nres; ++i)
             fprintf(f, "    {\"precision\": \"%s\", \"n\": %lld, \"cusolver_ms\": %.4f, \"offline_ms\": %.4f, "
-                       "\"online_every1_ms\": %.4f, \"online_every4_ms\": %.4f, \"detected\": %lld}%s\n",
+                       "\"online_every1_ms\": %.4f, \"online_every4_ms\": %.4f, \"online_checks_off_ms\": %.4f, "
+                       "\"detected\": %lld}%s\n",
                     res[i].prec == 'd' ? "fp64" : "fp32", (long long)res[i].n, res[i].t_cusolver,
-                    res[i].t_offline, res[i].t_online1, res[i].t_online4, (long long)res[i].detected,
-                    i + 1 < nres ? "," : "");
+                    res[i].t_offline, res[i].t_online1, res[i].t_online4, res[i].t_online_off,
+                    (long long)res[i].detected, i + 1 < nres ? "," : "");
         fprintf(f, "  ]\n}\n");
         fclose(f);
     }
@@ -207,18 +268,27 @@ int main(int argc, char **argv) {
     if (f != NULL) {
         fprintf(f, "# Protected LU vs cuSOLVER getrf\n\nDate %s, device %s, commit %s. Median of %d runs "
                    "(5 at n = 16384) after one warm-up; each run factors a fresh copy of the same random "
-                   "matrix (values in [-1, 1)). Overheads are relative to cusolverDn?getrf.\n\n",
-                date, prop.name, commit, reps);
+                   "matrix (values in [-1, 1)). Overheads are relative to cusolverDn?getrf. Online: nb = %lld, "
+                   "panel_nb = %lld (the fastest of the sweep below); \"checks off\" runs the same blocked LU "
+                   "with the carried checksums but no trailing checks (the final check still runs).\n\n",
+                date, prop.name, commit, reps, (long long)g_nb, (long long)g_inb);
         fprintf(f, "| prec | n | cuSOLVER ms | offline ms | offline | online (every panel) ms | online | "
-                   "online (every 4th) ms | online |\n|---|---|---|---|---|---|---|---|---|\n");
+                   "online (every 4th) ms | online | online (checks off) ms | online |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < nres; ++i) {
             result_t *r = &res[i];
-            fprintf(f, "| %s | %lld | %.3f | %.3f | %+.2f %% | %.3f | %+.2f %% | %.3f | %+.2f %% |\n",
+            fprintf(f, "| %s | %lld | %.3f | %.3f | %+.2f %% | %.3f | %+.2f %% | %.3f | %+.2f %% | %.3f | %+.2f %% |\n",
                     r->prec == 'd' ? "fp64" : "fp32", (long long)r->n, r->t_cusolver, r->t_offline,
                     100.0 * (r->t_offline / r->t_cusolver - 1.0), r->t_online1,
                     100.0 * (r->t_online1 / r->t_cusolver - 1.0), r->t_online4,
-                    100.0 * (r->t_online4 / r->t_cusolver - 1.0));
+                    100.0 * (r->t_online4 / r->t_cusolver - 1.0), r->t_online_off,
+                    100.0 * (r->t_online_off / r->t_cusolver - 1.0));
         }
+        fprintf(f, "\nOnline blocking sweep, checks off, n = %lld:\n\n| nb | panel_nb | fp64 ms | fp32 ms |\n"
+                   "|---|---|---|---|\n", (long long)sn);
+        for (int c = 0; c < ncfg; ++c)
+            fprintf(f, "| %lld | %lld | %.3f | %.3f |\n", (long long)cfg[c][0], (long long)cfg[c][1],
+                    sw[c].ms, sw[ncfg + c].ms);
         fclose(f);
     }
     cusolverDnDestroy(cs);

@@ -42,7 +42,8 @@ typedef struct abft_lu_tri_args {
 } abft_lu_tri_args_t;
 
 /* LU with partial pivoting of the m x n matrix A in place (LAPACK getrf semantics).
- * ipiv (backend memory, int64, 1-based, min(m, n) entries). *info (host) as LAPACK's. */
+ * ipiv (backend memory, int64, 1-based, min(m, n) entries). *info (host) as LAPACK's.
+ * hpiv (host, may be NULL) gets the same pivots, fetched with the info in one transfer. */
 typedef struct abft_lu_getrf_args {
     abft_prec_t prec;
     int64_t m, n;
@@ -50,6 +51,7 @@ typedef struct abft_lu_getrf_args {
     int64_t lda;
     int64_t *ipiv;
     int64_t *info;
+    int64_t *hpiv;
 } abft_lu_getrf_args_t;
 
 /* Row interchanges of a matrix with `cols` columns (elements of the given precision, or

@@ -153,7 +153,43 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, abft_report_t *rep)
     return st;
 }
 
-static abft_status_t run_online(online_t *o, int64_t nb, int64_t every, int64_t *hpiv,
+/* Factor the panel A(c0:m, c0:c0+w) (rows below c0, all of them), pivots global in hpiv
+ * (host) and ipiv (backend). Wider than inb: split in halves as LAPACK's getrf2 does (left
+ * half, swaps + trsm + gemm on the right half, right half, swaps on the left half), so that
+ * the backend's getrf only sees narrow panels. */
+static abft_status_t factor_panel(online_t *o, int64_t c0, int64_t w, int64_t inb, int64_t *hpiv,
+                           int64_t *ipiv, int64_t *info) {
+    abft_handle_t h = o->h;
+    const abft_lu_ops_t *lo = o->lo;
+    struct abft_lu_plan *p = o->p;
+    const int64_t m = p->m;
+    if (w <= inb) {
+        int64_t pinfo = 0;
+        abft_lu_getrf_args_t gf = {p->prec, m - c0, w, elem_ptr(o, c0, c0), o->lda, ipiv + c0,
+                                   &pinfo, hpiv + c0};
+        ABFT_TRY(lo->getrf(&h->kctx, &gf));
+        if (pinfo > 0 && *info == 0) *info = pinfo + c0;
+        /* local pivots -> global */
+        for (int64_t i = c0; i < c0 + w; ++i) hpiv[i] += c0;
+        abft_copy_args_t pb = {1, 8, w, 1, hpiv + c0, w, ipiv + c0, w};
+        return h->ops->copy(&h->kctx, &pb);
+    }
+    const int64_t w1 = w / 2, w2 = w - w1, c1 = c0 + w1;
+    ABFT_TRY(factor_panel(o, c0, w1, inb, hpiv, ipiv, info));
+    abft_lu_laswp_args_t sr = {p->prec, 0, w2, elem_ptr(o, 0, c1), o->lda, c0, c1, hpiv, 0};
+    ABFT_TRY(lo->laswp(&h->kctx, &sr));
+    abft_lu_trsm_args_t ts = {p->prec, 1, 0, w1, w2, elem_ptr(o, c0, c0), o->lda,
+                              elem_ptr(o, c0, c1), o->lda};
+    ABFT_TRY(lo->trsm(&h->kctx, &ts));
+    abft_gemm_args_t ge = {p->prec, 0, 0, m - c1, w2, w1, -1.0, 1.0, elem_ptr(o, c1, c0), o->lda,
+                           elem_ptr(o, c0, c1), o->lda, elem_ptr(o, c1, c1), o->lda};
+    ABFT_TRY(h->ops->gemm(&h->kctx, &ge));
+    ABFT_TRY(factor_panel(o, c1, w2, inb, hpiv, ipiv, info));
+    abft_lu_laswp_args_t sl = {p->prec, 0, w1, elem_ptr(o, 0, c0), o->lda, c1, c0 + w, hpiv, 0};
+    return lo->laswp(&h->kctx, &sl);
+}
+
+static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t every, int64_t *hpiv,
                                 int64_t *ipiv, int64_t *info, abft_report_t *rep) {
     abft_handle_t h = o->h;
     const abft_lu_ops_t *lo = o->lo;
@@ -172,25 +208,14 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t every, int64_t 
     int64_t panel = 0;
     for (int64_t K0 = 0; K0 < k; K0 += nb, ++panel) {
         const int64_t jb = nb < k - K0 ? nb : k - K0, K1 = K0 + jb;
-        int64_t pinfo = 0;
-        abft_lu_getrf_args_t gf = {p->prec, m - K0, jb, elem_ptr(o, K0, K0), o->lda, ipiv + K0,
-                                   &pinfo};
-        ABFT_TRY(lo->getrf(&h->kctx, &gf));
-        if (pinfo > 0 && *info == 0) *info = pinfo + K0;
-        /* panel pivots are local: make them global (host round trip of jb entries) */
-        abft_copy_args_t pc = {0, 8, jb, 1, hpiv + K0, jb, ipiv + K0, jb};
-        ABFT_TRY(h->ops->copy(&h->kctx, &pc));
-        for (int64_t i = K0; i < K1; ++i) hpiv[i] += K0;
-        abft_copy_args_t pb = {1, 8, jb, 1, hpiv + K0, jb, ipiv + K0, jb};
-        ABFT_TRY(h->ops->copy(&h->kctx, &pb));
+        ABFT_TRY(factor_panel(o, K0, jb, inb, hpiv, ipiv, info));
         abft_lu_laswp_args_t sl = {p->prec, 0, K0, o->A, o->lda, K0, K1, hpiv, 0};
         if (K0 > 0) ABFT_TRY(lo->laswp(&h->kctx, &sl));
         abft_lu_laswp_args_t sr = {p->prec, 0, n - K1, elem_ptr(o, 0, K1), o->lda, K0, K1, hpiv, 0};
         if (K1 < n) ABFT_TRY(lo->laswp(&h->kctx, &sr));
-        abft_lu_laswp_args_t sw = {p->prec, 1, 2, o->W, m, K0, K1, hpiv, 0};
-        abft_lu_laswp_args_t sb = {p->prec, 1, 2, o->B, m, K0, K1, hpiv, 0};
+        /* W and B are adjacent (B = W + 2m): one m x 4 block */
+        abft_lu_laswp_args_t sw = {p->prec, 1, 4, o->W, m, K0, K1, hpiv, 0};
         ABFT_TRY(lo->laswp(&h->kctx, &sw));
-        ABFT_TRY(lo->laswp(&h->kctx, &sb));
         if (K1 < n) {
             abft_lu_trsm_args_t ts = {p->prec, 1, 0, jb, n - K1, elem_ptr(o, K0, K0), o->lda,
                                       elem_ptr(o, K0, K1), o->lda};
@@ -237,12 +262,16 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
     ABFT_RETURN_IF(abft_bad_matrix(m, n, A, lda), ABFT_STATUS_INVALID_VALUE);
     const int64_t k = m < n ? m : n;
     ABFT_RETURN_IF(k > 0 && ipiv == NULL, ABFT_STATUS_INVALID_VALUE);
-    int64_t nb = h->backend == ABFT_BACKEND_CUDA ? 256 : 64, every = 1;
+    const int gpu = h->backend == ABFT_BACKEND_CUDA;
+    int64_t nb = gpu ? 256 : 64, every = 1, inb = 0;
     if (opt != NULL) {
-        ABFT_RETURN_IF(opt->nb < 0 || opt->check_every < 0, ABFT_STATUS_INVALID_VALUE);
+        ABFT_RETURN_IF(opt->nb < 0 || opt->check_every < 0 || opt->panel_nb < 0,
+                       ABFT_STATUS_INVALID_VALUE);
         if (opt->nb > 0) nb = opt->nb;
         if (opt->check_every > 0) every = opt->check_every;
+        if (opt->panel_nb > 0) inb = opt->panel_nb;
     }
+    if (inb == 0) inb = gpu ? 64 : nb;
     abft_report_t local;
     abft_report_t *rep = report != NULL ? report : &local;
     memset(rep, 0, sizeof *rep);
@@ -278,7 +307,7 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
         st = h->ops->copy(&h->kctx, &cg);
     }
     if (st == ABFT_STATUS_SUCCESS) st = abft_lu_encode(&p, A, lda);
-    if (st == ABFT_STATUS_SUCCESS) st = run_online(&o, nb, every, hpiv, ipiv, &linfo, rep);
+    if (st == ABFT_STATUS_SUCCESS) st = run_online(&o, nb, inb, every, hpiv, ipiv, &linfo, rep);
     free(hg);
     free(hpiv);
     if (o.mem != NULL) h->ops->free(&h->kctx, o.mem);

@@ -43,6 +43,9 @@ typedef struct abft_lu_options {
     int64_t nb;          /* panel width (default 64 on the CPU, 256 on the GPU) */
     int64_t check_every; /* verify the trailing matrix after every check_every-th panel
                             (default 1: after each panel) */
+    int64_t panel_nb;    /* panels wider than this are factored recursively (halves, as
+                            LAPACK's getrf2), narrower ones by the backend's getrf (default:
+                            nb on the CPU, 64 on the GPU) */
 } abft_lu_options_t;
 
 /* Online protected LU ("checksums inside the factorization"): a blocked right-looking LU

@@ -130,6 +130,8 @@ abft_status_t abft_cpu_lu_getrf(const abft_kctx_t *ctx, const abft_lu_getrf_args
     else
         sgetrf_(&m, &n, (float *)a->A, &lda, ip, &info);
     for (int64_t i = 0; i < k; ++i) a->ipiv[i] = ip[i];
+    if (a->hpiv != NULL)
+        for (int64_t i = 0; i < k; ++i) a->hpiv[i] = ip[i];
     free(ip);
     if (info < 0) return ABFT_STATUS_EXECUTION_FAILED;
     *a->info = info;

@@ -243,8 +243,8 @@ abft_status_t laswp_run(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *a) {
     ABFT_CUDA_LAUNCHED();
     perm_write<T><<<grid, 128, 0, s>>>(cnt, a->cols, (T *)a->A, a->lda, d_rows, buf);
     ABFT_CUDA_LAUNCHED();
-    /* the host vectors die here: the copy above must have completed */
-    ABFT_CUDA_TRY(cudaStreamSynchronize(s));
+    /* The host vector may die now: an H2D copy from pageable memory returns only after the
+     * source has been staged. */
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -296,13 +296,19 @@ extern "C" abft_status_t abft_cuda_lu_getrf(const abft_kctx_t *ctx, const abft_l
             ipiv_widen<<<(unsigned)((k + 255) / 256), 256, 0, s>>>(k, ip, a->ipiv);
             st = abft_cuda_status(cudaGetLastError());
         }
-        int hinfo = 0;
+        /* the pivots and the info are adjacent: one transfer when the caller wants both */
+        std::vector<int> hp(a->hpiv != nullptr ? (size_t)k + 1 : 1);
+        int *src = a->hpiv != nullptr ? ip : dinfo;
         if (st == ABFT_STATUS_SUCCESS)
-            st = abft_cuda_status(cudaMemcpyAsync(&hinfo, dinfo, sizeof(int), cudaMemcpyDeviceToHost, s));
+            st = abft_cuda_status(cudaMemcpyAsync(hp.data(), src, hp.size() * sizeof(int),
+                                                  cudaMemcpyDeviceToHost, s));
         if (st == ABFT_STATUS_SUCCESS) st = abft_cuda_status(cudaStreamSynchronize(s));
         if (st == ABFT_STATUS_SUCCESS) {
+            int hinfo = hp[hp.size() - 1];
             if (hinfo < 0) st = ABFT_STATUS_CUSOLVER_ERROR;
             else *a->info = hinfo;
+            if (a->hpiv != nullptr)
+                for (int64_t i = 0; i < k; ++i) a->hpiv[i] = hp[(size_t)i];
         }
     }
     cusolverStatus_t r = cusolverDnSetStream(hs, old);

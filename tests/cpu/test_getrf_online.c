@@ -59,7 +59,7 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
         for (int kind = 0; kind < 4; ++kind) {
             int64_t m = shapes[s][0], n = shapes[s][1], lda = m + (kind == 1 ? 5 : 0);
             int64_t k = m < n ? m : n;
-            abft_lu_options_t opt = {shapes[s][2], kind == 3 ? 2 : 1};
+            abft_lu_options_t opt = {shapes[s][2], kind == 3 ? 2 : 1, kind == 2 ? 8 : 0};
             double *A = tu_alloc_d(lda * n), *R = tu_alloc_d(lda * n);
             tu_fill_d(r, (tu_kind_t)kind, m, n, A, lda);
             memcpy(R, A, (size_t)(lda * n) * sizeof(double));

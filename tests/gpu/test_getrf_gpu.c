@@ -37,6 +37,8 @@ static abft_status_t flip_hook(void *user, abft_hook_site_t site, int which, cha
     return ABFT_STATUS_SUCCESS;
 }
 
+static int64_t g_panel_nb = 0;
+
 static void one(abft_handle_t hc, abft_handle_t hg, tu_rng_t *r, char prec, int online,
                 int64_t m, int64_t n, int64_t nb, flip_t *f) {
     int64_t lda = m + 3, k = m < n ? m : n;
@@ -53,7 +55,7 @@ static void one(abft_handle_t hc, abft_handle_t hg, tu_rng_t *r, char prec, int 
     cudaMalloc(&dA, bytes);
     cudaMalloc((void **)&dp, (size_t)k * 8);
     cudaMemcpy(dA, Ag, bytes, cudaMemcpyHostToDevice);
-    abft_lu_options_t opt = {nb, 1};
+    abft_lu_options_t opt = {nb, 1, g_panel_nb};
     abft_report_t rc, rg;
     int64_t ic, ig;
     abft_status_t sc, sg;
@@ -118,6 +120,11 @@ int main(void) {
         for (int online = 0; online < 2; ++online)
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
                 one(hc, hg, &r, p ? 's' : 'd', online, shapes[s][0], shapes[s][1], 64, NULL);
+    /* the recursive panel on the device */
+    g_panel_nb = 16;
+    for (int p = 0; p < 2; ++p)
+        one(hc, hg, &r, p ? 's' : 'd', 1, 700, 700, 128, NULL);
+    g_panel_nb = 0;
     /* faults: in the factors (offline), between panels (online) */
     for (int t = 0; t < 6; ++t) {
         flip_t f = {ABFT_SITE_AFTER_LU, 0, tu_int(&r, 0, 299), tu_int(&r, 0, 299), (int)tu_int(&r, 52, 60), 0};
