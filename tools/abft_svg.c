@@ -79,9 +79,9 @@ void abft_svg_by_bit(FILE *f, const char *title, int nbits,
                         (long long)n);
             }
         }
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" text-anchor=\"middle\" "
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.1f\" text-anchor=\"middle\" "
                    "fill=\"#555\">%lld</text>\n",
-                x + (bw - 2) / 2, top - 4, nbits == 64 ? 7 : 9, (long long)n);
+                x + (bw - 2) / 2, top - 4, nbits == 64 ? 5.5 : 9, (long long)n);
         if (bit % 4 == 0 || bit == nbits - 1)
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
                        "text-anchor=\"middle\">%d</text>\n",
