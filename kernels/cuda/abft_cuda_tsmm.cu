@@ -109,6 +109,12 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         int lanes = sh.lanes;
         if (lanes < 1) lanes = 1;
         if (lanes > 32) lanes = 32;
+        /* Each block re-reads X for its rows: keep those reads (c*8 bytes per row per block of
+         * NT/lanes columns) under a quarter of A's bytes. v2 measured gen_t c=16 fp64 at 19.5 %
+         * of read with 16 lanes against 37 % with 4 lanes in v1 (bench/NOTES-encode.md). */
+        if (a->X != NULL)
+            while (lanes > 1 && (int64_t)a->c * 8 * 4 * lanes > (int64_t)NT * (int64_t)sizeof(T))
+                lanes /= 2;
         while (lanes > 1 && (int64_t)UNR * lanes * R * nacc * 8 > ABFT_CUDA_SMEM_BYTES) lanes /= 2;
         const int NC = NT / lanes;
         const int64_t step = (int64_t)UNR * lanes * R;
