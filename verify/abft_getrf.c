@@ -47,6 +47,15 @@ void abft_lu_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta,
     f->reserved = 0;
 }
 
+abft_status_t abft_lu_nonfinite_rows(abft_handle_t h, int64_t n, const double *X, int64_t ldx,
+                                     int64_t *count) {
+    double mr = 0.0;
+    /* d = |X - X| is NaN exactly where X is not finite; the bound is 0 */
+    abft_compare_args_t c = {n, X, ldx, X, ldx, X, ldx, X, ldx, NULL, 0, NULL, 0,
+                             1.0, 0.0, 0.0, 0.0, 0.0, 0, NULL, count, &mr};
+    return h->ops->compare(&h->kctx, &c);
+}
+
 /* ---- plan ------------------------------------------------------------------------------ */
 
 abft_status_t abft_lu_plan_init(abft_handle_t h, abft_prec_t prec, int64_t m, int64_t n,
@@ -92,12 +101,9 @@ abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda)
                           p->X, m, p->Xa, m};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &t));
     /* Non-finite input: |A|·V is finite iff A is (or the sums overflow, when no bound
-     * could be computed either). d = |Xa - Xa| is NaN exactly for a non-finite entry. */
+     * could be computed either). */
     int64_t nbad = 0;
-    double mr = 0.0;
-    abft_compare_args_t c = {m, p->Xa, m, p->Xa, m, p->Xa, m, p->Xa, m, NULL, 0, NULL, 0,
-                             1.0, 0.0, 0.0, 0.0, 0.0, 0, NULL, &nbad, &mr};
-    ABFT_TRY(h->ops->compare(&h->kctx, &c));
+    ABFT_TRY(abft_lu_nonfinite_rows(h, m, p->Xa, m, &nbad));
     ABFT_RETURN_IF(nbad > 0, ABFT_STATUS_NON_FINITE_INPUT);
     /* The checksums' own checksum X^T·V (2 x 2), kept on the host: a corrupted entry of X
      * changes it, an intact X reproduces it bit for bit (same kernel, same data). */
@@ -156,8 +162,13 @@ static abft_status_t check_factors(struct abft_lu_plan *p, const void *A, int64_
                              1.0, 0.0, b.coef_s, b.coef_r, b.floor, 0, NULL, nflagged,
                              max_ratio};
     ABFT_TRY(h->ops->compare(&h->kctx, &c));
-    /* An overflowed checksum gives d = t = Inf: passed by the comparison, but its ratio
-     * (Inf/Inf) comes back as Inf. */
+    /* An overflowed bound (Za = Inf) passes any residual: such rows count as flagged. */
+    int64_t nbad = 0;
+    ABFT_TRY(abft_lu_nonfinite_rows(h, m, p->Za, m, &nbad));
+    if (nbad > 0) {
+        *nflagged += nbad;
+        *max_ratio = INFINITY;
+    }
     if (*nflagged == 0 && !(*max_ratio < INFINITY)) *nflagged = 1;
     return ABFT_STATUS_SUCCESS;
 }

@@ -57,6 +57,9 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, abft_report_t *rep)
                              NULL, 0, 1.0, 0.0, g * slack, 2.0 * g * slack, floor, 0, NULL,
                              &nflag, &mr};
     ABFT_TRY(h->ops->compare(&h->kctx, &c));
+    int64_t nbad = 0; /* an overflowed bound passes anything: count it as flagged */
+    ABFT_TRY(abft_lu_nonfinite_rows(h, mt, o->Ta, m, &nbad));
+    if (nbad > 0) mr = INFINITY;
     if (nflag == 0 && !(mr < INFINITY)) nflag = 1;
     rep->checked += mt;
     if (mr > rep->max_ratio || isnan(mr)) rep->max_ratio = mr;

@@ -41,6 +41,9 @@ static abft_status_t checked_solve(abft_handle_t h, abft_prec_t prec, int uplo, 
                              NULL, 0, 1.0, 0.0, cs, cr, floor, ABFT_REPORT_MAX_FAULTS, list,
                              &nflag, &mr};
     ABFT_TRY(h->ops->compare(&h->kctx, &c));
+    int64_t nbad = 0; /* an overflowed bound passes anything */
+    ABFT_TRY(abft_lu_nonfinite_rows(h, nrhs, w->Ysa, nrhs, &nbad));
+    if (nbad > 0) mr = INFINITY;
     rep->checked += nrhs;
     if (mr > rep->max_ratio || isnan(mr)) rep->max_ratio = mr;
     if (nflag == 0 && !(mr < INFINITY)) nflag = 1;

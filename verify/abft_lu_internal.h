@@ -47,6 +47,11 @@ abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda)
  * (which the caller zeroed). */
 abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const int64_t *ipiv,
                              abft_report_t *report);
+/* Number of rows of the n x 2 fp64 array X (backend memory) holding a NaN or Inf. The
+ * comparison kernel passes an entry whose bound is Inf (|d| <= Inf), so every bound
+ * companion is screened with this before it is trusted. */
+abft_status_t abft_lu_nonfinite_rows(abft_handle_t h, int64_t n, const double *X, int64_t ldx,
+                                     int64_t *count);
 /* Record a fault in the report (bounded list). */
 void abft_lu_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta, double ratio,
                        abft_action_t action, abft_factor_t factor);
