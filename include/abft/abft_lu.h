@@ -44,8 +44,8 @@ typedef struct abft_lu_options {
     int64_t check_every; /* verify the trailing matrix after every check_every-th panel
                             (default 1: after each panel) */
     int64_t panel_nb;    /* panels wider than this are factored recursively (halves, as
-                            LAPACK's getrf2), narrower ones by the backend's getrf (default:
-                            nb on the CPU, 64 on the GPU) */
+                            LAPACK's getrf2), narrower ones by the backend's getrf (default
+                            nb: no recursion) */
 } abft_lu_options_t;
 
 /* Online protected LU ("checksums inside the factorization"): a blocked right-looking LU
