@@ -781,7 +781,13 @@ static abft_status_t split_encode(abft_handle_t h, abft_gemm_plan_t p, abft_prec
                                   const void *C, int64_t ldc) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
     ABFT_RETURN_IF(p == NULL || p->h != h || p->prec != prec, ABFT_STATUS_INVALID_VALUE);
-    ABFT_TRY(check_operands(p, A, lda, B, ldb, C, ldc));
+    /* C is read only when beta != 0: it may be NULL otherwise. */
+    if (p->beta == 0.0 && C == NULL) {
+        int64_t cld = p->m > 1 ? p->m : 1;
+        ABFT_TRY(check_operands(p, A, lda, B, ldb, &cld /* any non-NULL */, cld));
+    } else {
+        ABFT_TRY(check_operands(p, A, lda, B, ldb, C, ldc));
+    }
     p->encoded = 0;
     int64_t nonfinite = 0;
     ABFT_TRY(encode(p, A, lda, B, ldb, C, ldc, &nonfinite));

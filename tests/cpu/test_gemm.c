@@ -225,6 +225,7 @@ static void test_single(abft_handle_t h, tu_rng_t *r, abft_checksum_kind_t kind)
                 ++masked;
                 TU_CHECK(w <= 1.0, "undetected and wrong (SDC): prec=%d bit=%d worst=%g", prec,
                          f.bits[0], w);
+                problem_free(&p);
                 continue;
             }
             /* Detected: corrected at the injected place, or, when the error is too close to
@@ -559,6 +560,15 @@ static void test_split(abft_handle_t h, tu_rng_t *r) {
                     ABFT_STATUS_INVALID_VALUE); /* precision mismatch */
     TU_CHECK_STATUS(abft_gemm_plan_destroy(plan), ABFT_STATUS_SUCCESS);
     TU_CHECK_STATUS(abft_gemm_plan_destroy(NULL), ABFT_STATUS_SUCCESS);
+    /* beta = 0: C is not read before the GEMM and may be NULL at encode time */
+    TU_CHECK_STATUS(abft_gemm_plan_create(h, 'd', ABFT_OP_N, ABFT_OP_N, p.m, p.n, p.k, 1.0, 0.0,
+                                          &plan),
+                    ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_dgemm_encode(h, plan, p.A, p.lda, p.B, p.ldb, NULL, p.ldc),
+                    ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_dgemm_encode(h, plan, NULL, p.lda, p.B, p.ldb, NULL, p.ldc),
+                    ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_gemm_plan_destroy(plan), ABFT_STATUS_SUCCESS);
     problem_free(&p);
 }
 
