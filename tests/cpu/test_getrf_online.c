@@ -54,7 +54,7 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
     const int64_t shapes[][3] = {{1, 1, 0},    {5, 5, 2},    {63, 63, 0},  {64, 64, 0},
                                  {65, 65, 0},  {150, 150, 0}, {257, 257, 0}, {200, 120, 0},
                                  {120, 200, 0}, {100, 100, 7}, {97, 97, 16}, {300, 300, 32}};
-    int bitwise = 0, runs = 0;
+    int bitwise = 0, runs = 0, npiv_diff = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
         for (int kind = 0; kind < 4; ++kind) {
             int64_t m = shapes[s][0], n = shapes[s][1], lda = m + (kind == 1 ? 5 : 0);
@@ -76,13 +76,19 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
                      "false positive %lldx%lld kind %d nb %lld: detected %lld max_ratio %g",
                      (long long)m, (long long)n, kind, (long long)opt.nb, (long long)rep.detected,
                      rep.max_ratio);
+            /* With LAPACK's blocking (nb 64, no recursion below it) the operations are
+             * LAPACK's: same pivots. Another blocking rounds differently and may resolve a
+             * near-tie of pivots the other way: then the factors are another valid LU
+             * (the final check above passed the bound), not LAPACK's. */
             int same_piv = 1;
             for (int64_t i = 0; i < k; ++i) same_piv &= ip[i] == rp[i];
-            TU_CHECK(same_piv, "%lldx%lld kind %d: pivots differ from LAPACK", (long long)m,
-                     (long long)n, kind);
+            int lapack_blocking = opt.nb == 0 || opt.nb == 64;
+            TU_CHECK(same_piv || !lapack_blocking, "%lldx%lld kind %d: pivots differ from LAPACK",
+                     (long long)m, (long long)n, kind);
             double e = rel_diff(m, n, A, R, lda);
-            TU_CHECK(e < 1e-12, "%lldx%lld kind %d: factors differ from LAPACK by %g", (long long)m,
-                     (long long)n, kind, e);
+            TU_CHECK(!same_piv || e < 1e-12, "%lldx%lld kind %d: factors differ from LAPACK by %g",
+                     (long long)m, (long long)n, kind, e);
+            npiv_diff += !same_piv;
             TU_CHECK(rep.checked >= m, "checked %lld", (long long)rep.checked);
             bitwise += memcmp(A, R, (size_t)(lda * n) * sizeof(double)) == 0;
             ++runs;
@@ -109,13 +115,16 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
                  (long long)opt.nb, rep.max_ratio);
         int same = 1;
         for (int64_t i = 0; i < k; ++i) same &= ip[i] == rp[i];
-        TU_CHECK(same, "fp32 n %lld: pivots differ", (long long)n);
+        TU_CHECK(same || (opt.nb != 0 && opt.nb != 64), "fp32 n %lld nb %lld: pivots differ",
+                 (long long)n, (long long)opt.nb);
+        npiv_diff += !same;
         free(A);
         free(R);
         free(rp);
         free(ip);
     }
-    printf("clean: %d fp64 factorizations, %d bitwise equal to LAPACK\n", runs, bitwise);
+    printf("clean: %d fp64 + 20 fp32 factorizations, %d bitwise equal to LAPACK, %d with other "
+           "(valid) pivots under a non-LAPACK blocking\n", runs, bitwise, npiv_diff);
 }
 
 /* A flip in the trailing matrix between panels: corrected online; with the trailing checks
