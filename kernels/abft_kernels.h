@@ -91,10 +91,12 @@ typedef struct abft_dual_args {
 /* Checksum comparison of n entries, each with two checksum columns (e and w).
  *   expected s = alpha·S + beta·P               (P ignored when beta == 0 or P == NULL)
  *   bound    t = coef_s·(|alpha|·Sa + |beta|·Pa) + coef_r·Ra + abs_floor
- *   residual d = R - s;  entry i is flagged when !(|d| <= t) in either column.
+ *   residual d = R - s;  entry i is flagged when !(|d| <= t) or t = +Inf in either column
+ *   (an infinite bound verifies nothing: it comes from an Inf or an overflow in C or the
+ *   encodings).
  * Each of R, Ra, S, Sa, P, Pa is n x 2 with its own leading dimension (in backend memory).
  * Output (host memory): *nflagged, *max_ratio (max over entries and columns of |d|/t, with
- * 0/0 = 0 and NaN/Inf ratios reported as +Inf), and the first max_list flagged indices in
+ * 0/0 = 0, and NaN ratios or infinite bounds reported as +Inf), and the first max_list flagged indices in
  * ascending order in list[] (host memory, may be NULL when max_list == 0). */
 typedef struct abft_compare_args {
     int64_t n;

@@ -357,7 +357,7 @@ static int vec_passes(const struct abft_gemm_plan *p, const side_host_t *s, int6
         expect(p, s, i, q, ra[q], &e, &t[q]);
         t[q] += s->slack[i + q * s->n] + (extra != NULL ? extra[q] : 0.0);
         d[q] = r[q] - e;
-        if (!(fabs(d[q]) <= t[q])) ok = 0;
+        if (!(fabs(d[q]) <= t[q]) || isinf(t[q])) ok = 0;
     }
     return ok;
 }

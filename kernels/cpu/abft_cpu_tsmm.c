@@ -111,9 +111,11 @@ abft_status_t abft_cpu_compare(const abft_kctx_t *ctx, const abft_compare_args_t
             }
             t = a->coef_s * t + a->coef_r * a->Ra[i + q * a->ldra] + a->abs_floor;
             double d = fabs(a->R[i + q * a->ldr] - s);
-            if (!(d <= t)) flagged = 1;
+            /* an infinite bound (|C| or the encodings overflowed, an Inf in C) verifies
+             * nothing */
+            if (!(d <= t) || isinf(t)) flagged = 1;
             double r = d == 0.0 ? 0.0 : d / t;
-            if (isnan(r)) r = INFINITY;
+            if (isnan(r) || isinf(t)) r = INFINITY;
             if (r > maxr) maxr = r;
         }
         if (flagged) {

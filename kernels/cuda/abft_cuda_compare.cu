@@ -43,9 +43,10 @@ __device__ __forceinline__ bool cmp_entry(const cmp_params &p, int64_t i, double
         t = __dadd_rn(__dadd_rn(__dmul_rn(p.coef_s, t), __dmul_rn(p.coef_r, p.Ra[i + q * p.ldra])),
                       p.abs_floor);
         const double d = fabs(__dsub_rn(p.R[i + q * p.ldr], s));
-        if (!(d <= t)) flagged = true;
+        /* an infinite bound (|C| or the encodings overflowed, an Inf in C) verifies nothing */
+        if (!(d <= t) || isinf(t)) flagged = true;
         double r = d == 0.0 ? 0.0 : __ddiv_rn(d, t);
-        if (isnan(r)) r = INFINITY;
+        if (isnan(r) || isinf(t)) r = INFINITY;
         if (r > mr) mr = r;
     }
     *ratio = mr;

@@ -429,6 +429,30 @@ static void test_inf_in_c(abft_handle_t h, tu_rng_t *r) {
     problem_free(&p);
 }
 
+/* An Inf written into A after encoding makes a row of C infinite: |C|·V overflows and the
+ * bound with it, which must flag the row, not pass it. */
+static abft_status_t set_inf_hook(void *user, abft_hook_site_t site, int which, char prec,
+                                  void *ptr, int64_t rows, int64_t cols, int64_t ld) {
+    (void)user, (void)rows, (void)cols;
+    if (site == ABFT_SITE_AFTER_ENCODE && which == 0 && prec == 'd')
+        ((double *)ptr)[2 + 3 * ld] = INFINITY;
+    return ABFT_STATUS_SUCCESS;
+}
+
+static void test_inf_after_encode(abft_handle_t h, tu_rng_t *r) {
+    problem_t p = {0};
+    p.m = 12, p.n = 9, p.k = 6, p.alpha = 1.0, p.beta = 0.0;
+    problem_make(r, &p, TU_POSITIVE);
+    abft_set_hook(h, set_inf_hook, NULL);
+    abft_report_t rep;
+    TU_CHECK_STATUS(run(h, &p, p.C, &rep), ABFT_STATUS_SUCCESS);
+    abft_set_hook(h, NULL, NULL);
+    TU_CHECK(rep.detected == 1 && rep.uncorrectable == 1 && rep.corrected == 0,
+             "Inf in A after encoding: detected=%lld uncorrectable=%lld corrected=%lld",
+             (long long)rep.detected, (long long)rep.uncorrectable, (long long)rep.corrected);
+    problem_free(&p);
+}
+
 /* ---- non-finite inputs: status, flag, C untouched ------------------------------------- */
 static void test_nonfinite(abft_handle_t h, tu_rng_t *r) {
     for (int prec = 0; prec < 2; ++prec)
@@ -610,6 +634,7 @@ int main(void) {
     test_single(h, &r, ABFT_CHECKSUM_FULL);
     test_multi(h, &r);
     test_inf_in_c(h, &r);
+    test_inf_after_encode(h, &r);
     test_nonfinite(h, &r);
     test_split(h, &r);
     test_probabilistic(h, &r);
