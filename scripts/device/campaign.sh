@@ -49,21 +49,24 @@ if [ "$fit" -lt "$TRIALS" ]; then n_trials=$fit; fi
 echo "calibration: $per_trial s per trial; running $n_trials faulty + $n_trials control trials" \
   "per precision (asked for $TRIALS)" | tee -a "$log"
 
-pids=()
-for p in d s; do
-  $abft campaign --backend cuda --precision "$p" --size "$N" --trials "$n_trials" \
-    --controls "$n_trials" --refresh 100 --seed "$SEED" --quiet --out "$OUT" \
-    --name "campaign_gemm_$p" >"$OUT/campaign_gemm_$p.txt" 2>&1 &
-  pids+=($!)
-done
+OPS=${OPS:-gemm getrf}
 rc=0
-for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
-for p in d s; do
-  cat "$OUT/campaign_gemm_$p.txt" | tee -a "$log"
-  if [ "$n_trials" -lt "$TRIALS" ]; then
-    printf '\nNote: %s faulty + %s control trials instead of %s each: the device time budget (%s s) allowed no more.\n' \
-      "$n_trials" "$n_trials" "$TRIALS" "$BUDGET_S" >>"$OUT/campaign_gemm_$p.md"
-  fi
+for op in $OPS; do
+  pids=()
+  for p in d s; do
+    $abft campaign --op "$op" --backend cuda --precision "$p" --size "$N" --trials "$n_trials" \
+      --controls "$n_trials" --refresh 100 --seed "$SEED" --quiet --out "$OUT" \
+      --name "campaign_${op}_$p" >"$OUT/campaign_${op}_$p.txt" 2>&1 &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
+  for p in d s; do
+    cat "$OUT/campaign_${op}_$p.txt" | tee -a "$log"
+    if [ "$n_trials" -lt "$TRIALS" ]; then
+      printf '\nNote: %s faulty + %s control trials instead of %s each: the device time budget (%s s) allowed no more.\n' \
+        "$n_trials" "$n_trials" "$TRIALS" "$BUDGET_S" >>"$OUT/campaign_${op}_$p.md"
+    fi
+  done
 done
 echo "total: $(( $(date +%s) - t0 )) s, exit $rc" | tee -a "$log"
 exit $rc
