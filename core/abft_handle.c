@@ -8,12 +8,16 @@
 static const abft_backend_ops_t cpu_ops = {
     abft_cpu_tsmm, abft_cpu_dual, abft_cpu_compare, abft_cpu_gemm,
     abft_cpu_alloc, abft_cpu_free, abft_cpu_copy, abft_cpu_sync,
+    abft_cpu_lu_tri, abft_cpu_lu_getrf, abft_cpu_lu_laswp, abft_cpu_lu_trsm,
+    abft_cpu_lu_gather, abft_cpu_lu_axpy, abft_cpu_lu_get, abft_cpu_lu_set,
 };
 
 #if ABFT_HAVE_CUDA
 static const abft_backend_ops_t cuda_ops = {
     abft_cuda_tsmm, abft_cuda_dual, abft_cuda_compare, abft_cuda_gemm,
     abft_cuda_alloc, abft_cuda_free, abft_cuda_copy, abft_cuda_sync,
+    abft_cuda_lu_tri, abft_cuda_lu_getrf, abft_cuda_lu_laswp, abft_cuda_lu_trsm,
+    abft_cuda_lu_gather, abft_cuda_lu_axpy, abft_cuda_lu_get, abft_cuda_lu_set,
 };
 #endif
 
@@ -200,4 +204,28 @@ double abft_gamma(abft_handle_t h, double n, double u) {
     double nu = n * u;
     if (nu >= 1.0) return INFINITY;
     return h->bound_factor * nu / (1.0 - nu);
+}
+
+void abft_report_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta,
+                           double ratio, abft_action_t action, abft_factor_t factor, int side) {
+    if (r->nfaults >= ABFT_REPORT_MAX_FAULTS) return;
+    abft_fault_t *f = &r->faults[r->nfaults++];
+    f->row = row;
+    f->col = col;
+    f->delta = delta;
+    f->ratio = isnan(ratio) ? INFINITY : ratio;
+    f->action = (int32_t)action;
+    f->factor = (int32_t)factor;
+    f->side = side;
+    f->reserved = 0;
+}
+
+abft_status_t abft_count_nonfinite(abft_handle_t h, const double *X, int64_t n, int64_t ld,
+                                   int64_t *count) {
+    *count = 0;
+    if (n == 0) return ABFT_STATUS_SUCCESS;
+    double maxr = 0.0;
+    abft_compare_args_t a = {n, X, ld, X, ld, X, ld, X, ld, NULL, 0, NULL, 0,
+                             1.0, 0.0, 0.0, 0.0, 0.0, 0, NULL, count, &maxr};
+    return h->ops->compare(&h->kctx, &a);
 }

@@ -7,6 +7,7 @@
 
 #include "abft/abft.h"
 #include "abft_kernels.h"
+#include "abft_lu_kernels.h"
 
 /* One guard clause: return `status` when `cond` holds. */
 #define ABFT_RETURN_IF(cond, status) \
@@ -30,6 +31,15 @@ typedef struct abft_backend_ops {
     abft_status_t (*free)(const abft_kctx_t *, void *);
     abft_status_t (*copy)(const abft_kctx_t *, const abft_copy_args_t *);
     abft_status_t (*sync)(const abft_kctx_t *);
+    /* LU kernels (kernels/abft_lu_kernels.h) */
+    abft_status_t (*lu_tri)(const abft_kctx_t *, const abft_lu_tri_args_t *);
+    abft_status_t (*lu_getrf)(const abft_kctx_t *, const abft_lu_getrf_args_t *);
+    abft_status_t (*lu_laswp)(const abft_kctx_t *, const abft_lu_laswp_args_t *);
+    abft_status_t (*lu_trsm)(const abft_kctx_t *, const abft_lu_trsm_args_t *);
+    abft_status_t (*lu_gather)(const abft_kctx_t *, const abft_lu_gather_args_t *);
+    abft_status_t (*lu_axpy)(const abft_kctx_t *, const abft_lu_axpy_args_t *);
+    abft_status_t (*lu_get)(const abft_kctx_t *, const abft_lu_elem_args_t *, double *);
+    abft_status_t (*lu_set)(const abft_kctx_t *, const abft_lu_elem_args_t *, double);
 } abft_backend_ops_t;
 
 struct abft_context {
@@ -75,5 +85,14 @@ static inline int abft_bad_op(int op) { return op != ABFT_OP_N && op != ABFT_OP_
  * bound mode: worst case gamma_n = n·u / (1 - n·u) (+Inf when n·u >= 1), probabilistic
  * factor·sqrt(n)·u. The worst-case form is also multiplied by the handle's factor. */
 double abft_gamma(abft_handle_t h, double n, double u);
+
+/* Record a fault in the report's bounded list (counts are the caller's). */
+void abft_report_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta,
+                           double ratio, abft_action_t action, abft_factor_t factor, int side);
+
+/* Number of entries of the n x 2 fp64 array X (backend memory) that are NaN or Inf: the
+ * compare kernel with R = S = X and a zero bound (x - x is NaN exactly then). */
+abft_status_t abft_count_nonfinite(abft_handle_t h, const double *X, int64_t n, int64_t ld,
+                                   int64_t *count);
 
 #endif /* ABFT_INTERNAL_H */

@@ -153,17 +153,6 @@ static abft_status_t encode_matrix(abft_handle_t h, abft_prec_t prec, int64_t m,
     return h->ops->dual(&h->kctx, &a);
 }
 
-/* Number of entries of an n x 2 array that are not finite (x - x is NaN exactly then). */
-static abft_status_t count_nonfinite(abft_handle_t h, const double *X, int64_t n, int64_t ld,
-                                     int64_t *count) {
-    *count = 0;
-    if (n == 0) return ABFT_STATUS_SUCCESS;
-    double maxr = 0.0;
-    abft_compare_args_t a = {n, X, ld, X, ld, X, ld, X, ld, NULL, 0, NULL, 0,
-                             1.0, 0.0, 0.0, 0.0, 0.0, 0, NULL, count, &maxr};
-    return h->ops->compare(&h->kctx, &a);
-}
-
 static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda, const void *B,
                             int64_t ldb, const void *C, int64_t ldc, int64_t *nonfinite) {
     abft_handle_t h = p->h;
@@ -211,10 +200,10 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
     /* Non-finite inputs: any NaN/Inf in A or B makes Sa non-finite (|A|·(|B|·V)). */
     int64_t bad = 0;
     if (p->k > 0 && p->alpha != 0.0) {
-        ABFT_TRY(count_nonfinite(h, w[W_SA], p->m, ld[W_SA], &bad));
+        ABFT_TRY(abft_count_nonfinite(h, w[W_SA], p->m, ld[W_SA], &bad));
         *nonfinite += bad;
         if (full) {
-            ABFT_TRY(count_nonfinite(h, w[W_TA], p->n, ld[W_TA], &bad));
+            ABFT_TRY(abft_count_nonfinite(h, w[W_TA], p->n, ld[W_TA], &bad));
             *nonfinite += bad;
         }
     }
@@ -222,7 +211,7 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
     if (p->beta != 0.0) {
         ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, C, ldc, w[W_P], w[W_PA], ld[W_P],
                                full ? w[W_PC] : NULL, full ? w[W_PCA] : NULL, ld[W_PC]));
-        ABFT_TRY(count_nonfinite(h, w[W_PA], p->m, ld[W_PA], &bad));
+        ABFT_TRY(abft_count_nonfinite(h, w[W_PA], p->m, ld[W_PA], &bad));
         *nonfinite += bad;
     }
     return ABFT_STATUS_SUCCESS;
@@ -364,15 +353,7 @@ static int vec_passes(const struct abft_gemm_plan *p, const side_host_t *s, int6
 
 static void add_fault(abft_report_t *rep, int64_t row, int64_t col, double delta, double ratio,
                       abft_action_t action, int side) {
-    if (rep->nfaults >= ABFT_REPORT_MAX_FAULTS) return;
-    abft_fault_t *f = &rep->faults[rep->nfaults++];
-    f->row = row;
-    f->col = col;
-    f->delta = delta;
-    f->ratio = isnan(ratio) ? INFINITY : ratio;
-    f->action = action;
-    f->factor = ABFT_FACTOR_NONE;
-    f->side = side;
+    abft_report_add_fault(rep, row, col, delta, ratio, action, ABFT_FACTOR_NONE, side);
 }
 
 /* A correction at (row, col) carrying noise cn: every entry crossing it inherits that noise

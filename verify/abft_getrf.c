@@ -14,48 +14,6 @@
 
 #include "abft_lu_internal.h"
 
-static const abft_lu_ops_t cpu_lu_ops = {
-    abft_cpu_lu_tri,    abft_cpu_lu_getrf, abft_cpu_lu_laswp, abft_cpu_lu_trsm,
-    abft_cpu_lu_gather, abft_cpu_lu_axpy,  abft_cpu_lu_get,   abft_cpu_lu_set,
-};
-#if ABFT_HAVE_CUDA
-static const abft_lu_ops_t cuda_lu_ops = {
-    abft_cuda_lu_tri,    abft_cuda_lu_getrf, abft_cuda_lu_laswp, abft_cuda_lu_trsm,
-    abft_cuda_lu_gather, abft_cuda_lu_axpy,  abft_cuda_lu_get,   abft_cuda_lu_set,
-};
-#endif
-
-const abft_lu_ops_t *abft_lu_ops(abft_handle_t h) {
-#if ABFT_HAVE_CUDA
-    if (h->backend == ABFT_BACKEND_CUDA) return &cuda_lu_ops;
-#endif
-    (void)h;
-    return &cpu_lu_ops;
-}
-
-void abft_lu_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta, double ratio,
-                       abft_action_t action, abft_factor_t factor) {
-    if (r->nfaults >= ABFT_REPORT_MAX_FAULTS) return;
-    abft_fault_t *f = &r->faults[r->nfaults++];
-    f->row = row;
-    f->col = col;
-    f->delta = delta;
-    f->ratio = ratio;
-    f->action = (int32_t)action;
-    f->factor = (int32_t)factor;
-    f->side = 0;
-    f->reserved = 0;
-}
-
-abft_status_t abft_lu_nonfinite_rows(abft_handle_t h, int64_t n, const double *X, int64_t ldx,
-                                     int64_t *count) {
-    double mr = 0.0;
-    /* d = |X - X| is NaN exactly where X is not finite; the bound is 0 */
-    abft_compare_args_t c = {n, X, ldx, X, ldx, X, ldx, X, ldx, NULL, 0, NULL, 0,
-                             1.0, 0.0, 0.0, 0.0, 0.0, 0, NULL, count, &mr};
-    return h->ops->compare(&h->kctx, &c);
-}
-
 /* ---- plan ------------------------------------------------------------------------------ */
 
 abft_status_t abft_lu_plan_init(abft_handle_t h, abft_prec_t prec, int64_t m, int64_t n,
@@ -153,10 +111,10 @@ static abft_status_t check_factors(struct abft_lu_plan *p, const void *A, int64_
     const int64_t m = p->m, n = p->n, k = p->k;
     abft_lu_tri_args_t u = {p->prec, 0, 0, k, n, A, lda, NULL, 0, NULL, 0, 0,
                             p->Y, k, p->Ya, k};
-    ABFT_TRY(lo->tri(&h->kctx, &u));
+    ABFT_TRY(lo->lu_tri(&h->kctx, &u));
     abft_lu_tri_args_t l = {p->prec, 1, 0, m, k, A, lda, p->Y, k, p->Ya, k, 0,
                             p->Z, m, p->Za, m};
-    ABFT_TRY(lo->tri(&h->kctx, &l));
+    ABFT_TRY(lo->lu_tri(&h->kctx, &l));
     bound_coef_t b = lu_bound(p);
     abft_compare_args_t c = {m, p->Z, m, p->Za, m, p->PX, m, p->PXa, m, NULL, 0, NULL, 0,
                              1.0, 0.0, b.coef_s, b.coef_r, b.floor, 0, NULL, nflagged,
@@ -466,8 +424,8 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
     st = h->ops->copy(&h->kctx, &cp);
     abft_lu_gather_args_t g1 = {m, 2, p->perm, p->X, m, p->PX, m};
     abft_lu_gather_args_t g2 = {m, 2, p->perm, p->Xa, m, p->PXa, m};
-    if (st == ABFT_STATUS_SUCCESS) st = lo->gather(&h->kctx, &g1);
-    if (st == ABFT_STATUS_SUCCESS) st = lo->gather(&h->kctx, &g2);
+    if (st == ABFT_STATUS_SUCCESS) st = lo->lu_gather(&h->kctx, &g1);
+    if (st == ABFT_STATUS_SUCCESS) st = lo->lu_gather(&h->kctx, &g2);
     int64_t nflag = 0;
     double mr = 0.0;
     if (st == ABFT_STATUS_SUCCESS) st = check_factors(p, A, lda, &nflag, &mr);
@@ -511,11 +469,11 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
         for (int f = 0; f < nfix && st == ABFT_STATUS_SUCCESS; ++f) {
             abft_lu_elem_args_t e = {p->prec, A, lda, fix[f].i, fix[f].j};
             double val = 0.0;
-            st = lo->get(&h->kctx, &e, &fix[f].old);
+            st = lo->lu_get(&h->kctx, &e, &fix[f].old);
             if (st == ABFT_STATUS_SUCCESS) st = exact_value(p, A, lda, &v, &fix[f], &val);
             if (st == ABFT_STATUS_SUCCESS) {
                 fix[f].delta = fix[f].old - val;
-                st = lo->set(&h->kctx, &e, val);
+                st = lo->lu_set(&h->kctx, &e, val);
             }
         }
         int64_t nflag2 = 0;
@@ -529,7 +487,7 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
         } else if (st == ABFT_STATUS_SUCCESS) {
             for (int f = nfix - 1; f >= 0 && st == ABFT_STATUS_SUCCESS; --f) {
                 abft_lu_elem_args_t e = {p->prec, A, lda, fix[f].i, fix[f].j};
-                st = lo->set(&h->kctx, &e, fix[f].old);
+                st = lo->lu_set(&h->kctx, &e, fix[f].old);
             }
             nfix = 0;
         }
@@ -574,7 +532,7 @@ static abft_status_t getrf_offline(abft_handle_t h, abft_prec_t prec, int64_t m,
     if (st == ABFT_STATUS_SUCCESS) st = abft_lu_encode(&p, A, lda);
     int64_t linfo = 0;
     abft_lu_getrf_args_t g = {prec, m, n, A, lda, ipiv, &linfo, NULL};
-    if (st == ABFT_STATUS_SUCCESS) st = lo->getrf(&h->kctx, &g);
+    if (st == ABFT_STATUS_SUCCESS) st = lo->lu_getrf(&h->kctx, &g);
     if (st == ABFT_STATUS_SUCCESS)
         st = abft_call_hook(h, ABFT_SITE_AFTER_LU, 0, prec, A, m, n, lda);
     abft_copy_args_t cp = {0, sizeof(int64_t), k, 1, hpiv, k, ipiv, k};

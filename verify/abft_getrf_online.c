@@ -113,8 +113,8 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, abft_report_t *rep)
                     s -= o->es == 8 ? ((double *)row)[l] : (double)((float *)row)[l];
             abft_lu_elem_args_t e = {p->prec, o->A, o->lda, gi, j};
             double old = 0.0;
-            st = o->lo->get(&h->kctx, &e, &old);
-            if (st == ABFT_STATUS_SUCCESS) st = o->lo->set(&h->kctx, &e, s);
+            st = o->lo->lu_get(&h->kctx, &e, &old);
+            if (st == ABFT_STATUS_SUCCESS) st = o->lo->lu_set(&h->kctx, &e, s);
             /* re-verify the row */
             double rr[2], ra[2];
             abft_tsmm_args_t t1 = {p->prec, 0, 1, nt, 2, elem_ptr(o, gi, K1), o->lda, o->G + K1, n,
@@ -135,7 +135,7 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, abft_report_t *rep)
                                   ABFT_FACTOR_NONE);
                 continue;
             }
-            st = o->lo->set(&h->kctx, &e, old); /* revert: never keep a guess */
+            st = o->lo->lu_set(&h->kctx, &e, old); /* revert: never keep a guess */
             if (st != ABFT_STATUS_SUCCESS) break;
         } else if (fl[0] != fl[1] && isfinite(T[i]) && isfinite(T[i + mm])) {
             /* One checksum column off, the other consistent: the checksum was hit, the data
@@ -170,7 +170,7 @@ static abft_status_t factor_panel(online_t *o, int64_t c0, int64_t w, int64_t in
         int64_t pinfo = 0;
         abft_lu_getrf_args_t gf = {p->prec, m - c0, w, elem_ptr(o, c0, c0), o->lda, ipiv + c0,
                                    &pinfo, hpiv + c0};
-        ABFT_TRY(lo->getrf(&h->kctx, &gf));
+        ABFT_TRY(lo->lu_getrf(&h->kctx, &gf));
         if (pinfo > 0 && *info == 0) *info = pinfo + c0;
         /* local pivots -> global */
         for (int64_t i = c0; i < c0 + w; ++i) hpiv[i] += c0;
@@ -180,16 +180,16 @@ static abft_status_t factor_panel(online_t *o, int64_t c0, int64_t w, int64_t in
     const int64_t w1 = w / 2, w2 = w - w1, c1 = c0 + w1;
     ABFT_TRY(factor_panel(o, c0, w1, inb, hpiv, ipiv, info));
     abft_lu_laswp_args_t sr = {p->prec, 0, w2, elem_ptr(o, 0, c1), o->lda, c0, c1, hpiv, 0};
-    ABFT_TRY(lo->laswp(&h->kctx, &sr));
+    ABFT_TRY(lo->lu_laswp(&h->kctx, &sr));
     abft_lu_trsm_args_t ts = {p->prec, 1, 0, w1, w2, elem_ptr(o, c0, c0), o->lda,
                               elem_ptr(o, c0, c1), o->lda};
-    ABFT_TRY(lo->trsm(&h->kctx, &ts));
+    ABFT_TRY(lo->lu_trsm(&h->kctx, &ts));
     abft_gemm_args_t ge = {p->prec, 0, 0, m - c1, w2, w1, -1.0, 1.0, elem_ptr(o, c1, c0), o->lda,
                            elem_ptr(o, c0, c1), o->lda, elem_ptr(o, c1, c1), o->lda};
     ABFT_TRY(h->ops->gemm(&h->kctx, &ge));
     ABFT_TRY(factor_panel(o, c1, w2, inb, hpiv, ipiv, info));
     abft_lu_laswp_args_t sl = {p->prec, 0, w1, elem_ptr(o, 0, c0), o->lda, c1, c0 + w, hpiv, 0};
-    return lo->laswp(&h->kctx, &sl);
+    return lo->lu_laswp(&h->kctx, &sl);
 }
 
 static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t every, int64_t *hpiv,
@@ -205,30 +205,30 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t ev
     ABFT_TRY(h->ops->copy(&h->kctx, &cp));
     abft_lu_gather_args_t g1 = {m, 2, p->perm, p->X, m, o->W, m};
     abft_lu_gather_args_t g2 = {m, 2, p->perm, p->Xa, m, o->B, m};
-    ABFT_TRY(lo->gather(&h->kctx, &g1));
-    ABFT_TRY(lo->gather(&h->kctx, &g2));
+    ABFT_TRY(lo->lu_gather(&h->kctx, &g1));
+    ABFT_TRY(lo->lu_gather(&h->kctx, &g2));
     *info = 0;
     int64_t panel = 0;
     for (int64_t K0 = 0; K0 < k; K0 += nb, ++panel) {
         const int64_t jb = nb < k - K0 ? nb : k - K0, K1 = K0 + jb;
         ABFT_TRY(factor_panel(o, K0, jb, inb, hpiv, ipiv, info));
         abft_lu_laswp_args_t sl = {p->prec, 0, K0, o->A, o->lda, K0, K1, hpiv, 0};
-        if (K0 > 0) ABFT_TRY(lo->laswp(&h->kctx, &sl));
+        if (K0 > 0) ABFT_TRY(lo->lu_laswp(&h->kctx, &sl));
         abft_lu_laswp_args_t sr = {p->prec, 0, n - K1, elem_ptr(o, 0, K1), o->lda, K0, K1, hpiv, 0};
-        if (K1 < n) ABFT_TRY(lo->laswp(&h->kctx, &sr));
+        if (K1 < n) ABFT_TRY(lo->lu_laswp(&h->kctx, &sr));
         /* W and B are adjacent (B = W + 2m): one m x 4 block */
         abft_lu_laswp_args_t sw = {p->prec, 1, 4, o->W, m, K0, K1, hpiv, 0};
-        ABFT_TRY(lo->laswp(&h->kctx, &sw));
+        ABFT_TRY(lo->lu_laswp(&h->kctx, &sw));
         if (K1 < n) {
             abft_lu_trsm_args_t ts = {p->prec, 1, 0, jb, n - K1, elem_ptr(o, K0, K0), o->lda,
                                       elem_ptr(o, K0, K1), o->lda};
-            ABFT_TRY(lo->trsm(&h->kctx, &ts));
+            ABFT_TRY(lo->lu_trsm(&h->kctx, &ts));
         }
         if (K1 < m) {
             /* the finished U rows' checksums, fresh from the data */
             abft_lu_tri_args_t tu = {p->prec, 0, 0, jb, n - K0, elem_ptr(o, K0, K0), o->lda,
                                      o->G + K0, n, NULL, 0, 0, o->U1, nb, o->Ua, nb};
-            ABFT_TRY(lo->tri(&h->kctx, &tu));
+            ABFT_TRY(lo->lu_tri(&h->kctx, &tu));
             if (K1 < n) {
                 abft_gemm_args_t ge = {p->prec, 0, 0, m - K1, n - K1, jb, mone, 1.0,
                                        elem_ptr(o, K1, K0), o->lda, elem_ptr(o, K0, K1), o->lda,
@@ -240,8 +240,8 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t ev
             ABFT_TRY(h->ops->tsmm(&h->kctx, &tl));
             abft_lu_axpy_args_t aw = {m - K1, 2, -1.0, o->T, m, o->W + K1, m};
             abft_lu_axpy_args_t ab = {m - K1, 2, 4.0, o->Ta, m, o->B + K1, m};
-            ABFT_TRY(lo->axpy(&h->kctx, &aw));
-            ABFT_TRY(lo->axpy(&h->kctx, &ab));
+            ABFT_TRY(lo->lu_axpy(&h->kctx, &aw));
+            ABFT_TRY(lo->lu_axpy(&h->kctx, &ab));
         }
         if (K1 < k) {
             ABFT_TRY(abft_call_hook(h, ABFT_SITE_LU_PANEL, (int)panel, p->prec, o->A, m, n,

@@ -23,11 +23,11 @@ static abft_status_t checked_solve(abft_handle_t h, abft_prec_t prec, int uplo, 
     /* column checksums of op(T): op = N needs T^T·V (trans tri), op = T needs T·V */
     abft_lu_tri_args_t k = {prec, uplo, !trans, n, n, A, lda, NULL, 0, NULL, 0, 0, w->K, n,
                             w->Ka, n};
-    ABFT_TRY(lo->tri(&h->kctx, &k));
+    ABFT_TRY(lo->lu_tri(&h->kctx, &k));
     abft_tsmm_args_t bs = {prec, 1, n, nrhs, 2, B, ldb, NULL, 0, NULL, 0, w->Bs, nrhs, w->Bsa, nrhs};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &bs));
     abft_lu_trsm_args_t ts = {prec, uplo, trans, n, nrhs, A, lda, B, ldb};
-    ABFT_TRY(lo->trsm(&h->kctx, &ts));
+    ABFT_TRY(lo->lu_trsm(&h->kctx, &ts));
     abft_tsmm_args_t ys = {prec, 1, n, nrhs, 2, B, ldb, w->K, n, w->Ka, n, w->Ys, nrhs, w->Ysa, nrhs};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &ys));
     const double uf = abft_lu_unit_roundoff(prec), uc = 0x1.0p-53;
@@ -83,7 +83,7 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
                         d + 4 * n + 6 * nrhs};
         if (trans == ABFT_OP_N) {
             abft_lu_laswp_args_t sw = {prec, 0, nrhs, B, ldb, 0, n, hp, 0};
-            st = lo->laswp(&h->kctx, &sw);
+            st = lo->lu_laswp(&h->kctx, &sw);
             if (st == ABFT_STATUS_SUCCESS)
                 st = checked_solve(h, prec, 1, 0, n, nrhs, A, lda, B, ldb, &w, rep);
             if (st == ABFT_STATUS_SUCCESS)
@@ -94,7 +94,7 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
                 st = checked_solve(h, prec, 1, 1, n, nrhs, A, lda, B, ldb, &w, rep);
             for (int64_t i = n - 1; i >= 0 && st == ABFT_STATUS_SUCCESS; --i) {
                 abft_lu_laswp_args_t sw = {prec, 0, nrhs, B, ldb, i, i + 1, hp, 0};
-                st = lo->laswp(&h->kctx, &sw);
+                st = lo->lu_laswp(&h->kctx, &sw);
             }
         }
     }

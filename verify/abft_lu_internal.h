@@ -5,20 +5,9 @@
 #include "abft_internal.h"
 #include "abft_lu_kernels.h"
 
-/* The LU kernels of one backend. The handle's ops table (core/) knows nothing of them, so
- * the LU layer picks its own table from h->backend. */
-typedef struct abft_lu_ops {
-    abft_status_t (*tri)(const abft_kctx_t *, const abft_lu_tri_args_t *);
-    abft_status_t (*getrf)(const abft_kctx_t *, const abft_lu_getrf_args_t *);
-    abft_status_t (*laswp)(const abft_kctx_t *, const abft_lu_laswp_args_t *);
-    abft_status_t (*trsm)(const abft_kctx_t *, const abft_lu_trsm_args_t *);
-    abft_status_t (*gather)(const abft_kctx_t *, const abft_lu_gather_args_t *);
-    abft_status_t (*axpy)(const abft_kctx_t *, const abft_lu_axpy_args_t *);
-    abft_status_t (*get)(const abft_kctx_t *, const abft_lu_elem_args_t *, double *);
-    abft_status_t (*set)(const abft_kctx_t *, const abft_lu_elem_args_t *, double);
-} abft_lu_ops_t;
-
-const abft_lu_ops_t *abft_lu_ops(abft_handle_t h);
+/* The LU kernels of the handle's backend are part of its ops table (core/). */
+typedef abft_backend_ops_t abft_lu_ops_t;
+static inline const abft_lu_ops_t *abft_lu_ops(abft_handle_t h) { return h->ops; }
 
 /* Encoded state of one LU: the checksums of A and the workspace of the check. */
 struct abft_lu_plan {
@@ -47,14 +36,16 @@ abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda)
  * (which the caller zeroed). */
 abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const int64_t *ipiv,
                              abft_report_t *report);
-/* Number of rows of the n x 2 fp64 array X (backend memory) holding a NaN or Inf. The
- * comparison kernel passes an entry whose bound is Inf (|d| <= Inf), so every bound
- * companion is screened with this before it is trusted. */
-abft_status_t abft_lu_nonfinite_rows(abft_handle_t h, int64_t n, const double *X, int64_t ldx,
-                                     int64_t *count);
+/* Number of rows of the n x 2 fp64 array X (backend memory) holding a NaN or Inf. */
+static inline abft_status_t abft_lu_nonfinite_rows(abft_handle_t h, int64_t n, const double *X,
+                                                   int64_t ldx, int64_t *count) {
+    return abft_count_nonfinite(h, X, n, ldx, count);
+}
 /* Record a fault in the report (bounded list). */
-void abft_lu_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta, double ratio,
-                       abft_action_t action, abft_factor_t factor);
+static inline void abft_lu_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta,
+                                     double ratio, abft_action_t action, abft_factor_t factor) {
+    abft_report_add_fault(r, row, col, delta, ratio, action, factor, 0);
+}
 
 static inline double abft_lu_unit_roundoff(abft_prec_t prec) {
     return prec == ABFT_PREC_D ? 0x1.0p-53 : 0x1.0p-24;
