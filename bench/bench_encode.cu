@@ -21,31 +21,8 @@
 
 #include "abft_kernels.h"
 #include "cuda/abft_cuda_tuning.h"
+#include "testutil_cuda.h"
 
-#define CK(x)                                                                                \
-    do {                                                                                     \
-        cudaError_t e_ = (x);                                                                \
-        if (e_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
-#define CB(x)                                                                   \
-    do {                                                                        \
-        cublasStatus_t s_ = (x);                                                \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                      \
-            fprintf(stderr, "%s:%d: %s: cuBLAS %d\n", __FILE__, __LINE__, #x, (int)s_); \
-            exit(1);                                                            \
-        }                                                                       \
-    } while (0)
-#define AB(x)                                                                   \
-    do {                                                                        \
-        abft_status_t s_ = (x);                                                 \
-        if (s_ != ABFT_STATUS_SUCCESS) {                                        \
-            fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-            exit(1);                                                            \
-        }                                                                       \
-    } while (0)
 
 /* ---- streaming read reference ------------------------------------------------------------
  * Grid-stride over 16-byte words, UNROLL independent loads in flight per thread, an xor
@@ -129,21 +106,21 @@ static void run_read(const void *p, size_t bytes) {
 template <typename F>
 static double time_ms(F call, int batch, int samples) {
     for (int w = 0; w < 3; ++w) call(w);
-    CK(cudaStreamSynchronize(g_stream));
-    CK(cudaGetLastError());
+    TU_CUDA_OK(cudaStreamSynchronize(g_stream));
+    TU_CUDA_OK(cudaGetLastError());
     double t[64];
     if (samples > 64) samples = 64;
     int k = 0;
     for (int s = 0; s < samples; ++s) {
-        CK(cudaEventRecord(g_e0, g_stream));
+        TU_CUDA_OK(cudaEventRecord(g_e0, g_stream));
         for (int b = 0; b < batch; ++b) call(k++);
-        CK(cudaEventRecord(g_e1, g_stream));
-        CK(cudaEventSynchronize(g_e1));
+        TU_CUDA_OK(cudaEventRecord(g_e1, g_stream));
+        TU_CUDA_OK(cudaEventSynchronize(g_e1));
         float ms;
-        CK(cudaEventElapsedTime(&ms, g_e0, g_e1));
+        TU_CUDA_OK(cudaEventElapsedTime(&ms, g_e0, g_e1));
         t[s] = ms / batch;
     }
-    CK(cudaGetLastError());
+    TU_CUDA_OK(cudaGetLastError());
     for (int i = 1; i < samples; ++i)
         for (int j = i; j > 0 && t[j] < t[j - 1]; --j) {
             double x = t[j];
@@ -166,9 +143,9 @@ static int g_nrec = 0;
 int main(int argc, char **argv) {
     const char *out_dir = argc > 1 ? argv[1] : "bench/results";
     const int sweep = getenv("ABFT_BENCH_SWEEP") && atoi(getenv("ABFT_BENCH_SWEEP")) != 0;
-    CK(cudaSetDevice(0));
+    TU_CUDA_OK(cudaSetDevice(0));
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
+    TU_CUDA_OK(cudaGetDeviceProperties(&prop, 0));
     char commit[64] = "unknown";
     if (getenv("ABFT_COMMIT")) {
         snprintf(commit, sizeof commit, "%s", getenv("ABFT_COMMIT"));
@@ -179,19 +156,19 @@ int main(int argc, char **argv) {
             pclose(f);
         }
     }
-    CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
-    CK(cudaEventCreate(&g_e0));
-    CK(cudaEventCreate(&g_e1));
-    CK(cudaMalloc(&g_sink, 16));
+    TU_CUDA_OK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+    TU_CUDA_OK(cudaEventCreate(&g_e0));
+    TU_CUDA_OK(cudaEventCreate(&g_e1));
+    TU_CUDA_OK(cudaMalloc(&g_sink, 16));
     abft_buffer_t scratch = {NULL, 0};
     abft_kctx_t ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.scratch = &scratch;
-    AB(abft_cuda_context_create(&ctx));
+    TU_ABFT_OK(abft_cuda_context_create(&ctx));
     ctx.stream = g_stream;
     cublasHandle_t blas;
-    CB(cublasCreate(&blas));
-    CB(cublasSetStream(blas, g_stream));
+    TU_LIB_OK(cublasCreate(&blas));
+    TU_LIB_OK(cublasSetStream(blas, g_stream));
     const int sms = prop.multiProcessorCount;
     printf("device: %s, %d SMs, L2 %d MB, commit %s\n", prop.name, sms, prop.l2CacheSize >> 20,
            commit);
@@ -199,7 +176,7 @@ int main(int argc, char **argv) {
     /* ---- the read reference: best of a small sweep on an 8 GiB buffer ---- */
     const size_t big = (size_t)8 << 30;
     void *bigbuf = NULL;
-    CK(cudaMalloc(&bigbuf, big));
+    TU_CUDA_OK(cudaMalloc(&bigbuf, big));
     fill_kernel<<<4 * sms, 512, 0, g_stream>>>(bigbuf, big / 4, 0, 1);
     double best_rate = 0;
     int bb = 0, bt = 0, bu = 0;
@@ -227,7 +204,7 @@ int main(int argc, char **argv) {
     g_read_unroll = bu;
     printf("streaming read (8 GiB): %.3f TB/s (blocks %d, threads %d, unroll %d)\n", best_rate,
            bb, bt, bu);
-    CK(cudaFree(bigbuf));
+    TU_CUDA_OK(cudaFree(bigbuf));
 
     int64_t sizes_d[] = {2048, 4096, 8192, 16384, 30720, 0};
     int64_t sizes_s[] = {2048, 4096, 8192, 16384, 30720, 40960, 0};
@@ -263,26 +240,26 @@ int main(int argc, char **argv) {
             int nbuf = (int)(((size_t)256 << 20) / bytes) + 1;
             if (nbuf > 16) nbuf = 16;
             void *A = NULL, *Aabs = NULL;
-            CK(cudaMalloc(&A, bytes * nbuf));
+            TU_CUDA_OK(cudaMalloc(&A, bytes * nbuf));
             fill_kernel<<<8 * sms, 256, 0, g_stream>>>(A, bytes * nbuf / es, isd, 12345 + si);
             if (!sweep) {
-                CK(cudaMalloc(&Aabs, bytes * nbuf));
+                TU_CUDA_OK(cudaMalloc(&Aabs, bytes * nbuf));
                 abs_kernel<<<8 * sms, 256, 0, g_stream>>>(A, Aabs, bytes * nbuf / es, isd);
             }
             const int64_t big_dim = m > n ? m : n;
             void *Vd = NULL, *Xd = NULL; /* data precision, for cuBLAS */
             double *X64 = NULL;          /* fp64 explicit weights for us */
             double *Y = NULL, *Ya = NULL, *Y2 = NULL;
-            CK(cudaMalloc(&Vd, big_dim * 2 * es));
-            CK(cudaMalloc(&Xd, big_dim * 16 * es));
-            CK(cudaMalloc(&X64, big_dim * 16 * 8));
-            CK(cudaMalloc(&Y, big_dim * 16 * 8));
-            CK(cudaMalloc(&Ya, big_dim * 16 * 8));
-            CK(cudaMalloc(&Y2, big_dim * 16 * 8));
+            TU_CUDA_OK(cudaMalloc(&Vd, big_dim * 2 * es));
+            TU_CUDA_OK(cudaMalloc(&Xd, big_dim * 16 * es));
+            TU_CUDA_OK(cudaMalloc(&X64, big_dim * 16 * 8));
+            TU_CUDA_OK(cudaMalloc(&Y, big_dim * 16 * 8));
+            TU_CUDA_OK(cudaMalloc(&Ya, big_dim * 16 * 8));
+            TU_CUDA_OK(cudaMalloc(&Y2, big_dim * 16 * 8));
             weights_kernel<<<256, 256, 0, g_stream>>>(Vd, big_dim, 2, isd, 1);
             weights_kernel<<<256, 256, 0, g_stream>>>(Xd, big_dim, 16, isd, 0);
             weights_kernel<<<256, 256, 0, g_stream>>>(X64, big_dim, 16, 1, 0);
-            CK(cudaStreamSynchronize(g_stream));
+            TU_CUDA_OK(cudaStreamSynchronize(g_stream));
             const int batch = bytes > ((size_t)1 << 30) ? 2 : bytes > ((size_t)256 << 20) ? 4 : 10;
             const int samples = 15;
             auto bufA = [&](int k) { return (const char *)A + (size_t)(k % nbuf) * bytes; };
@@ -292,16 +269,16 @@ int main(int argc, char **argv) {
             const float onef = 1.0f, zerof = 0.0f;
             /* cuBLAS C = op(A) * B with B in the data precision, C of the data precision */
             void *Cd = NULL;
-            CK(cudaMalloc(&Cd, big_dim * 16 * es));
+            TU_CUDA_OK(cudaMalloc(&Cd, big_dim * 16 * es));
             auto run_blas = [&](int k, int trans, int64_t c, const void *B, const char *Abase) {
                 const int64_t rows = trans ? n : m, kk = trans ? m : n;
                 cublasOperation_t ta = trans ? CUBLAS_OP_T : CUBLAS_OP_N;
                 if (isd)
-                    CB(cublasDgemm_64(blas, ta, CUBLAS_OP_N, rows, c, kk, &one,
+                    TU_LIB_OK(cublasDgemm_64(blas, ta, CUBLAS_OP_N, rows, c, kk, &one,
                                       (const double *)Abase, lda, (const double *)B, big_dim,
                                       &zero, (double *)Cd, big_dim));
                 else
-                    CB(cublasSgemm_64(blas, ta, CUBLAS_OP_N, rows, c, kk, &onef,
+                    TU_LIB_OK(cublasSgemm_64(blas, ta, CUBLAS_OP_N, rows, c, kk, &onef,
                                       (const float *)Abase, lda, (const float *)B, big_dim,
                                       &zerof, (float *)Cd, big_dim));
                 (void)k;
@@ -309,12 +286,12 @@ int main(int argc, char **argv) {
             auto ours_tsmm = [&](int k, int trans, int64_t c, const double *X, double *Yabs) {
                 abft_tsmm_args_t a = {prec, trans, m, n, c, bufA(k), lda, X, big_dim, NULL, 0,
                                       Y, big_dim, Yabs, big_dim};
-                AB(abft_cuda_tsmm(&ctx, &a));
+                TU_ABFT_OK(abft_cuda_tsmm(&ctx, &a));
             };
             auto ours_dual = [&](int k) {
                 abft_dual_args_t a = {prec, m, n, bufA(k), lda, 2, NULL, 0, NULL, 0, Y, big_dim,
                                       NULL, 0, 2, NULL, 0, NULL, 0, Y2, big_dim, NULL, 0};
-                AB(abft_cuda_dual(&ctx, &a));
+                TU_ABFT_OK(abft_cuda_dual(&ctx, &a));
             };
             auto add = [&](const char *name, int64_t c, double ms, double cub_ms, double rms) {
                 record_t *r = &g_rec[g_nrec++];
@@ -392,15 +369,15 @@ int main(int argc, char **argv) {
                     add("gen_t", c, t, tc, read_ms);
                 }
             }
-            CK(cudaFree(A));
-            if (Aabs) CK(cudaFree(Aabs));
-            CK(cudaFree(Vd));
-            CK(cudaFree(Xd));
-            CK(cudaFree(X64));
-            CK(cudaFree(Y));
-            CK(cudaFree(Ya));
-            CK(cudaFree(Y2));
-            CK(cudaFree(Cd));
+            TU_CUDA_OK(cudaFree(A));
+            if (Aabs) TU_CUDA_OK(cudaFree(Aabs));
+            TU_CUDA_OK(cudaFree(Vd));
+            TU_CUDA_OK(cudaFree(Xd));
+            TU_CUDA_OK(cudaFree(X64));
+            TU_CUDA_OK(cudaFree(Y));
+            TU_CUDA_OK(cudaFree(Ya));
+            TU_CUDA_OK(cudaFree(Y2));
+            TU_CUDA_OK(cudaFree(Cd));
         }
     }
     if (sweepf) fclose(sweepf);

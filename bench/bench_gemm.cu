@@ -17,34 +17,8 @@
 #include <ctime>
 #include <string>
 #include <vector>
+#include "testutil_cuda.h"
 
-#define CK(x)                                                                                \
-    do {                                                                                     \
-        cudaError_t e_ = (x);                                                                \
-        if (e_ != cudaSuccess) {                                                             \
-            std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                  \
-                         cudaGetErrorString(e_));                                            \
-            std::exit(1);                                                                    \
-        }                                                                                    \
-    } while (0)
-#define CB(x)                                                                                \
-    do {                                                                                     \
-        cublasStatus_t s_ = (x);                                                             \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                   \
-            std::fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #x,    \
-                         (int)s_);                                                           \
-            std::exit(1);                                                                    \
-        }                                                                                    \
-    } while (0)
-#define CA(x)                                                                                \
-    do {                                                                                     \
-        abft_status_t s_ = (x);                                                              \
-        if (s_ != ABFT_STATUS_SUCCESS) {                                                     \
-            std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                  \
-                         abft_status_name(s_));                                              \
-            std::exit(1);                                                                    \
-        }                                                                                    \
-    } while (0)
 
 // Values in [-1, 1) from a hash of the index: never zeros, different per buffer.
 template <typename T>
@@ -82,37 +56,37 @@ static float median(std::vector<float> v) {
 static double measure_read(size_t bytes) {
     void *buf;
     double *sink;
-    CK(cudaMalloc(&buf, bytes));
-    CK(cudaMalloc(&sink, sizeof(double)));
+    TU_CUDA_OK(cudaMalloc(&buf, bytes));
+    TU_CUDA_OK(cudaMalloc(&sink, sizeof(double)));
     fill_kernel<double><<<1024, 256>>>((double *)buf, bytes / 8, 99);
-    CK(cudaGetLastError());
+    TU_CUDA_OK(cudaGetLastError());
     int sms = 0;
-    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    TU_CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
+    TU_CUDA_OK(cudaEventCreate(&a));
+    TU_CUDA_OK(cudaEventCreate(&b));
     double best = 0.0;
     for (int threads : {256, 512, 1024}) {
         for (int per_sm : {2, 4, 8}) {
             int blocks = sms * per_sm * (1024 / threads);
             std::vector<float> t;
             for (int r = 0; r < 12; ++r) {
-                CK(cudaEventRecord(a));
+                TU_CUDA_OK(cudaEventRecord(a));
                 read_kernel<<<blocks, threads>>>((const double2 *)buf, bytes / 16, sink);
-                CK(cudaEventRecord(b));
-                CK(cudaEventSynchronize(b));
-                CK(cudaGetLastError());
+                TU_CUDA_OK(cudaEventRecord(b));
+                TU_CUDA_OK(cudaEventSynchronize(b));
+                TU_CUDA_OK(cudaGetLastError());
                 float ms;
-                CK(cudaEventElapsedTime(&ms, a, b));
+                TU_CUDA_OK(cudaEventElapsedTime(&ms, a, b));
                 if (r >= 2) t.push_back(ms);
             }
             best = std::max(best, bytes / (median(t) * 1e-3));
         }
     }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    CK(cudaFree(buf));
-    CK(cudaFree(sink));
+    TU_CUDA_OK(cudaEventDestroy(a));
+    TU_CUDA_OK(cudaEventDestroy(b));
+    TU_CUDA_OK(cudaFree(buf));
+    TU_CUDA_OK(cudaFree(sink));
     return best;
 }
 
@@ -129,38 +103,38 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
                         std::vector<Result> &out) {
     const bool dbl = sizeof(T) == 8;
     T *A, *B, *C;
-    CK(cudaMalloc(&A, sizeof(T) * m * k));
-    CK(cudaMalloc(&B, sizeof(T) * k * n));
-    CK(cudaMalloc(&C, sizeof(T) * m * n));
+    TU_CUDA_OK(cudaMalloc(&A, sizeof(T) * m * k));
+    TU_CUDA_OK(cudaMalloc(&B, sizeof(T) * k * n));
+    TU_CUDA_OK(cudaMalloc(&C, sizeof(T) * m * n));
     fill_kernel<T><<<1024, 256, 0, st>>>(A, (size_t)(m * k), 1);
     fill_kernel<T><<<1024, 256, 0, st>>>(B, (size_t)(k * n), 2);
     fill_kernel<T><<<1024, 256, 0, st>>>(C, (size_t)(m * n), 3);
-    CK(cudaGetLastError());
+    TU_CUDA_OK(cudaGetLastError());
     cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
+    TU_CUDA_OK(cudaEventCreate(&a));
+    TU_CUDA_OK(cudaEventCreate(&b));
     const T one = 1, zero = 0;
     auto plain = [&]() {
         if (dbl)
-            CB(cublasDgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)n, (int)k, (const double *)&one,
+            TU_LIB_OK(cublasDgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)n, (int)k, (const double *)&one,
                            (const double *)A, (int)m, (const double *)B, (int)k,
                            (const double *)&zero, (double *)C, (int)m));
         else
-            CB(cublasSgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)n, (int)k, (const float *)&one,
+            TU_LIB_OK(cublasSgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)n, (int)k, (const float *)&one,
                            (const float *)A, (int)m, (const float *)B, (int)k,
                            (const float *)&zero, (float *)C, (int)m));
     };
     auto time_once = [&](auto &&fn) {
-        CK(cudaEventRecord(a, st));
+        TU_CUDA_OK(cudaEventRecord(a, st));
         fn();
-        CK(cudaEventRecord(b, st));
-        CK(cudaEventSynchronize(b));
+        TU_CUDA_OK(cudaEventRecord(b, st));
+        TU_CUDA_OK(cudaEventSynchronize(b));
         float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
+        TU_CUDA_OK(cudaEventElapsedTime(&ms, a, b));
         return ms;
     };
     for (int kind = 0; kind < 2; ++kind) {
-        CA(abft_set_checksum_kind(h, kind ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW));
+        TU_ABFT_OK(abft_set_checksum_kind(h, kind ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW));
         abft_report_t rep;
         std::memset(&rep, 0, sizeof rep);
         auto check = [&]() {
@@ -171,24 +145,24 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
         };
         auto prot = [&]() {
             if (dbl)
-                CA(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, (const double *)A, m,
+                TU_ABFT_OK(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, (const double *)A, m,
                               (const double *)B, k, 0.0, (double *)C, m, &rep));
             else
-                CA(abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0f, (const float *)A, m,
+                TU_ABFT_OK(abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0f, (const float *)A, m,
                               (const float *)B, k, 0.0f, (float *)C, m, &rep));
             check();
         };
         // The protection alone: the split form's encode and verify around no GEMM (C holds
         // alpha·A·B from the runs before, so it verifies clean).
         abft_gemm_plan_t plan;
-        CA(abft_gemm_plan_create(h, dbl ? 'd' : 's', ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, 0.0, &plan));
+        TU_ABFT_OK(abft_gemm_plan_create(h, dbl ? 'd' : 's', ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, 0.0, &plan));
         auto split = [&]() {
             if (dbl) {
-                CA(abft_dgemm_encode(h, plan, (const double *)A, m, (const double *)B, k, nullptr, m));
-                CA(abft_dgemm_verify(h, plan, (const double *)A, m, (const double *)B, k, (double *)C, m, &rep));
+                TU_ABFT_OK(abft_dgemm_encode(h, plan, (const double *)A, m, (const double *)B, k, nullptr, m));
+                TU_ABFT_OK(abft_dgemm_verify(h, plan, (const double *)A, m, (const double *)B, k, (double *)C, m, &rep));
             } else {
-                CA(abft_sgemm_encode(h, plan, (const float *)A, m, (const float *)B, k, nullptr, m));
-                CA(abft_sgemm_verify(h, plan, (const float *)A, m, (const float *)B, k, (float *)C, m, &rep));
+                TU_ABFT_OK(abft_sgemm_encode(h, plan, (const float *)A, m, (const float *)B, k, nullptr, m));
+                TU_ABFT_OK(abft_sgemm_verify(h, plan, (const float *)A, m, (const float *)B, k, (float *)C, m, &rep));
             }
             check();
         };
@@ -198,7 +172,7 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
             float x = time_once(plain), y = time_once(prot), z = time_once(split);
             if (r >= 2) tp.push_back(x), tq.push_back(y), ts.push_back(z);
         }
-        CA(abft_gemm_plan_destroy(plan));
+        TU_ABFT_OK(abft_gemm_plan_destroy(plan));
         float plain_ms = median(tp), prot_ms = median(tq), split_ms = median(ts);
         // the floor: A, B and C streamed once each (B twice for full checksums)
         double bytes = (double)sizeof(T) * (double)(m * k + (kind ? 2 : 1) * k * n + m * n);
@@ -225,12 +199,12 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
                     r.ratio_to_floor, r.passes_to_floor);
         std::fflush(stdout);
     }
-    CA(abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW));
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    CK(cudaFree(A));
-    CK(cudaFree(B));
-    CK(cudaFree(C));
+    TU_ABFT_OK(abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW));
+    TU_CUDA_OK(cudaEventDestroy(a));
+    TU_CUDA_OK(cudaEventDestroy(b));
+    TU_CUDA_OK(cudaFree(A));
+    TU_CUDA_OK(cudaFree(B));
+    TU_CUDA_OK(cudaFree(C));
 }
 
 int main(int argc, char **argv) {
@@ -250,7 +224,7 @@ int main(int argc, char **argv) {
         return 77;
     }
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
+    TU_CUDA_OK(cudaGetDeviceProperties(&prop, 0));
     const char *commit = std::getenv("ABFT_COMMIT");
     char date[32];
     std::time_t now = std::time(nullptr);
@@ -260,13 +234,13 @@ int main(int argc, char **argv) {
                 commit ? commit : "unknown", read_bps * 1e-9);
 
     abft_handle_t h;
-    CA(abft_create(&h, ABFT_BACKEND_CUDA));
+    TU_ABFT_OK(abft_create(&h, ABFT_BACKEND_CUDA));
     cudaStream_t st;
-    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    CA(abft_set_stream(h, st));
+    TU_CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    TU_ABFT_OK(abft_set_stream(h, st));
     cublasHandle_t cb;
-    CB(cublasCreate(&cb));
-    CB(cublasSetStream(cb, st));
+    TU_LIB_OK(cublasCreate(&cb));
+    TU_LIB_OK(cublasSetStream(cb, st));
 
     std::vector<Result> res;
     int reps = quick ? 3 : 10;

@@ -18,23 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "testutil_cuda.h"
 
-#define CK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-#define CS(x)                                                                                   \
-    do {                                                                                        \
-        cusolverStatus_t s_ = (x);                                                              \
-        if (s_ != CUSOLVER_STATUS_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s: cuSOLVER status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -72,10 +57,10 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
     void *A0, *A, *work;
     int *ip32, *dinfo;
     int64_t *ip64;
-    CK(cudaMalloc(&A0, bytes));
-    CK(cudaMalloc(&A, bytes));
-    CK(cudaMalloc((void **)&ip32, (size_t)n * sizeof(int) + 64));
-    CK(cudaMalloc((void **)&ip64, (size_t)n * sizeof(int64_t)));
+    TU_CUDA_OK(cudaMalloc(&A0, bytes));
+    TU_CUDA_OK(cudaMalloc(&A, bytes));
+    TU_CUDA_OK(cudaMalloc((void **)&ip32, (size_t)n * sizeof(int) + 64));
+    TU_CUDA_OK(cudaMalloc((void **)&ip64, (size_t)n * sizeof(int64_t)));
     dinfo = ip32 + n;
     /* random values in [-1, 1), never zeros: generated on the host once */
     void *hA = malloc(bytes);
@@ -87,15 +72,15 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
         double v = (double)(z >> 11) * 0x1p-52 - 1.0;
         if (prec == 'd') ((double *)hA)[i] = v; else ((float *)hA)[i] = (float)v;
     }
-    CK(cudaMemcpy(A0, hA, bytes, cudaMemcpyHostToDevice));
+    TU_CUDA_OK(cudaMemcpy(A0, hA, bytes, cudaMemcpyHostToDevice));
     free(hA);
     int lwork = 0;
-    if (prec == 'd') CS(cusolverDnDgetrf_bufferSize(cs, (int)n, (int)n, (double *)A, (int)n, &lwork));
-    else CS(cusolverDnSgetrf_bufferSize(cs, (int)n, (int)n, (float *)A, (int)n, &lwork));
-    CK(cudaMalloc(&work, (size_t)lwork * es + 16));
+    if (prec == 'd') TU_LIB_OK(cusolverDnDgetrf_bufferSize(cs, (int)n, (int)n, (double *)A, (int)n, &lwork));
+    else TU_LIB_OK(cusolverDnSgetrf_bufferSize(cs, (int)n, (int)n, (float *)A, (int)n, &lwork));
+    TU_CUDA_OK(cudaMalloc(&work, (size_t)lwork * es + 16));
     cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
+    TU_CUDA_OK(cudaEventCreate(&e0));
+    TU_CUDA_OK(cudaEventCreate(&e1));
     double *t = (double *)malloc(sizeof(double) * (size_t)(reps + 1));
     double med[V_COUNT] = {0};
     if (res != NULL) res->detected = 0;
@@ -104,17 +89,17 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
         int v = sweep != NULL ? V_ONLINE_OFF : vi;
         int64_t nb = sweep != NULL ? sweep[vi].nb : g_nb, inb = sweep != NULL ? sweep[vi].inb : g_inb;
         for (int r = -1; r < reps; ++r) { /* r = -1: warm-up */
-            CK(cudaMemcpy(A, A0, bytes, cudaMemcpyDeviceToDevice));
-            CK(cudaDeviceSynchronize());
+            TU_CUDA_OK(cudaMemcpy(A, A0, bytes, cudaMemcpyDeviceToDevice));
+            TU_CUDA_OK(cudaDeviceSynchronize());
             abft_report_t rep;
             int64_t info = 0;
             abft_status_t st = ABFT_STATUS_SUCCESS;
             abft_lu_options_t o1 = {nb, 1, inb}, o4 = {nb, 4, inb}, ooff = {nb, CHECKS_OFF, inb};
-            CK(cudaEventRecord(e0, 0));
+            TU_CUDA_OK(cudaEventRecord(e0, 0));
             switch (v) {
             case V_CUSOLVER:
-                if (prec == 'd') CS(cusolverDnDgetrf(cs, (int)n, (int)n, (double *)A, (int)n, (double *)work, ip32, dinfo));
-                else CS(cusolverDnSgetrf(cs, (int)n, (int)n, (float *)A, (int)n, (float *)work, ip32, dinfo));
+                if (prec == 'd') TU_LIB_OK(cusolverDnDgetrf(cs, (int)n, (int)n, (double *)A, (int)n, (double *)work, ip32, dinfo));
+                else TU_LIB_OK(cusolverDnSgetrf(cs, (int)n, (int)n, (float *)A, (int)n, (float *)work, ip32, dinfo));
                 break;
             case V_OFFLINE:
                 st = prec == 'd' ? abft_dgetrf(h, n, n, (double *)A, n, ip64, &info, &rep)
@@ -129,15 +114,15 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
                 break;
             }
             }
-            CK(cudaEventRecord(e1, 0));
-            CK(cudaEventSynchronize(e1));
+            TU_CUDA_OK(cudaEventRecord(e1, 0));
+            TU_CUDA_OK(cudaEventSynchronize(e1));
             if (st != ABFT_STATUS_SUCCESS) {
                 fprintf(stderr, "variant %d n %lld %c: %s\n", v, (long long)n, prec, abft_status_name(st));
                 exit(1);
             }
             if (v != V_CUSOLVER && res != NULL) res->detected += rep.detected;
             float ms = 0;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
+            TU_CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
             if (r >= 0) t[r] = ms;
         }
         if (sweep != NULL) sweep[vi].ms = median(t, reps);
@@ -181,11 +166,11 @@ int main(int argc, char **argv) {
         return 77;
     }
     cusolverDnHandle_t cs;
-    CS(cusolverDnCreate(&cs));
+    TU_LIB_OK(cusolverDnCreate(&cs));
     struct cudaDeviceProp prop;
     int dev = 0;
-    CK(cudaGetDevice(&dev));
-    CK(cudaGetDeviceProperties(&prop, dev));
+    TU_CUDA_OK(cudaGetDevice(&dev));
+    TU_CUDA_OK(cudaGetDeviceProperties(&prop, dev));
     const int64_t sizes[] = {4096, 8192, 16384};
     int nsz = quick ? 1 : 3;
     result_t res[6];

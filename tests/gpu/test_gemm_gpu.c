@@ -8,15 +8,8 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "testutil_cuda.h"
 
-#define CUDA_OK(x)                                                                      \
-    do {                                                                                \
-        cudaError_t e_ = (x);                                                           \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
 
 typedef struct {
     abft_hook_site_t site;
@@ -36,14 +29,14 @@ static abft_status_t dev_flip(void *user, abft_hook_site_t site, int which, char
     char *p = (char *)ptr + es * (size_t)(i + j * ld);
     if (prec == 'd') {
         double v;
-        CUDA_OK(cudaMemcpy(&v, p, 8, cudaMemcpyDeviceToHost));
+        TU_CUDA_OK(cudaMemcpy(&v, p, 8, cudaMemcpyDeviceToHost));
         v = tu_flip_d(v, f->bit);
-        CUDA_OK(cudaMemcpy(p, &v, 8, cudaMemcpyHostToDevice));
+        TU_CUDA_OK(cudaMemcpy(p, &v, 8, cudaMemcpyHostToDevice));
     } else {
         float v;
-        CUDA_OK(cudaMemcpy(&v, p, 4, cudaMemcpyDeviceToHost));
+        TU_CUDA_OK(cudaMemcpy(&v, p, 4, cudaMemcpyDeviceToHost));
         v = tu_flip_s(v, f->bit);
-        CUDA_OK(cudaMemcpy(p, &v, 4, cudaMemcpyHostToDevice));
+        TU_CUDA_OK(cudaMemcpy(p, &v, 4, cudaMemcpyHostToDevice));
     }
     f->fired++;
     return ABFT_STATUS_SUCCESS;
@@ -70,8 +63,8 @@ static void *fill(tu_rng_t *r, const prob_t *p, tu_kind_t kind, int64_t rows, in
         h = tu_alloc_d(cnt);
         tu_fill_d(r, kind, rows, cols, (double *)h, ld);
     }
-    CUDA_OK(cudaMalloc(dev, es(p) * (size_t)cnt));
-    CUDA_OK(cudaMemcpy(*dev, h, es(p) * (size_t)cnt, cudaMemcpyHostToDevice));
+    TU_CUDA_OK(cudaMalloc(dev, es(p) * (size_t)cnt));
+    TU_CUDA_OK(cudaMemcpy(*dev, h, es(p) * (size_t)cnt, cudaMemcpyHostToDevice));
     return h;
 }
 
@@ -110,7 +103,7 @@ static double gpu_vs_cpu(abft_handle_t hc, prob_t *p, const void *dC_result) {
     abft_status_t st = run(hc, p, p->hA, p->hB, cpu, &rep);
     TU_CHECK(st == ABFT_STATUS_SUCCESS && rep.detected == 0, "CPU reference: %s detected %lld",
              abft_status_name(st), (long long)rep.detected);
-    CUDA_OK(cudaMemcpy(gpu, dC_result, bytes, cudaMemcpyDeviceToHost));
+    TU_CUDA_OK(cudaMemcpy(gpu, dC_result, bytes, cudaMemcpyDeviceToHost));
     double u = p->prec ? 0x1p-24 : 0x1p-53, worst = 0.0;
     for (int64_t i = 0; i < p->m; ++i) {
         double rs = 0.0;
