@@ -249,6 +249,37 @@ static abft_status_t locate(struct abft_lu_plan *p, const void *A, int64_t lda,
     *nfix = 0;
     *ambiguous = 0;
     const int64_t r = F[0], m = p->m;
+    if (!isfinite(v->d[0][r]) || !isfinite(v->d[1][r]) || !isfinite(v->t[0][r]) ||
+        !isfinite(v->t[1][r])) {
+        /* The first flagged row's sums overflowed: one element of row r of the factors
+         * became huge or non-finite (an exponent flip). In L (column < r) it touches row r
+         * only; in U (column >= r) also the rows below, through column r of L. The
+         * largest element of row r is the candidate; exact_value recomputes it from the
+         * checksums and the full re-check confirms or reverts it. */
+        size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
+        void *raw = malloc((size_t)p->n * es);
+        ABFT_RETURN_IF(raw == NULL, ABFT_STATUS_ALLOC_FAILED);
+        abft_copy_args_t cp = {0, es, 1, p->n, raw, 1, (void *)((const char *)A + (size_t)r * es),
+                               lda};
+        abft_status_t st = h->ops->copy(&h->kctx, &cp);
+        int64_t c = -1;
+        double big = -1.0;
+        for (int64_t j = 0; j < p->n && st == ABFT_STATUS_SUCCESS; ++j) {
+            double x = es == 8 ? ((const double *)raw)[j] : (double)((const float *)raw)[j];
+            double ax = isfinite(x) ? fabs(x) : INFINITY;
+            if (ax > big) big = ax, c = j;
+        }
+        free(raw);
+        ABFT_TRY(st);
+        if (c < 0 || (c >= r && r >= p->k)) return ABFT_STATUS_SUCCESS;
+        fix[0].i = r;
+        fix[0].j = c;
+        fix[0].delta = 0.0;
+        fix[0].factor = c < r ? ABFT_FACTOR_L : ABFT_FACTOR_U;
+        fix[0].ratio = INFINITY;
+        *nfix = 1;
+        return ABFT_STATUS_SUCCESS;
+    }
     /* U: first flagged row r, integer ratio, and every row below consistent with
      * d_i = L(i, r)·d_r (flagged or not). */
     int64_t uc = -1;
@@ -329,6 +360,23 @@ static abft_status_t checksum_fault(struct abft_lu_plan *p, const int64_t *perm_
     abft_handle_t h = p->h;
     const int64_t m = p->m;
     *is_cs = 0;
+    if (nf == 1) {
+        /* An intact checksum obeys |A·V| <= |A|·V (to rounding): an entry of X beyond its
+         * absolute companion, or not finite, is a corrupted checksum whatever its size
+         * (the sums below overflow for an exponent flip). */
+        int64_t pr = perm_host[F[0]];
+        double x[2], xa[2];
+        abft_copy_args_t c1 = {0, sizeof(double), 1, 2, x, 1, p->X + pr, m};
+        abft_copy_args_t c2 = {0, sizeof(double), 1, 2, xa, 1, p->Xa + pr, m};
+        ABFT_TRY(h->ops->copy(&h->kctx, &c1));
+        ABFT_TRY(h->ops->copy(&h->kctx, &c2));
+        const double slack = 1.0 + abft_gamma(h, (double)p->n + 2.0, 0x1.0p-53) * 2.0;
+        for (int q = 0; q < 2; ++q)
+            if (!isfinite(x[q]) || !(fabs(x[q]) <= xa[q] * slack)) {
+                *is_cs = 1;
+                return ABFT_STATUS_SUCCESS;
+            }
+    }
     double sig[4], siga[4];
     /* Z, Za (4m >= 4 entries, followed by Y) are recomputed by the next check: scratch */
     double *dev = p->Z;
