@@ -25,9 +25,12 @@ int wide_ok(const void *A, int64_t lda, size_t elem, int vbytes) {
 /* How many slices of a long dimension of `len` to cut so that tiles x slices fills the
  * device (blocks_per_sm on each SM), never slices thinner than min_split (or `align`). */
 int64_t choose_slices(int64_t tiles, int64_t len, int64_t align, int sms, int bps,
-                      int min_split, int64_t *chunk) {
+                      int min_split, int64_t *chunk, bool one_wave = false) {
     int64_t target = (int64_t)sms * (bps > 0 ? bps : 1);
     int64_t S = tiles >= target ? 1 : ceil_div(target, tiles > 0 ? tiles : 1);
+    /* one_wave: bps is the kernel's real occupancy, so never pass target blocks (the ceiling
+     * above can: 16 row tiles x 17 slices = 272 blocks on 264 slots, a second wave of 8). */
+    if (one_wave && tiles < target) S = target / (tiles > 0 ? tiles : 1);
     int64_t min_slice = min_split > align ? min_split : align;
     int64_t smax = len / min_slice;
     if (smax < 1) smax = 1;
@@ -139,7 +142,12 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         ABFT_TRY_STATUS(abft_cuda_scratch(ctx, (size_t)S * a->c * (ABS ? 2 : 1) * out_len * 8, &scr));
         p.part = (double *)scr;
     }
-    if (a->trans == 0)
+    /* Implicit weights V = [1, l+1] with |V| = V: the weights come from the column index. */
+    bool impl = false;
+    if constexpr (CB == 2) impl = p.implicit && (!ABS || p.Xa == NULL);
+    if (a->trans == 0 && impl) {
+        if constexpr (CB == 2) tsmm_n_kernel<T, 2, ABS, true><<<grid, NT, smem, st>>>(p);
+    } else if (a->trans == 0)
         tsmm_n_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
     else
         tsmm_t_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
@@ -191,7 +199,10 @@ abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     int64_t chunk;
     const abft_cuda_kshape_t sh = abft_cuda_tune_shape(
         tune, 2, sizeof(T) == 8 ? 0 : 1, (double)a->rows * (double)a->cols * (double)sizeof(T));
-    const int64_t S = choose_slices(tiles, a->cols, UNR, sms, sh.bps, tune->dual_min_split, &chunk);
+    /* Up to 2 blocks fit on an SM (fp32: 110 registers); a bps of at most 2 is that
+     * occupancy, and the split must then not spill into a second wave. */
+    const int64_t S = choose_slices(tiles, a->cols, UNR, sms, sh.bps, tune->dual_min_split,
+                                    &chunk, sh.bps <= 2);
     int64_t ks = ABFT_CUDA_SMEM_BYTES / (8 * nacc * (1 + NT / 32));
     ks = ks / UNR * UNR;
     if (ks < UNR) ks = UNR;

@@ -246,6 +246,70 @@ static void test_tsmm(tu_rng_t *rng, gpuctx_t *g) {
     printf("tsmm: %d cases\n", n_tsmm_cases);
 }
 
+/* Rows kernel: the implicit weights (computed from the column index) and the same weights
+ * given explicitly, X = [1, l+1] with |X| taken from X, give the same bits: both run the
+ * same fp64 operations in the same order (sizes with a split of k, ragged rows, odd lda). */
+static void test_tsmm_implicit_bits(tu_rng_t *rng, gpuctx_t *g) {
+    static const int64_t sizes[][3] = {{1531, 389, 0}, {4099, 2053, 1}, {30000, 700, 3},
+                                       {700, 30000, 0}, {8192, 4096, 0}};
+    int cases = 0;
+    for (int s = 0; s < 5; ++s) {
+        const int64_t m = sizes[s][0], n = sizes[s][1], lda = m + sizes[s][2];
+        if (g_small && m * n > 3000000) continue;
+        for (int p = 0; p < 2; ++p)
+            for (int ab = 0; ab < 2; ++ab) {
+                const abft_prec_t prec = p ? ABFT_PREC_S : ABFT_PREC_D;
+                size_t abytes;
+                void *A = host_matrix(rng, prec, m, n, lda, 0, &abytes);
+                const int64_t ldx = n + 1;
+                double *X = tu_alloc_d(ldx * 2);
+                for (int64_t l = 0; l < n; ++l) {
+                    X[l] = 1.0;
+                    X[l + ldx] = (double)(l + 1);
+                }
+                void *dA = dup_to_dev(A, abytes);
+                double *dX = (double *)dup_to_dev(X, (size_t)(ldx * 2) * 8);
+                double *dY = (double *)dmalloc((size_t)m * 2 * 8);
+                double *dYa = (double *)dmalloc((size_t)m * 2 * 8);
+                double *dZ = (double *)dmalloc((size_t)m * 2 * 8);
+                double *dZa = (double *)dmalloc((size_t)m * 2 * 8);
+                abft_tsmm_args_t ia = {prec, 0, m, n, 2, dA, lda, NULL, 0, NULL, 0,
+                                       dY, m, ab ? dYa : NULL, m};
+                abft_tsmm_args_t ea = {prec, 0, m, n, 2, dA, lda, dX, ldx, NULL, 0,
+                                       dZ, m, ab ? dZa : NULL, m};
+                TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ia), ABFT_STATUS_SUCCESS);
+                TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ea), ABFT_STATUS_SUCCESS);
+                CU(cudaStreamSynchronize(g->stream));
+                CU(cudaGetLastError());
+                double *Y = tu_alloc_d(m * 2), *Z = tu_alloc_d(m * 2);
+                to_host(Y, dY, (size_t)m * 2 * 8);
+                to_host(Z, dZ, (size_t)m * 2 * 8);
+                TU_CHECK(memcmp(Y, Z, (size_t)m * 2 * 8) == 0,
+                         "tsmm %c m=%lld n=%lld: implicit and explicit [1, l+1] differ in bits",
+                         p ? 's' : 'd', (long long)m, (long long)n);
+                if (ab) {
+                    to_host(Y, dYa, (size_t)m * 2 * 8);
+                    to_host(Z, dZa, (size_t)m * 2 * 8);
+                    TU_CHECK(memcmp(Y, Z, (size_t)m * 2 * 8) == 0,
+                             "tsmm %c m=%lld n=%lld: implicit and explicit |A|[1, l+1] differ",
+                             p ? 's' : 'd', (long long)m, (long long)n);
+                }
+                ++cases;
+                free(Y);
+                free(Z);
+                free(A);
+                free(X);
+                cudaFree(dA);
+                cudaFree(dX);
+                cudaFree(dY);
+                cudaFree(dYa);
+                cudaFree(dZ);
+                cudaFree(dZa);
+            }
+    }
+    printf("tsmm implicit = explicit bits: %d cases\n", cases);
+}
+
 static void dual_case(tu_rng_t *rng, gpuctx_t *g, abft_prec_t prec, int64_t m, int64_t n,
                       int64_t c1, int64_t c2, int implicit, int pabs, int qabs, int64_t extra,
                       int64_t off) {
@@ -707,6 +771,7 @@ int main(void) {
     gpu_open(&g0, 0); /* legacy default stream */
     gpu_open(&g1, 1); /* a non-blocking stream of its own */
     test_tsmm(&rng, &g1);
+    test_tsmm_implicit_bits(&rng, &g1);
     test_dual(&rng, &g0);
     test_dual(&rng, &g1);
     test_compare(&rng, &g1);
