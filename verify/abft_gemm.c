@@ -76,6 +76,16 @@ static abft_status_t check_shape(abft_handle_t h, int transa, int transb, int64_
     return ABFT_STATUS_SUCCESS;
 }
 
+/* Do the memory spans of two column-major matrices overlap? (Spans, not elements: a
+ * conservative test.) Empty matrices overlap nothing. */
+static int overlaps(const void *X, int64_t xr, int64_t xc, int64_t ldx, const void *Y, int64_t yr,
+                    int64_t yc, int64_t ldy, size_t es) {
+    if (xr == 0 || xc == 0 || yr == 0 || yc == 0) return 0;
+    uintptr_t x0 = (uintptr_t)X, x1 = x0 + es * (size_t)(ldx * (xc - 1) + xr);
+    uintptr_t y0 = (uintptr_t)Y, y1 = y0 + es * (size_t)(ldy * (yc - 1) + yr);
+    return x0 < y1 && y0 < x1;
+}
+
 static abft_status_t check_operands(const struct abft_gemm_plan *p, const void *A, int64_t lda,
                                     const void *B, int64_t ldb, const void *C, int64_t ldc) {
     int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
@@ -83,6 +93,11 @@ static abft_status_t check_operands(const struct abft_gemm_plan *p, const void *
     ABFT_RETURN_IF(abft_bad_matrix(ar, ac, A, lda), ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(abft_bad_matrix(br, bc, B, ldb), ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(abft_bad_matrix(p->m, p->n, C, ldc), ABFT_STATUS_INVALID_VALUE);
+    /* C is written while A and B are read (and read again for recomputation): no overlap */
+    size_t es = elem_size(p->prec);
+    ABFT_RETURN_IF(overlaps(C, p->m, p->n, ldc, A, ar, ac, lda, es) ||
+                       overlaps(C, p->m, p->n, ldc, B, br, bc, ldb, es),
+                   ABFT_STATUS_INVALID_VALUE);
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -153,6 +168,33 @@ static abft_status_t encode_matrix(abft_handle_t h, abft_prec_t prec, int64_t m,
     return h->ops->dual(&h->kctx, &a);
 }
 
+/* Does the rows x cols matrix M hold a NaN or an Inf? M·0 is NaN exactly in the rows that
+ * do (Inf·0 and NaN·0 are NaN): one tall-and-skinny product against zeros, then the
+ * screen. Only on the rare path where an absolute-value sum was not finite. */
+static abft_status_t has_nonfinite(abft_handle_t h, abft_prec_t prec, int64_t rows, int64_t cols,
+                                   const void *M, int64_t ldm, int64_t *count) {
+    *count = 0;
+    if (rows == 0 || cols == 0) return ABFT_STATUS_SUCCESS;
+    size_t zbytes = sizeof(double) * (size_t)cols * 2, ybytes = sizeof(double) * (size_t)rows * 2;
+    void *dz = NULL, *dy = NULL;
+    double *hz = (double *)calloc((size_t)cols * 2, sizeof(double));
+    abft_status_t st = hz != NULL ? ABFT_STATUS_SUCCESS : ABFT_STATUS_ALLOC_FAILED;
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->alloc(&h->kctx, zbytes, &dz);
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->alloc(&h->kctx, ybytes, &dy);
+    if (st == ABFT_STATUS_SUCCESS) {
+        abft_copy_args_t c = {1, sizeof(double), cols, 2, hz, cols, dz, cols};
+        st = h->ops->copy(&h->kctx, &c);
+    }
+    if (st == ABFT_STATUS_SUCCESS)
+        st = run_tsmm(h, prec, 0, rows, cols, M, ldm, (const double *)dz, cols, NULL, 0,
+                      (double *)dy, rows, NULL, 0);
+    if (st == ABFT_STATUS_SUCCESS) st = abft_count_nonfinite(h, (const double *)dy, rows, rows, count);
+    if (dz != NULL) h->ops->free(&h->kctx, dz);
+    if (dy != NULL) h->ops->free(&h->kctx, dy);
+    free(hz);
+    return st;
+}
+
 static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda, const void *B,
                             int64_t ldb, const void *C, int64_t ldc, int64_t *nonfinite) {
     abft_handle_t h = p->h;
@@ -163,7 +205,7 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
     if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
     int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
     int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
-    if (p->k > 0) {
+    if (p->k > 0 && p->alpha != 0.0) { /* alpha = 0: the GEMM reads neither A nor B */
         /* 1. op(B)·V and |op(B)|·V (k x 2) */
         ABFT_TRY(run_tsmm(h, p->prec, p->transb, br, bc, B, ldb, NULL, 0, NULL, 0, w[W_YB],
                           ld[W_YB], w[W_YBA], ld[W_YBA]));
@@ -197,21 +239,26 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
                               w[W_ZAA], ld[W_ZAA], w[W_T], ld[W_T], w[W_TA], ld[W_TA]));
         }
     }
-    /* Non-finite inputs: any NaN/Inf in A or B makes Sa non-finite (|A|·(|B|·V)). */
+    /* Non-finite inputs: any NaN/Inf in A or B makes Sa = |A|·(|B|·V) non-finite (the
+     * weights are >= 1, and 0·Inf is NaN), so one screen covers both (and the columns of
+     * FULL). Sa can also overflow for huge finite data: then a scan decides. */
     int64_t bad = 0;
     if (p->k > 0 && p->alpha != 0.0) {
         ABFT_TRY(abft_count_nonfinite(h, w[W_SA], p->m, ld[W_SA], &bad));
-        *nonfinite += bad;
-        if (full) {
-            ABFT_TRY(abft_count_nonfinite(h, w[W_TA], p->n, ld[W_TA], &bad));
-            *nonfinite += bad;
+        if (bad > 0) {
+            ABFT_TRY(has_nonfinite(h, p->prec, ar, ac, A, lda, &bad));
+            int64_t bb = 0;
+            if (bad == 0) ABFT_TRY(has_nonfinite(h, p->prec, br, bc, B, ldb, &bb));
+            bad += bb;
         }
+        *nonfinite += bad;
     }
     /* beta != 0: a pass over the old C (rows and, for FULL, columns from one read). */
     if (p->beta != 0.0) {
         ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, C, ldc, w[W_P], w[W_PA], ld[W_P],
                                full ? w[W_PC] : NULL, full ? w[W_PCA] : NULL, ld[W_PC]));
         ABFT_TRY(abft_count_nonfinite(h, w[W_PA], p->m, ld[W_PA], &bad));
+        if (bad > 0) ABFT_TRY(has_nonfinite(h, p->prec, p->m, p->n, C, ldc, &bad));
         *nonfinite += bad;
     }
     return ABFT_STATUS_SUCCESS;
@@ -462,6 +509,10 @@ static abft_status_t try_correct(const struct abft_gemm_plan *p, side_host_t sid
             v[j] = old;
             return ABFT_STATUS_SUCCESS;
         }
+        /* the dot product carries only its own rounding; the checksum value carries every
+         * other element's: keep the dot product */
+        cand = rv;
+        v[j] = cand;
     }
     ABFT_TRY(elem_write(p, C, ldc, row, col, cand));
     note_correction(sides, row, col, cn);
@@ -570,8 +621,10 @@ static int is_checksum_fault(const struct abft_gemm_plan *p, side_host_t sides[2
         double e, te;
         expect(p, o, l, 0, o->Ra[l], &e, &te);
         te += o->slack[l];
-        se += te;
-        sw += te * (double)(l + 1);
+        /* an error the other side did not flag can be up to twice its bound: its own
+         * rounding may have cancelled up to one bound of it */
+        se += 2.0 * te;
+        sw += 2.0 * te * (double)(l + 1);
     }
     return fabs(d[0]) - t[0] > se || fabs(d[1]) - t[1] > sw;
 }
@@ -636,11 +689,8 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
             double d[2], t[2];
             if (vec_passes(p, s, idx, v, NULL, d, t)) continue; /* fixed meanwhile */
             double ratio = fmax(fabs(d[0]) / t[0], fabs(d[1]) / t[1]);
-            if (full && sides[!cs].nflag == 0 && is_checksum_fault(p, sides, cs, d, t)) {
-                rep->checksum_faults++;
-                add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_CHECKSUM_FAULT, cs);
-                continue;
-            }
+            /* Recompute first: when the recomputed vector passes, the data were wrong. A
+             * corrupted checksum fails the recomputed vector too (then it is restored). */
             if (h->recompute && p->beta == 0.0 && p->k > 0 && A != NULL && B != NULL) {
                 int fixed = 0;
                 st = try_recompute(p, s, cs, idx, v, A, lda, B, ldb, C, ldc, tmp, &fixed);
@@ -650,6 +700,11 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
                     add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_RECOMPUTED, cs);
                     continue;
                 }
+            }
+            if (full && sides[!cs].nflag == 0 && is_checksum_fault(p, sides, cs, d, t)) {
+                rep->checksum_faults++;
+                add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_CHECKSUM_FAULT, cs);
+                continue;
             }
             rep->uncorrectable++;
             add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_UNCORRECTABLE, cs);
@@ -676,6 +731,10 @@ static void plan_init(struct abft_gemm_plan *p, abft_handle_t h, abft_prec_t pre
     p->kind = h->kind;
 }
 
+static abft_status_t protected_gemm_run(struct abft_gemm_plan *pp, const void *A, int64_t lda,
+                                        const void *B, int64_t ldb, void *C, int64_t ldc,
+                                        abft_report_t *rep);
+
 static abft_status_t protected_gemm(abft_handle_t h, abft_prec_t prec, int transa, int transb,
                                     int64_t m, int64_t n, int64_t k, double alpha, const void *A,
                                     int64_t lda, const void *B, int64_t ldb, double beta,
@@ -685,9 +744,23 @@ static abft_status_t protected_gemm(abft_handle_t h, abft_prec_t prec, int trans
     struct abft_gemm_plan p;
     plan_init(&p, h, prec, transa, transb, m, n, k, alpha, beta);
     ABFT_TRY(check_operands(&p, A, lda, B, ldb, C, ldc));
-    abft_report_t local;
-    abft_report_t *rep = report != NULL ? report : &local;
-    memset(rep, 0, sizeof *rep);
+    /* The report is written only when the call completes (SUCCESS or NON_FINITE_INPUT). */
+    abft_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    abft_status_t st = protected_gemm_run(&p, A, lda, B, ldb, C, ldc, &rep);
+    if (report != NULL && (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_NON_FINITE_INPUT))
+        *report = rep;
+    return st;
+}
+
+static abft_status_t protected_gemm_run(struct abft_gemm_plan *pp, const void *A, int64_t lda,
+                                        const void *B, int64_t ldb, void *C, int64_t ldc,
+                                        abft_report_t *rep) {
+    struct abft_gemm_plan p = *pp;
+    abft_handle_t h = p.h;
+    const int64_t m = p.m, n = p.n, k = p.k;
+    const abft_prec_t prec = p.prec;
+    const int transa = p.transa, transb = p.transb;
     if (m == 0 || n == 0) return ABFT_STATUS_SUCCESS;
     ABFT_TRY(abft_buffer_reserve(h, &h->work, plan_layout(&p, NULL)));
     plan_layout(&p, h->work.ptr);
@@ -697,7 +770,7 @@ static abft_status_t protected_gemm(abft_handle_t h, abft_prec_t prec, int trans
         rep->nonfinite_input = 1;
         return ABFT_STATUS_NON_FINITE_INPUT;
     }
-    if (k > 0) {
+    if (k > 0 && p.alpha != 0.0) {
         int64_t ar = transa ? k : m, ac = transa ? m : k;
         int64_t br = transb ? n : k, bc = transb ? k : n;
         ABFT_TRY(abft_call_hook(h, ABFT_SITE_AFTER_ENCODE, 0, prec, (void *)A, ar, ac, lda));
@@ -789,10 +862,13 @@ static abft_status_t split_verify(abft_handle_t h, abft_gemm_plan_t p, abft_prec
     ABFT_RETURN_IF(A != NULL && abft_bad_matrix(ar, ac, A, lda), ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(B != NULL && abft_bad_matrix(br, bc, B, ldb), ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(abft_bad_matrix(p->m, p->n, C, ldc), ABFT_STATUS_INVALID_VALUE);
-    abft_report_t local;
-    abft_report_t *rep = report != NULL ? report : &local;
-    memset(rep, 0, sizeof *rep);
-    return verify(p, A, lda, B, ldb, C, ldc, rep);
+    abft_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    /* beta != 0: the encoded beta·C·V belongs to the C of this GEMM only */
+    if (p->beta != 0.0) p->encoded = 0;
+    abft_status_t st = verify(p, A, lda, B, ldb, C, ldc, &rep);
+    if (report != NULL && st == ABFT_STATUS_SUCCESS) *report = rep;
+    return st;
 }
 
 abft_status_t abft_dgemm_encode(abft_handle_t h, abft_gemm_plan_t p, const double *A,

@@ -5,7 +5,8 @@
  *  - pointers given to a CUDA handle are device pointers, to a CPU handle host pointers;
  *    abft_report_t is always host memory;
  *  - every call returns abft_status_t; a detected fault is a result (in the report), not
- *    an error; on any error status every output is left untouched;
+ *    an error; an error found before any output is written leaves every output untouched
+ *    (docs/api.md: errors after a multiplication started, and when the report is written);
  *  - CUDA-backend calls are ordered on the handle's stream; calls that return a report
  *    synchronize with that stream before returning, the pure encoding calls do not;
  *  - checksums are V = [e, w] with e_j = 1 and w_j = j + 1 (j 0-based): A·V is m x 2;

@@ -550,6 +550,52 @@ static void test_args(abft_handle_t h) {
 #endif
 }
 
+/* ---- review findings: overlap, huge finite inputs, report on errors -------------------- */
+static abft_status_t failing_hook(void *user, abft_hook_site_t site, int which, char prec,
+                                  void *ptr, int64_t rows, int64_t cols, int64_t ld) {
+    (void)user, (void)which, (void)prec, (void)ptr, (void)rows, (void)cols, (void)ld;
+    return site == ABFT_SITE_AFTER_GEMM ? ABFT_STATUS_EXECUTION_FAILED : ABFT_STATUS_SUCCESS;
+}
+
+static void test_contract(abft_handle_t h) {
+    /* C overlapping A or B: refused, nothing written */
+    double X[64];
+    for (int i = 0; i < 64; ++i) X[i] = i + 1;
+    abft_report_t rep;
+    TU_CHECK_STATUS(abft_dgemm(h, 0, 0, 2, 2, 2, 1.0, X, 2, X + 8, 2, 0.0, X, 2, &rep),
+                    ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_dgemm(h, 0, 0, 2, 2, 2, 1.0, X, 2, X + 8, 2, 0.0, X + 9, 2, &rep),
+                    ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK(X[0] == 1 && X[9] == 10, "overlapping call wrote C");
+    TU_CHECK_STATUS(abft_dgemm(h, 0, 0, 2, 2, 2, 1.0, X, 2, X + 8, 2, 0.0, X + 16, 2, &rep),
+                    ABFT_STATUS_SUCCESS);
+
+    /* huge finite inputs: |A|·(|B|·V) overflows, A·B does not. Not "non-finite": the GEMM
+     * runs, and the rows it cannot verify are reported, never passed. */
+    int64_t m = 64, n = 64, k = 4;
+    double *A = tu_alloc_d(m * k), *B = tu_alloc_d(k * n), *C = tu_alloc_d(m * n);
+    for (int64_t i = 0; i < m * k; ++i) A[i] = 1e153;
+    for (int64_t i = 0; i < k * n; ++i) B[i] = 1e153;
+    TU_CHECK_STATUS(abft_dgemm(h, 0, 0, m, n, k, 1.0, A, m, B, k, 0.0, C, m, &rep),
+                    ABFT_STATUS_SUCCESS);
+    TU_CHECK(fabs(C[5] / 4e306 - 1.0) < 1e-12 && fabs(C[m * n - 1] / 4e306 - 1.0) < 1e-12,
+             "huge inputs: C = %g, expected 4e306", C[5]);
+    TU_CHECK(rep.detected > 0 && rep.uncorrectable == rep.detected && rep.corrected == 0,
+             "huge inputs: detected %lld uncorrectable %lld corrected %lld (rows with an "
+             "infinite bound must be reported)", (long long)rep.detected,
+             (long long)rep.uncorrectable, (long long)rep.corrected);
+
+    /* an error status after the call started leaves the caller's report as it was */
+    memset(&rep, 0, sizeof rep);
+    rep.checked = 77;
+    abft_set_hook(h, failing_hook, NULL);
+    TU_CHECK_STATUS(abft_dgemm(h, 0, 0, m, n, k, 1e-300, A, m, B, k, 0.0, C, m, &rep),
+                    ABFT_STATUS_EXECUTION_FAILED);
+    abft_set_hook(h, NULL, NULL);
+    TU_CHECK(rep.checked == 77, "report written on an error status");
+    free(A), free(B), free(C);
+}
+
 /* ---- split form ----------------------------------------------------------------------- */
 static void test_split(abft_handle_t h, tu_rng_t *r) {
     problem_t p = {0};
@@ -575,6 +621,10 @@ static void test_split(abft_handle_t h, tu_rng_t *r) {
     C[4 + 5 * p.ldc] += 1.0; /* a fault */
     TU_CHECK_STATUS(abft_dgemm_verify(h, plan, NULL, 0, NULL, 0, p.C, p.ldc, &rep),
                     ABFT_STATUS_SUCCESS);
+    abft_report_t rep2;
+    /* beta != 0: the encoding belonged to that GEMM's C; verifying again needs a new one */
+    TU_CHECK_STATUS(abft_dgemm_verify(h, plan, NULL, 0, NULL, 0, p.C, p.ldc, &rep2),
+                    ABFT_STATUS_INVALID_VALUE);
     TU_CHECK(rep.detected == 1 && rep.corrected == 1 && rep.faults[0].row == 4 &&
                  rep.faults[0].col == 5 && fabs(rep.faults[0].delta - 1.0) < 1e-9,
              "split form: detected=%lld corrected=%lld at (%lld,%lld) delta=%g",
@@ -637,6 +687,7 @@ int main(void) {
     test_inf_after_encode(h, &r);
     test_nonfinite(h, &r);
     test_split(h, &r);
+    test_contract(h);
     test_probabilistic(h, &r);
     TU_CHECK_STATUS(abft_destroy(h), ABFT_STATUS_SUCCESS);
     return tu_finish("test_gemm");
