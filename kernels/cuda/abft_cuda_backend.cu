@@ -207,16 +207,17 @@ extern "C" double abft_cuda_gemm_unit_roundoff(const abft_kctx_t *ctx, abft_prec
 /* ---- tuning table ------------------------------------------------------------------------ */
 
 /* H100 80GB HBM3 (132 SMs): chosen from the sweep of 2026-11-22 (bench/NOTES-encode.md,
- * bench/results/encode_sweep.txt; rows fp64 small/medium, rows fp32 small and cols fp64
- * medium re-chosen from the v4 sweep of commit 1be5c61): best % of streaming read per size class, m = k = 2048
+ * bench/results/encode_sweep.txt; rows fp64 small/medium re-chosen from the v4 sweep of
+ * commit 1be5c61; the v4 picks for rows fp32 small and cols fp64 medium lost in the bench
+ * (cols fp64 4096: 1.08x -> 0.98x cuBLAS) and were reverted): best % of streaming read per size class, m = k = 2048
  * (small), 8192 (medium), 30720 (large). The fallback row keeps shapes that are sound on any
  * sm_70+ part. */
 static const abft_cuda_tune_t abft_cuda_tune_table[] = {
     {9, 100, 64ll << 20, 1ll << 30,
      /* rows  fp64: small, medium, large      fp32 */
-     {{{8, 4}, {8, 2}, {32, 2}}, {{16, 8}, {16, 2}, {16, 8}}},
+     {{{8, 4}, {8, 2}, {32, 2}}, {{8, 4}, {16, 2}, {16, 8}}},
      /* cols */
-     {{{16, 4}, {32, 4}, {16, 2}}, {{8, 4}, {16, 2}, {16, 16}}},
+     {{{16, 4}, {32, 2}, {16, 2}}, {{8, 4}, {16, 2}, {16, 16}}},
      /* dual (bps only) */
      {{{0, 4}, {0, 4}, {0, 16}}, {{0, 4}, {0, 2}, {0, 16}}},
      128, 32},
