@@ -75,6 +75,10 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     p.ldya = a->ldyabs;
     p.part = NULL;
     const int pr = sizeof(T) == 8 ? 0 : 1;
+    /* Implicit weights V = [1, l+1] with |V| = V: the rows kernel computes them from the
+     * column index (tsmm_n_kernel<..., IMPL = true>). */
+    bool impl = false;
+    if constexpr (CB == 2) impl = p.implicit && (!ABS || p.Xa == NULL);
     const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
     int64_t out_len, S;
     dim3 grid;
@@ -84,6 +88,11 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         constexpr int R = rows_per_thread<T, CB, ABS, 1>::value;
         const abft_cuda_kshape_t sh = abft_cuda_tune_shape(tune, 0, pr, bytes);
         int lanes = sh.lanes;
+        /* The table's fp64 lanes (8 at small/medium sizes) are measured on the implicit-weight
+         * path; with explicit X every block re-stages X for its columns (c*8 bytes per column
+         * against lanes*R*8 of A), and 8 lanes cost gen_n fp64 4-16 points at 2048-8192
+         * (bb68b44 run against 1be5c61's 16 lanes): explicit weights keep at least 16. */
+        if (sizeof(T) == 8 && !impl && lanes < 16) lanes = 16;
         if (lanes < 8) lanes = 8;
         if (lanes > NT) lanes = NT;
         const int G = NT / lanes;
@@ -142,9 +151,6 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         ABFT_TRY_STATUS(abft_cuda_scratch(ctx, (size_t)S * a->c * (ABS ? 2 : 1) * out_len * 8, &scr));
         p.part = (double *)scr;
     }
-    /* Implicit weights V = [1, l+1] with |V| = V: the weights come from the column index. */
-    bool impl = false;
-    if constexpr (CB == 2) impl = p.implicit && (!ABS || p.Xa == NULL);
     if (a->trans == 0 && impl) {
         if constexpr (CB == 2) tsmm_n_kernel<T, 2, ABS, true><<<grid, NT, smem, st>>>(p);
     } else if (a->trans == 0)
