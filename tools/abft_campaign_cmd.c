@@ -371,18 +371,14 @@ int abft_cmd_campaign(int argc, char **argv) {
             return 0;
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
+        } else if (cli_common_opt(argc, argv, &i, &cfg, &v, &bad)) {
+            /* parsed into cfg */
         } else if (cli_opt(argc, argv, &i, "--op", &v, &bad)) {
             if (v && cli_find_op(v) == NULL) bad = 1;
             if (v && !bad) {
                 op_name = v;
                 cfg.op = cli_find_op(v)->op;
             }
-        } else if (cli_opt(argc, argv, &i, "--precision", &v, &bad)) {
-            if (v && (strcmp(v, "d") == 0 || strcmp(v, "s") == 0)) cfg.precision = v[0];
-            else bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--size", &v, &bad)) {
-            if (v && cli_int64(v, &x)) cfg.m = cfg.n = cfg.k = x;
-            else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--m", &v, &bad)) {
             if (!(v && cli_int64(v, &cfg.m))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--n", &v, &bad)) {
@@ -395,24 +391,12 @@ int abft_cmd_campaign(int argc, char **argv) {
             if (!(v && cli_int64(v, &cfg.controls))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--refresh", &v, &bad)) {
             if (!(v && cli_int64(v, &cfg.refresh))) bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--bits", &v, &bad)) {
-            if (!(v && cli_bits(v, &cfg.spec))) bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--width", &v, &bad)) {
-            if (v && cli_int64(v, &x)) cfg.spec.width = (int32_t)x;
-            else bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--elems", &v, &bad)) {
-            if (v && cli_int64(v, &x) && x <= ABFT_INJECT_MAX_ELEMS) cfg.spec.nelems = (int32_t)x;
-            else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--row", &v, &bad)) {
             if (!(v && cli_int64(v, &cfg.spec.row))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--col", &v, &bad)) {
             if (!(v && cli_int64(v, &cfg.spec.col))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--sites", &v, &bad)) {
             if (!(v && cli_sites(v, &cfg.sites))) bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--checksum", &v, &bad)) {
-            if (v && strcmp(v, "row") == 0) cfg.checksum_kind = ABFT_CHECKSUM_ROW;
-            else if (v && strcmp(v, "full") == 0) cfg.checksum_kind = ABFT_CHECKSUM_FULL;
-            else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--bound", &v, &bad)) {
             if (v && strcmp(v, "worst") == 0) cfg.bound_mode = ABFT_BOUND_WORST_CASE;
             else if (v && strcmp(v, "prob") == 0) cfg.bound_mode = ABFT_BOUND_PROBABILISTIC;
@@ -421,10 +405,6 @@ int abft_cmd_campaign(int argc, char **argv) {
             if (!(v && cli_double(v, &cfg.bound_factor))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--guarantee", &v, &bad)) {
             if (!(v && cli_double(v, &cfg.guarantee))) bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--backend", &v, &bad)) {
-            if (!(v && cli_backend(v, &cfg.backend))) bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--seed", &v, &bad)) {
-            if (!(v && cli_uint64(v, &cfg.seed))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--replay", &v, &bad)) {
             if (!(v && cli_int64(v, &cfg.only_trial))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--out", &v, &bad)) {

@@ -29,6 +29,11 @@ int cli_backend(const char *s, int32_t *backend);
 const char *cli_backend_name(int backend);
 const char *cli_site_name(int site);       /* "encode", "mid", "after", "checksum", ... */
 const char *cli_class_name(int bit_class); /* "any", "sign", ... */
+/* The options campaign and demo share (--precision, --size, --bits, --width, --elems,
+ * --checksum, --backend, --seed): when argv[*i] is one of them, parse it into cfg, advance
+ * *i, set *bad on a bad value, return 1; else return 0. *value gets the value seen. */
+int cli_common_opt(int argc, char **argv, int *i, abft_campaign_config_t *cfg,
+                   const char **value, int *bad);
 /* The operations `abft campaign --op` knows: one table entry per operation. */
 typedef struct cli_op {
     const char *name;

@@ -32,34 +32,13 @@ int abft_cmd_demo(int argc, char **argv) {
     int bad = 0;
     for (int i = 1; i < argc && !bad; ++i) {
         const char *v = NULL;
-        int64_t x;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             demo_usage(stdout);
             return 0;
-        } else if (cli_opt(argc, argv, &i, "--precision", &v, &bad)) {
-            if (v && (strcmp(v, "d") == 0 || strcmp(v, "s") == 0)) cfg.precision = v[0];
-            else bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--size", &v, &bad)) {
-            if (v && cli_int64(v, &x)) cfg.m = cfg.n = cfg.k = x;
-            else bad = 1;
+        } else if (cli_common_opt(argc, argv, &i, &cfg, &v, &bad)) {
+            /* parsed into cfg */
         } else if (cli_opt(argc, argv, &i, "--site", &v, &bad)) {
             if (!(v && cli_sites(v, &cfg.sites))) bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--bits", &v, &bad)) {
-            if (!(v && cli_bits(v, &cfg.spec))) bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--width", &v, &bad)) {
-            if (v && cli_int64(v, &x)) cfg.spec.width = (int32_t)x;
-            else bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--elems", &v, &bad)) {
-            if (v && cli_int64(v, &x) && x <= ABFT_INJECT_MAX_ELEMS) cfg.spec.nelems = (int32_t)x;
-            else bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--checksum", &v, &bad)) {
-            if (v && strcmp(v, "row") == 0) cfg.checksum_kind = ABFT_CHECKSUM_ROW;
-            else if (v && strcmp(v, "full") == 0) cfg.checksum_kind = ABFT_CHECKSUM_FULL;
-            else bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--backend", &v, &bad)) {
-            if (!(v && cli_backend(v, &cfg.backend))) bad = 1;
-        } else if (cli_opt(argc, argv, &i, "--seed", &v, &bad)) {
-            if (!(v && cli_uint64(v, &cfg.seed))) bad = 1;
         } else {
             fprintf(stderr, "abft demo: unknown option '%s'\n", argv[i]);
             bad = 1;

@@ -89,6 +89,40 @@ static const char *site_names[ABFT_SITE_COUNT] = {"encode", "mid", "after", "che
 
 const char *cli_site_name(int s) { return s >= 0 && s < ABFT_SITE_COUNT ? site_names[s] : "-"; }
 
+int cli_common_opt(int argc, char **argv, int *i, abft_campaign_config_t *cfg,
+                   const char **value, int *bad) {
+    const char *v = NULL;
+    int64_t x;
+    int hit = 1;
+    if (cli_opt(argc, argv, i, "--precision", &v, bad)) {
+        if (v && (strcmp(v, "d") == 0 || strcmp(v, "s") == 0)) cfg->precision = v[0];
+        else *bad = 1;
+    } else if (cli_opt(argc, argv, i, "--size", &v, bad)) {
+        if (v && cli_int64(v, &x)) cfg->m = cfg->n = cfg->k = x;
+        else *bad = 1;
+    } else if (cli_opt(argc, argv, i, "--bits", &v, bad)) {
+        if (!(v && cli_bits(v, &cfg->spec))) *bad = 1;
+    } else if (cli_opt(argc, argv, i, "--width", &v, bad)) {
+        if (v && cli_int64(v, &x)) cfg->spec.width = (int32_t)x;
+        else *bad = 1;
+    } else if (cli_opt(argc, argv, i, "--elems", &v, bad)) {
+        if (v && cli_int64(v, &x) && x <= ABFT_INJECT_MAX_ELEMS) cfg->spec.nelems = (int32_t)x;
+        else *bad = 1;
+    } else if (cli_opt(argc, argv, i, "--checksum", &v, bad)) {
+        if (v && strcmp(v, "row") == 0) cfg->checksum_kind = ABFT_CHECKSUM_ROW;
+        else if (v && strcmp(v, "full") == 0) cfg->checksum_kind = ABFT_CHECKSUM_FULL;
+        else *bad = 1;
+    } else if (cli_opt(argc, argv, i, "--backend", &v, bad)) {
+        if (!(v && cli_backend(v, &cfg->backend))) *bad = 1;
+    } else if (cli_opt(argc, argv, i, "--seed", &v, bad)) {
+        if (!(v && cli_uint64(v, &cfg->seed))) *bad = 1;
+    } else {
+        hit = 0;
+    }
+    *value = v;
+    return hit;
+}
+
 int cli_sites(const char *s, uint32_t *mask) {
     if (strcmp(s, "all") == 0) {
         *mask = 0u; /* the operation's default sites */
