@@ -113,3 +113,34 @@ int tu_finish(const char *test_name) {
     printf("%s: %d check(s) FAILED\n", test_name, tu_failures);
     return 1;
 }
+
+abft_status_t tu_flip_hook(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
+                           int64_t rows, int64_t cols, int64_t ld) {
+    tu_flip_t *f = (tu_flip_t *)user;
+    if ((int)site != f->site || (f->which >= 0 && which != f->which) || f->fired)
+        return ABFT_STATUS_SUCCESS;
+    if (f->i >= rows || f->j >= cols) return ABFT_STATUS_SUCCESS;
+    if (prec == 'd') {
+        double *p = (double *)ptr + f->i + f->j * ld;
+        f->before = *p;
+        *p = tu_flip_d(*p, f->bit);
+        f->after = *p;
+    } else {
+        float *p = (float *)ptr + f->i + f->j * ld;
+        f->before = *p;
+        *p = tu_flip_s(*p, f->bit);
+        f->after = *p;
+    }
+    f->fired = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
+double tu_rel_diff(int64_t m, int64_t n, const double *A, const double *B, int64_t ld) {
+    double num = 0, den = 0;
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < m; ++i) {
+            num = fmax(num, fabs(A[i + j * ld] - B[i + j * ld]));
+            den = fmax(den, fabs(B[i + j * ld]));
+        }
+    return den > 0 ? num / den : num;
+}

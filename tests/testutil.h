@@ -41,6 +41,21 @@ float *tu_alloc_s(int64_t count);
 double tu_flip_d(double v, int bit);
 float tu_flip_s(float v, int bit);
 
+/* A hook (abft_hook_fn) that flips bit `bit` of element (i, j) the first time `site` comes
+ * by (with `which`, or any `which` when it is -1) on host memory, and records the values. */
+typedef struct tu_flip {
+    int site, which;
+    int64_t i, j;
+    int bit;
+    int fired;
+    double before, after;
+} tu_flip_t;
+abft_status_t tu_flip_hook(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
+                           int64_t rows, int64_t cols, int64_t ld);
+
+/* max |A - B| / max |B| over two m x n matrices with leading dimension ld */
+double tu_rel_diff(int64_t m, int64_t n, const double *A, const double *B, int64_t ld);
+
 /* Exit 77 (skipped) when no GPU or no CUDA backend; otherwise return. */
 void tu_require_gpu(void);
 

@@ -52,48 +52,6 @@ static void make(tu_rng_t *r, int kind, int64_t m, int64_t n, double *A, int64_t
     }
 }
 
-/* ---- the hook: flip one bit of one element at one site ------------------------------------ */
-
-typedef struct flip {
-    int site;
-    int64_t i, j;
-    int bit;
-    int fired;
-    double before, after;
-} flip_t;
-
-static abft_status_t flip_hook(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
-                               int64_t rows, int64_t cols, int64_t ld) {
-    flip_t *f = (flip_t *)user;
-    (void)which;
-    if ((int)site != f->site || f->fired) return ABFT_STATUS_SUCCESS;
-    if (f->i >= rows || f->j >= cols) return ABFT_STATUS_SUCCESS;
-    if (prec == 'd') {
-        double *p = (double *)ptr + f->i + f->j * ld;
-        f->before = *p;
-        *p = tu_flip_d(*p, f->bit);
-        f->after = *p;
-    } else {
-        float *p = (float *)ptr + f->i + f->j * ld;
-        f->before = *p;
-        *p = tu_flip_s(*p, f->bit);
-        f->after = *p;
-    }
-    f->fired = 1;
-    return ABFT_STATUS_SUCCESS;
-}
-
-/* max |A - B| / max |B| over the m x n matrices */
-static double rel_diff(int64_t m, int64_t n, const double *A, const double *B, int64_t ld) {
-    double num = 0, den = 0;
-    for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i < m; ++i) {
-            num = fmax(num, fabs(A[i + j * ld] - B[i + j * ld]));
-            den = fmax(den, fabs(B[i + j * ld]));
-        }
-    return den > 0 ? num / den : num;
-}
-
 static void ref_lu(int64_t m, int64_t n, double *A, int64_t lda, int64_t *ipiv, int64_t *info) {
     int im = (int)m, in = (int)n, il = (int)lda, inf = 0;
     int64_t k = m < n ? m : n;
@@ -194,7 +152,7 @@ static void test_factor_faults(abft_handle_t h, tu_rng_t *r) {
         /* clean factors for comparison */
         TU_CHECK_STATUS(abft_dgetrf(h, m, n, C, lda, ip, &info, &rep), ABFT_STATUS_SUCCESS);
         int inL = t & 1;
-        flip_t f = {ABFT_SITE_AFTER_LU, 0, 0, (int)tu_int(r, 44, 61), 0, 0, 0};
+        tu_flip_t f = {ABFT_SITE_AFTER_LU, -1, 0, 0, (int)tu_int(r, 44, 61), 0, 0, 0};
         if (inL) {
             f.j = tu_int(r, 0, k - 1);
             f.i = tu_int(r, f.j + 1 < m ? f.j + 1 : m - 1, m - 1);
@@ -205,7 +163,7 @@ static void test_factor_faults(abft_handle_t h, tu_rng_t *r) {
             f.i = tu_int(r, 0, k - 1);
             f.j = tu_int(r, f.i, n - 1);
         }
-        abft_set_hook(h, flip_hook, &f);
+        abft_set_hook(h, tu_flip_hook, &f);
         abft_status_t st = abft_dgetrf(h, m, n, A, lda, ip, &info, &rep);
         abft_set_hook(h, NULL, NULL);
         TU_CHECK(st == ABFT_STATUS_SUCCESS, "status %s", abft_status_name(st));
@@ -215,7 +173,7 @@ static void test_factor_faults(abft_handle_t h, tu_rng_t *r) {
             /* allowed only when the change is within rounding of the bound: the factors
              * must then be as good as the clean ones */
             ++nundet;
-            TU_CHECK(rel_diff(m, n, A, C, lda) < 1e-10,
+            TU_CHECK(tu_rel_diff(m, n, A, C, lda) < 1e-10,
                      "undetected flip changed the factors: %s (%lld,%lld) bit %d %g -> %g",
                      inL ? "L" : "U", (long long)f.i, (long long)f.j, f.bit, f.before, f.after);
             goto next;
@@ -234,7 +192,7 @@ static void test_factor_faults(abft_handle_t h, tu_rng_t *r) {
             TU_CHECK(ft->action == ABFT_ACTION_CORRECTED, "action %d", ft->action);
             TU_CHECK(fabs(ft->delta - (f.after - f.before)) <= 1e-6 * dlt,
                      "delta %g, true %g", ft->delta, f.after - f.before);
-            double e = rel_diff(m, n, A, C, lda);
+            double e = tu_rel_diff(m, n, A, C, lda);
             TU_CHECK(e < 1e-12, "corrected factors differ from clean by %g", e);
             if (inL) ++nl_ok; else ++nu_ok;
         }
@@ -257,9 +215,9 @@ static void test_huge_fault(abft_handle_t h, tu_rng_t *r) {
     int64_t ip[60], info;
     for (int t = 0; t < 40; ++t) { /* in L, such a flip overflows the bound (|L|·|U|V = Inf) */
         make(r, K_UNIFORM, n, n, A, n);
-        flip_t f = {ABFT_SITE_AFTER_LU, tu_int(r, 0, n - 1), tu_int(r, 0, n - 1), 62, 0, 0, 0};
+        tu_flip_t f = {ABFT_SITE_AFTER_LU, -1, tu_int(r, 0, n - 1), tu_int(r, 0, n - 1), 62, 0, 0, 0};
         abft_report_t rep;
-        abft_set_hook(h, flip_hook, &f);
+        abft_set_hook(h, tu_flip_hook, &f);
         TU_CHECK_STATUS(abft_dgetrf(h, n, n, A, n, ip, &info, &rep), ABFT_STATUS_SUCCESS);
         abft_set_hook(h, NULL, NULL);
         TU_CHECK(rep.detected > 0 && rep.corrected == 1 && rep.uncorrectable == 0,
@@ -283,9 +241,9 @@ static void test_checksum_faults(abft_handle_t h, tu_rng_t *r) {
         abft_report_t rep;
         TU_CHECK_STATUS(abft_dgetrf(h, n, n, C, lda, ip, &info, &rep), ABFT_STATUS_SUCCESS);
         /* every fourth: bit 62, which makes the checksum huge or NaN (its sums overflow) */
-        flip_t f = {ABFT_SITE_CHECKSUM, tu_int(r, 0, n - 1), tu_int(r, 0, 1),
+        tu_flip_t f = {ABFT_SITE_CHECKSUM, -1, tu_int(r, 0, n - 1), tu_int(r, 0, 1),
                     t % 4 == 3 ? 62 : (int)tu_int(r, 46, 61), 0, 0, 0};
-        abft_set_hook(h, flip_hook, &f);
+        abft_set_hook(h, tu_flip_hook, &f);
         TU_CHECK_STATUS(abft_dgetrf(h, n, n, A, lda, ip, &info, &rep), ABFT_STATUS_SUCCESS);
         abft_set_hook(h, NULL, NULL);
         TU_CHECK(memcmp(A, C, (size_t)(n * n) * sizeof(double)) == 0,
@@ -371,9 +329,9 @@ static void test_singular(abft_handle_t h, tu_rng_t *r) {
     /* a fault in the factors of a singular matrix is still corrected */
     make(r, K_UNIFORM, n, n, A, n);
     for (int64_t i = 0; i < n; ++i) A[i + 5 * n] = 0.0;
-    flip_t f = {ABFT_SITE_AFTER_LU, 3, 30, 55, 0, 0, 0};
+    tu_flip_t f = {ABFT_SITE_AFTER_LU, -1, 3, 30, 55, 0, 0, 0};
     abft_report_t rep;
-    abft_set_hook(h, flip_hook, &f);
+    abft_set_hook(h, tu_flip_hook, &f);
     TU_CHECK_STATUS(abft_dgetrf(h, n, n, A, n, ip, &info, &rep), ABFT_STATUS_SINGULAR);
     abft_set_hook(h, NULL, NULL);
     TU_CHECK(rep.corrected == 1 && rep.faults[0].factor == ABFT_FACTOR_U,

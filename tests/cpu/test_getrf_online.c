@@ -12,44 +12,6 @@ void sgetrf_(const int *m, const int *n, float *A, const int *lda, int *ipiv, in
 
 static const char *NAME = "test_getrf_online";
 
-typedef struct flip {
-    int site, which;
-    int64_t i, j;
-    int bit;
-    int fired;
-    double before, after;
-} flip_t;
-
-static abft_status_t flip_hook(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
-                               int64_t rows, int64_t cols, int64_t ld) {
-    flip_t *f = (flip_t *)user;
-    if ((int)site != f->site || which != f->which || f->fired) return ABFT_STATUS_SUCCESS;
-    if (f->i >= rows || f->j >= cols) return ABFT_STATUS_SUCCESS;
-    if (prec == 'd') {
-        double *p = (double *)ptr + f->i + f->j * ld;
-        f->before = *p;
-        *p = tu_flip_d(*p, f->bit);
-        f->after = *p;
-    } else {
-        float *p = (float *)ptr + f->i + f->j * ld;
-        f->before = *p;
-        *p = tu_flip_s(*p, f->bit);
-        f->after = *p;
-    }
-    f->fired = 1;
-    return ABFT_STATUS_SUCCESS;
-}
-
-static double rel_diff(int64_t m, int64_t n, const double *A, const double *B, int64_t ld) {
-    double num = 0, den = 0;
-    for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i < m; ++i) {
-            num = fmax(num, fabs(A[i + j * ld] - B[i + j * ld]));
-            den = fmax(den, fabs(B[i + j * ld]));
-        }
-    return den > 0 ? num / den : num;
-}
-
 static void test_clean(abft_handle_t h, tu_rng_t *r) {
     const int64_t shapes[][3] = {{1, 1, 0},    {5, 5, 2},    {63, 63, 0},  {64, 64, 0},
                                  {65, 65, 0},  {150, 150, 0}, {257, 257, 0}, {200, 120, 0},
@@ -85,7 +47,7 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
             int lapack_blocking = opt.nb == 0 || opt.nb == 64;
             TU_CHECK(same_piv || !lapack_blocking, "%lldx%lld kind %d: pivots differ from LAPACK",
                      (long long)m, (long long)n, kind);
-            double e = rel_diff(m, n, A, R, lda);
+            double e = tu_rel_diff(m, n, A, R, lda);
             TU_CHECK(!same_piv || e < 1e-12, "%lldx%lld kind %d: factors differ from LAPACK by %g",
                      (long long)m, (long long)n, kind, e);
             npiv_diff += !same_piv;
@@ -144,12 +106,12 @@ static void test_between_panels(abft_handle_t h, tu_rng_t *r) {
         abft_report_t rep;
         abft_lu_options_t on = {nb, 1}, off = {nb, 1000};
         TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, C, n, cp, &on, &info, &rep), ABFT_STATUS_SUCCESS);
-        flip_t f = {ABFT_SITE_LU_PANEL, which, tu_int(r, K1, n - 1), tu_int(r, K1, n - 1),
+        tu_flip_t f = {ABFT_SITE_LU_PANEL, which, tu_int(r, K1, n - 1), tu_int(r, K1, n - 1),
                     (int)tu_int(r, 50, 61), 0, 0, 0};
         for (int mode = 0; mode < 2; ++mode) {
             memcpy(A, A0, (size_t)(n * n) * sizeof(double));
             f.fired = 0;
-            abft_set_hook(h, flip_hook, &f);
+            abft_set_hook(h, tu_flip_hook, &f);
             abft_status_t st = abft_dgetrf_online(h, n, n, A, lda, ip, mode == 0 ? &on : &off,
                                                   &info, &rep);
             abft_set_hook(h, NULL, NULL);
@@ -169,7 +131,7 @@ static void test_between_panels(abft_handle_t h, tu_rng_t *r) {
                              (long long)rep.faults[0].col, (long long)f.i, (long long)f.j);
                     TU_CHECK(memcmp(ip, cp, (size_t)n * sizeof(int64_t)) == 0,
                              "pivots after correction differ from the clean run");
-                    double e = rel_diff(n, n, A, C, n);
+                    double e = tu_rel_diff(n, n, A, C, n);
                     TU_CHECK(e < 1e-10, "corrected factors differ from clean by %g", e);
                 }
             } else {
@@ -207,9 +169,9 @@ static void test_checksum(abft_handle_t h, tu_rng_t *r) {
         abft_report_t rep;
         abft_lu_options_t opt = {nb, 1};
         TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, C, n, ip, &opt, &info, &rep), ABFT_STATUS_SUCCESS);
-        flip_t f = {ABFT_SITE_CHECKSUM, which, tu_int(r, which * nb, n - 1), tu_int(r, 0, 1),
+        tu_flip_t f = {ABFT_SITE_CHECKSUM, which, tu_int(r, which * nb, n - 1), tu_int(r, 0, 1),
                     (int)tu_int(r, 50, 61), 0, 0, 0};
-        abft_set_hook(h, flip_hook, &f);
+        abft_set_hook(h, tu_flip_hook, &f);
         TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, A, n, ip, &opt, &info, &rep), ABFT_STATUS_SUCCESS);
         abft_set_hook(h, NULL, NULL);
         TU_CHECK(f.fired, "hook did not fire");
@@ -241,8 +203,8 @@ static void test_l_between_panels(abft_handle_t h, tu_rng_t *r) {
         abft_lu_options_t opt = {nb, 1};
         TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, C, n, ip, &opt, &info, &rep), ABFT_STATUS_SUCCESS);
         int64_t j = tu_int(r, 0, K1 - 1), i = tu_int(r, K1, n - 1);
-        flip_t f = {ABFT_SITE_LU_PANEL, which, i, j, (int)tu_int(r, 50, 61), 0, 0, 0};
-        abft_set_hook(h, flip_hook, &f);
+        tu_flip_t f = {ABFT_SITE_LU_PANEL, which, i, j, (int)tu_int(r, 50, 61), 0, 0, 0};
+        abft_set_hook(h, tu_flip_hook, &f);
         TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, A, n, ip, &opt, &info, &rep), ABFT_STATUS_SUCCESS);
         abft_set_hook(h, NULL, NULL);
         /* the later row swaps may move the element: compare with the clean factors */
@@ -250,7 +212,7 @@ static void test_l_between_panels(abft_handle_t h, tu_rng_t *r) {
                  "L flip (%lld,%lld) after panel %d: corrected %lld factor %d", (long long)i,
                  (long long)j, which, (long long)rep.corrected,
                  rep.nfaults ? rep.faults[0].factor : -1);
-        double e = rel_diff(n, n, A, C, n);
+        double e = tu_rel_diff(n, n, A, C, n);
         TU_CHECK(e < 1e-10, "L flip: corrected factors differ by %g", e);
         free(A);
         free(C);
