@@ -215,7 +215,7 @@ static abft_status_t getrf_setup(camp_t *c) {
     ABFT_TRY(halloc(sa, &c->A));
     ABFT_TRY(halloc(sa, &c->G));
     ABFT_TRY(halloc(sa, &c->C));
-    ABFT_TRY(halloc(sizeof(double) * (size_t)(n + 1), (void **)&c->tau));
+    ABFT_TRY(halloc(sizeof(double) * (size_t)(2 * n + 1), (void **)&c->tau));
     ABFT_TRY(halloc(sizeof(double) * (size_t)(2 * n + 1), (void **)&c->work));
     ABFT_TRY(halloc(sizeof(int64_t) * (size_t)(2 * n + 1), (void **)&c->ipiv));
     ABFT_TRY(balloc(c, sa, &c->dA));
@@ -255,62 +255,89 @@ static abft_status_t getrf_restore(camp_t *c, int which) {
     return ABFT_STATUS_SUCCESS; /* every run starts from the pristine A */
 }
 
-/* The row bound of the e-checksum of L·(U·e) = P·(A·e), as verify/ derives it
- * (docs/lu.md): tau_i = coef_s·(P·|A|·e)_i + coef_r·(|L|·(|U|·e))_i with
- * coef_r = gamma_{n+1}(u) + gamma_n(u64) + gamma_n(u64), coef_s = gamma_n(u64), from the
- * golden factors. An element of U in row i moves row i's checksum by its change; an
- * element L_ij moves it by its change times y_j = (U·e)_j: its tolerance is tau_i / |y_j|
- * (kept in work[n..2n)). */
+/* An LU is judged by what it guarantees: its backward error. The row bounds of the two
+ * checksums of L·(U·v) = P·(A·v), v = e and v = w (w_j = j + 1), as verify/ derives them
+ * (docs/lu.md): tau_q,i = coef_s·(P·|A|·v_q)_i + coef_r·(|L|·(|U|·v_q))_i with
+ * coef_r = gamma_{n+1}(u) + 2·gamma_n(u64), coef_s = gamma_n(u64), from the golden factors
+ * and pivots; tau[0..n) for e, tau[n..2n) for w. */
 static void getrf_tolerance(camp_t *c) {
     int64_t n = c->cfg->n;
     const double u64 = 0x1p-53;
     double gn = abft_gamma(c->h, (double)n, u64);
     double coef_r = abft_gamma(c->h, (double)n + 1.0, c->u) + 2.0 * gn, coef_s = gn;
-    double *ua = c->work, *y = c->work + n;
-    for (int64_t i = 0; i < n; ++i) ua[i] = y[i] = 0;
-    for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i <= j; ++i) {
-            double v = elem(c->prec, c->G, i + j * n);
-            ua[i] += fabs(v);
-            y[i] += v;
+    for (int q = 0; q < 2; ++q) {
+        double *ua = c->work, *pa = c->work + n, *tau = c->tau + q * n;
+        for (int64_t i = 0; i < n; ++i) ua[i] = 0;
+        for (int64_t j = 0; j < n; ++j) {
+            double w = q == 0 ? 1.0 : (double)(j + 1);
+            for (int64_t i = 0; i <= j; ++i) ua[i] += fabs(elem(c->prec, c->G, i + j * n)) * w;
         }
-    /* P·|A|·e: the row sums of |A| permuted like the rows of A by the golden pivots */
-    double *pa = c->tau;
-    for (int64_t i = 0; i < n; ++i) {
-        double s = 0;
-        for (int64_t j = 0; j < n; ++j) s += fabs(elem(c->prec, c->A, i + j * n));
-        pa[i] = s;
-    }
-    for (int64_t i = 0; i < n; ++i) {
-        int64_t r = c->ipiv[i] - 1;
-        if (r > i && r < n) {
-            double t = pa[i];
-            pa[i] = pa[r];
-            pa[r] = t;
+        for (int64_t i = 0; i < n; ++i) {
+            double s = 0;
+            for (int64_t j = 0; j < n; ++j)
+                s += fabs(elem(c->prec, c->A, i + j * n)) * (q == 0 ? 1.0 : (double)(j + 1));
+            pa[i] = s;
         }
-    }
-    for (int64_t i = 0; i < n; ++i) {
-        double lu = ua[i]; /* the unit diagonal of L */
-        for (int64_t j = 0; j < i; ++j) lu += fabs(elem(c->prec, c->G, i + j * n)) * ua[j];
-        c->tau[i] = coef_s * pa[i] + coef_r * lu;
+        for (int64_t i = 0; i < n; ++i) { /* P·|A|·v: the golden row interchanges */
+            int64_t r = c->ipiv[i] - 1;
+            if (r > i && r < n) {
+                double t = pa[i];
+                pa[i] = pa[r];
+                pa[r] = t;
+            }
+        }
+        for (int64_t i = 0; i < n; ++i) {
+            double lu = ua[i]; /* the unit diagonal of L */
+            for (int64_t j = 0; j < i; ++j) lu += fabs(elem(c->prec, c->G, i + j * n)) * ua[j];
+            tau[i] = coef_s * pa[i] + coef_r * lu;
+        }
     }
 }
 
+/* rho = max over rows and both checksums of |L·(U·v) - P·(A·v)| / tau for the trial's
+ * factors and pivots against the pristine A, in extended precision: the backward error the
+ * factorization is guaranteed to have. (The factors themselves need not be close to
+ * golden's: a perturbation within the bound may change a later pivot, and LU factors
+ * amplify input changes by the conditioning; what must hold is that they are an LU of a
+ * matrix within the bound of A.) */
 static double getrf_change(const camp_t *c) {
     int64_t n = c->cfg->n;
-    for (int64_t i = 0; i < n; ++i)
-        if (c->ipiv[i] != c->ipiv[n + i]) return INFINITY; /* a different factorization */
-    const double *y = c->work + n;
+    const int64_t *piv = c->ipiv + n;
+    long double *y = (long double *)malloc(sizeof(long double) * (size_t)n * 3);
+    if (y == NULL) return INFINITY;
+    long double *z = y + n, *x = y + 2 * n;
     double rho = 0;
-    for (int64_t j = 0; j < n; ++j)
+    for (int q = 0; q < 2; ++q) {
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] = 0;
+        for (int64_t j = 0; j < n; ++j) {
+            long double w = q == 0 ? 1.0L : (long double)(j + 1);
+            for (int64_t i = 0; i < n; ++i) {
+                if (i <= j) y[i] += (long double)elem(c->prec, c->C, i + j * n) * w;
+                x[i] += (long double)elem(c->prec, c->A, i + j * n) * w;
+            }
+        }
+        for (int64_t i = 0; i < n; ++i) { /* P·(A·v): the trial's row interchanges */
+            int64_t r = piv[i] - 1;
+            if (r < i || r >= n) {
+                free(y);
+                return INFINITY;
+            }
+            long double t = x[i];
+            x[i] = x[r];
+            x[r] = t;
+        }
         for (int64_t i = 0; i < n; ++i) {
-            int64_t t = i + j * n;
-            double d = fabs(elem(c->prec, c->C, t) - elem(c->prec, c->G, t));
-            if (d == 0) continue;
-            double tol = i <= j ? c->tau[i] : c->tau[i] / fabs(y[j]);
-            double r = tol > 0 ? d / tol : INFINITY;
+            long double s = y[i];
+            for (int64_t j = 0; j < i; ++j) s += (long double)elem(c->prec, c->C, i + j * n) * y[j];
+            z[i] = s;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+            double d = (double)fabsl(z[i] - x[i]), t = c->tau[i + q * n];
+            double r = d == 0 ? 0 : (t > 0 ? d / t : INFINITY);
             if (!(r <= rho)) rho = isnan(r) ? INFINITY : r;
         }
+    }
+    free(y);
     return rho;
 }
 

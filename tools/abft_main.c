@@ -195,7 +195,7 @@ void cli_print_trial(FILE *f, const abft_trial_t *t, char precision) {
                 q->action >= 0 && q->action <= 4 ? actions[q->action] : "?");
     }
     if (!t->control)
-        fprintf(f, "  result vs golden: max |C - G| / tau = %.4g\n", t->rho);
+        fprintf(f, "  result: rho = %.4g (change against golden, or LU backward error, over tau)\n", t->rho);
     fprintf(f, "  outcome: %s\n", abft_outcome_name(t->outcome));
 }
 
