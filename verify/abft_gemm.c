@@ -505,7 +505,9 @@ static abft_status_t try_correct(const struct abft_gemm_plan *p, side_host_t sid
     if (p->beta == 0.0 && p->k > 0 && A != NULL && B != NULL) {
         double rv = 0.0;
         ABFT_TRY(recompute_elem(p, A, lda, B, ldb, row, col, &rv));
-        if (!(fabs(rv - cand) <= noise_e + cn)) {
+        /* both carry at most the row's noise: the dot product its own rounding (below the
+         * row's GEMM term), the checksum value the noise of the residual */
+        if (!(fabs(rv - cand) <= 2.0 * noise_e + cn)) {
             v[j] = old;
             return ABFT_STATUS_SUCCESS;
         }
@@ -688,7 +690,9 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
             if (st != ABFT_STATUS_SUCCESS) break;
             double d[2], t[2];
             if (vec_passes(p, s, idx, v, NULL, d, t)) continue; /* fixed meanwhile */
-            double ratio = fmax(fabs(d[0]) / t[0], fabs(d[1]) / t[1]);
+            /* the unweighted checksum's ratio: the one the location guarantee is stated in
+             * (docs/bound.md); the report's max_ratio covers both */
+            double ratio = fabs(d[0]) / t[0];
             /* Recompute first: when the recomputed vector passes, the data were wrong. A
              * corrupted checksum fails the recomputed vector too (then it is restored). */
             if (h->recompute && p->beta == 0.0 && p->k > 0 && A != NULL && B != NULL) {

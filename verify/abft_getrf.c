@@ -217,6 +217,10 @@ static int u_ratio(const host_view_t *v, int64_t r, int64_t n, int64_t *col, dou
 static int l_locate(const host_view_t *v, int64_t r, int64_t *col, double *delta) {
     double de = v->d[0][r], dw = v->d[1][r], te = v->t[0][r], tw = v->t[1][r];
     if (!isfinite(de) || !isfinite(dw)) return 0;
+    /* An error of L shows in both checksums (d = delta·(U·V)_c); a corrupted checksum in
+     * one. When either residual is within twice its noise the two cannot be told apart:
+     * no location (the residual is reported instead). */
+    if (!(fabs(de) > 2.0 * te) || !(fabs(dw) > 2.0 * tw)) return 0;
     int found = 0;
     int64_t kmax = r < v->k ? r : v->k;
     for (int64_t c = 0; c < kmax; ++c) {
@@ -224,7 +228,8 @@ static int l_locate(const host_view_t *v, int64_t r, int64_t *col, double *delta
         double nn = ye * ye + yw * yw;
         if (!(nn > 0.0) || !isfinite(nn)) continue;
         double dl = (de * ye + dw * yw) / nn;
-        if (fabs(de - dl * ye) <= te && fabs(dw - dl * yw) <= tw) {
+        /* twice the noise: a second candidate that fits that loosely makes it ambiguous */
+        if (fabs(de - dl * ye) <= 2.0 * te && fabs(dw - dl * yw) <= 2.0 * tw) {
             if (found++ == 0) {
                 *col = c;
                 *delta = dl;
@@ -240,6 +245,37 @@ typedef struct fix {
     abft_factor_t factor;
 } fix_t;
 
+/* The largest element of row r of the factors (non-finite counts as largest) as a single
+ * candidate: in L (column < r) it touches row r only; in U (column >= r) also the rows
+ * below, through column r of L. exact_value recomputes it from the checksums, and the full
+ * re-check confirms or reverts it. */
+static abft_status_t largest_candidate(struct abft_lu_plan *p, const void *A, int64_t lda,
+                                       int64_t r, fix_t *fix, int *nfix) {
+    abft_handle_t h = p->h;
+    size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
+    void *raw = malloc((size_t)p->n * es);
+    ABFT_RETURN_IF(raw == NULL, ABFT_STATUS_ALLOC_FAILED);
+    abft_copy_args_t cp = {0, es, 1, p->n, raw, 1, (void *)((const char *)A + (size_t)r * es), lda};
+    abft_status_t st = h->ops->copy(&h->kctx, &cp);
+    int64_t c = -1;
+    double big = -1.0;
+    for (int64_t j = 0; j < p->n && st == ABFT_STATUS_SUCCESS; ++j) {
+        double x = es == 8 ? ((const double *)raw)[j] : (double)((const float *)raw)[j];
+        double ax = isfinite(x) ? fabs(x) : INFINITY;
+        if (ax > big) big = ax, c = j;
+    }
+    free(raw);
+    ABFT_TRY(st);
+    if (c < 0 || (c >= r && r >= p->k)) return ABFT_STATUS_SUCCESS;
+    fix[0].i = r;
+    fix[0].j = c;
+    fix[0].delta = 0.0;
+    fix[0].factor = c < r ? ABFT_FACTOR_L : ABFT_FACTOR_U;
+    fix[0].ratio = INFINITY;
+    *nfix = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
 /* Location over the flagged rows: *nfix element fixes (0: not explained by one error of
  * U or by one error per row of L; *ambiguous when both explanations fit). */
 static abft_status_t locate(struct abft_lu_plan *p, const void *A, int64_t lda,
@@ -250,36 +286,8 @@ static abft_status_t locate(struct abft_lu_plan *p, const void *A, int64_t lda,
     *ambiguous = 0;
     const int64_t r = F[0], m = p->m;
     if (!isfinite(v->d[0][r]) || !isfinite(v->d[1][r]) || !isfinite(v->t[0][r]) ||
-        !isfinite(v->t[1][r])) {
-        /* The first flagged row's sums overflowed: one element of row r of the factors
-         * became huge or non-finite (an exponent flip). In L (column < r) it touches row r
-         * only; in U (column >= r) also the rows below, through column r of L. The
-         * largest element of row r is the candidate; exact_value recomputes it from the
-         * checksums and the full re-check confirms or reverts it. */
-        size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
-        void *raw = malloc((size_t)p->n * es);
-        ABFT_RETURN_IF(raw == NULL, ABFT_STATUS_ALLOC_FAILED);
-        abft_copy_args_t cp = {0, es, 1, p->n, raw, 1, (void *)((const char *)A + (size_t)r * es),
-                               lda};
-        abft_status_t st = h->ops->copy(&h->kctx, &cp);
-        int64_t c = -1;
-        double big = -1.0;
-        for (int64_t j = 0; j < p->n && st == ABFT_STATUS_SUCCESS; ++j) {
-            double x = es == 8 ? ((const double *)raw)[j] : (double)((const float *)raw)[j];
-            double ax = isfinite(x) ? fabs(x) : INFINITY;
-            if (ax > big) big = ax, c = j;
-        }
-        free(raw);
-        ABFT_TRY(st);
-        if (c < 0 || (c >= r && r >= p->k)) return ABFT_STATUS_SUCCESS;
-        fix[0].i = r;
-        fix[0].j = c;
-        fix[0].delta = 0.0;
-        fix[0].factor = c < r ? ABFT_FACTOR_L : ABFT_FACTOR_U;
-        fix[0].ratio = INFINITY;
-        *nfix = 1;
-        return ABFT_STATUS_SUCCESS;
-    }
+        !isfinite(v->t[1][r]))
+        return largest_candidate(p, A, lda, r, fix, nfix);
     /* U: first flagged row r, integer ratio, and every row below consistent with
      * d_i = L(i, r)·d_r (flagged or not). */
     int64_t uc = -1;
@@ -349,7 +357,16 @@ static abft_status_t locate(struct abft_lu_plan *p, const void *A, int64_t lda,
         fix[0].factor = ABFT_FACTOR_U;
         fix[0].ratio = row_ratio(v, r);
         *nfix = 1;
+        return ABFT_STATUS_SUCCESS;
     }
+    /* Neither pattern fitted. When the residual is so large that the location arithmetic
+     * above overflows (products of it with U·V beyond the fp64 range: an exponent flip to
+     * a huge but finite value), try the largest element of the first flagged row, which
+     * the full re-check confirms or reverts. Only then: for an ordinary residual, one
+     * element recomputed from the checksums can always be made to fit them (a corrupted
+     * checksum would be "corrected" into the data). */
+    if (fmax(fabs(v->d[0][r]), fabs(v->d[1][r])) > 0x1p500)
+        return largest_candidate(p, A, lda, r, fix, nfix);
     return ABFT_STATUS_SUCCESS;
 }
 
