@@ -11,7 +11,6 @@
  *
  * Everything bulky runs on the handle's backend; the handling of flagged rows/columns (rare)
  * runs on the host on copies of the few rows/columns concerned. */
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -262,6 +262,14 @@ static void test_single(abft_handle_t h, tu_rng_t *r, abft_checksum_kind_t kind)
     abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
 }
 
+/* Flip bit `bit` of element t of one of the problem's matrices (undoes itself). */
+static void flip_elem(const problem_t *p, void *X, int64_t t, int bit) {
+    if (p->prec)
+        ((float *)X)[t] = tu_flip_s(((float *)X)[t], bit);
+    else
+        ((double *)X)[t] = tu_flip_d(((double *)X)[t], bit);
+}
+
 /* ---- two errors in one row; a fault in B; checksum faults ----------------------------- */
 static void test_multi(abft_handle_t h, tu_rng_t *r) {
     for (int prec = 0; prec < 2; ++prec) {
@@ -363,10 +371,7 @@ static void test_multi(abft_handle_t h, tu_rng_t *r) {
                  (long long)rep.detected, (long long)rep.corrected,
                  (long long)rep.uncorrectable, (long long)p.m);
         /* restore B for what follows */
-        if (prec)
-            ((float *)p.B)[4 + 9 * p.ldb] = tu_flip_s(((float *)p.B)[4 + 9 * p.ldb], hb);
-        else
-            ((double *)p.B)[4 + 9 * p.ldb] = tu_flip_d(((double *)p.B)[4 + 9 * p.ldb], hb);
+        flip_elem(&p, p.B, 4 + 9 * p.ldb, hb);
 
         /* with beta != 0 there is nothing to recompute from: the checksums alone correct
          * each row back to alpha·A·B + beta·C as encoded */
@@ -376,10 +381,7 @@ static void test_multi(abft_handle_t h, tu_rng_t *r) {
         problem_reset(&p);
         TU_CHECK_STATUS(run(h, &p, p.C, &rep), ABFT_STATUS_SUCCESS);
         abft_set_hook(h, NULL, NULL);
-        if (prec)
-            ((float *)p.B)[4 + 9 * p.ldb] = tu_flip_s(((float *)p.B)[4 + 9 * p.ldb], hb);
-        else
-            ((double *)p.B)[4 + 9 * p.ldb] = tu_flip_d(((double *)p.B)[4 + 9 * p.ldb], hb);
+        flip_elem(&p, p.B, 4 + 9 * p.ldb, hb);
         TU_CHECK(rep.detected == p.m && rep.corrected == p.m,
                  "fault in B, beta != 0: detected=%lld corrected=%lld (m=%lld)",
                  (long long)rep.detected, (long long)rep.corrected, (long long)p.m);
