@@ -1,6 +1,8 @@
 /* Protected LU against plain cuSOLVER getrf, measured in one run.
  *
  *   bench_lu [--quick] [--reps R] [--out DIR]
+ *   bench_lu --profile d|s N cusolver|online|online0   (one run of one variant, for a
+ *                                                       profiler: prints its time only)
  *
  * For n in {4096, 8192, 16384} (--quick: 4096 only), fp64 and fp32: median time of
  * cusolverDn?getrf (workspace preallocated, not timed), abft_?getrf (offline: encode +
@@ -38,6 +40,9 @@ typedef struct result {
 } result_t;
 
 enum { V_CUSOLVER, V_OFFLINE, V_ONLINE1, V_ONLINE4, V_ONLINE_OFF, V_COUNT };
+
+/* --profile: run only this variant, once, without a warm-up (-1: all) */
+static int g_only = -1;
 
 /* the online configuration the main table uses (chosen by the sweep) */
 static int64_t g_nb = 256, g_inb = 64;
@@ -87,8 +92,9 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
     int nv = sweep != NULL ? nsweep : V_COUNT;
     for (int vi = 0; vi < nv; ++vi) {
         int v = sweep != NULL ? V_ONLINE_OFF : vi;
+        if (g_only >= 0 && v != g_only) continue;
         int64_t nb = sweep != NULL ? sweep[vi].nb : g_nb, inb = sweep != NULL ? sweep[vi].inb : g_inb;
-        for (int r = -1; r < reps; ++r) { /* r = -1: warm-up */
+        for (int r = g_only >= 0 ? 0 : -1; r < reps; ++r) { /* r = -1: warm-up */
             TU_CUDA_OK(cudaMemcpy(A, A0, bytes, cudaMemcpyDeviceToDevice));
             TU_CUDA_OK(cudaDeviceSynchronize());
             abft_report_t rep;
@@ -150,8 +156,18 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
 int main(int argc, char **argv) {
     const char *out = "bench/results";
     int quick = 0, reps = 7;
+    char pprec = 0;
+    int64_t pn = 0;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--profile") && i + 3 < argc) {
+            pprec = argv[i + 1][0];
+            pn = atoll(argv[i + 2]);
+            const char *v = argv[i + 3];
+            g_only = !strcmp(v, "cusolver") ? V_CUSOLVER : !strcmp(v, "online") ? V_ONLINE1
+                     : !strcmp(v, "online0") ? V_ONLINE_OFF : V_OFFLINE;
+            i += 3;
+        }
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else {
@@ -171,6 +187,17 @@ int main(int argc, char **argv) {
     int dev = 0;
     TU_CUDA_OK(cudaGetDevice(&dev));
     TU_CUDA_OK(cudaGetDeviceProperties(&prop, dev));
+    if (g_only >= 0) {
+        result_t r;
+        g_inb = g_nb;
+        run_size(h, cs, pprec == 's' ? 's' : 'd', pn > 0 ? pn : 4096, 1, &r, NULL, 0);
+        printf("profile %c n %lld variant %d: %.3f ms\n", pprec, (long long)pn, g_only,
+               g_only == V_CUSOLVER ? r.t_cusolver : g_only == V_ONLINE1 ? r.t_online1
+               : g_only == V_ONLINE_OFF ? r.t_online_off : r.t_offline);
+        cusolverDnDestroy(cs);
+        abft_destroy(h);
+        return 0;
+    }
     const int64_t sizes[] = {4096, 8192, 16384};
     int nsz = quick ? 1 : 3;
     result_t res[6];
