@@ -1,8 +1,8 @@
 /* Protected LU against plain cuSOLVER getrf, measured in one run.
  *
  *   bench_lu [--quick] [--reps R] [--out DIR]
- *   bench_lu --profile d|s N cusolver|online|online0   (one run of one variant, for a
- *                                                       profiler: prints its time only)
+ *   bench_lu --profile d|s N cusolver|online|online0 [--no-warmup]
+ *            (one timed run of one variant, for a profiler: prints its time only)
  *
  * For n in {4096, 8192, 16384} (--quick: 4096 only), fp64 and fp32: median time of
  * cusolverDn?getrf (workspace preallocated, not timed), abft_?getrf (offline: encode +
@@ -41,8 +41,9 @@ typedef struct result {
 
 enum { V_CUSOLVER, V_OFFLINE, V_ONLINE1, V_ONLINE4, V_ONLINE_OFF, V_COUNT };
 
-/* --profile: run only this variant, once, without a warm-up (-1: all) */
-static int g_only = -1;
+/* --profile: run only this variant, once (-1: all); g_warm = 0: without the warm-up run
+ * (for ncu, which then sees the timed run's kernels only) */
+static int g_only = -1, g_warm = 1;
 
 /* the online configuration the main table uses (chosen by the sweep) */
 static int64_t g_nb = 256, g_inb = 64;
@@ -94,7 +95,7 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
         int v = sweep != NULL ? V_ONLINE_OFF : vi;
         if (g_only >= 0 && v != g_only) continue;
         int64_t nb = sweep != NULL ? sweep[vi].nb : g_nb, inb = sweep != NULL ? sweep[vi].inb : g_inb;
-        for (int r = g_only >= 0 ? 0 : -1; r < reps; ++r) { /* r = -1: warm-up */
+        for (int r = g_warm ? -1 : 0; r < reps; ++r) { /* r = -1: warm-up */
             TU_CUDA_OK(cudaMemcpy(A, A0, bytes, cudaMemcpyDeviceToDevice));
             TU_CUDA_OK(cudaDeviceSynchronize());
             abft_report_t rep;
@@ -167,7 +168,7 @@ int main(int argc, char **argv) {
             g_only = !strcmp(v, "cusolver") ? V_CUSOLVER : !strcmp(v, "online") ? V_ONLINE1
                      : !strcmp(v, "online0") ? V_ONLINE_OFF : V_OFFLINE;
             i += 3;
-        }
+        } else if (!strcmp(argv[i], "--no-warmup")) g_warm = 0;
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else {

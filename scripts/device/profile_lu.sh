@@ -17,11 +17,11 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 fi
 B=build-dev/bench/bench_lu
 for n in 4096 8192; do for p in d s; do for v in cusolver online online0; do
-  $B --profile $p $n $v; $B --profile $p $n $v
+  $B --profile $p $n $v
 done; done; done 2>&1 | tee "$OUT/profile-wall.txt"
 for v in cusolver online; do
   timeout 200 ncu --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
-    $B --profile d $N $v > "$OUT/ncu-$v.csv" 2> "$OUT/ncu-$v.err"
+    $B --profile d $N $v --no-warmup > "$OUT/ncu-$v.csv" 2> "$OUT/ncu-$v.err"
   python3 - "$OUT/ncu-$v.csv" <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
