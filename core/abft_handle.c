@@ -168,6 +168,13 @@ abft_status_t abft_set_recompute(abft_handle_t h, int enable) {
     return ABFT_STATUS_SUCCESS;
 }
 
+abft_status_t abft_set_lu_recovery(abft_handle_t h, int enable) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_RETURN_IF(enable != 0 && enable != 1, ABFT_STATUS_INVALID_VALUE);
+    h->lu_recovery = enable;
+    return ABFT_STATUS_SUCCESS;
+}
+
 abft_status_t abft_set_hook(abft_handle_t h, abft_hook_fn fn, void *user) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
     h->hook = fn;

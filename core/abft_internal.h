@@ -55,6 +55,7 @@ struct abft_context {
     abft_bound_mode_t bound_mode;
     double bound_factor;
     int recompute;
+    int lu_recovery; /* keep a copy of A in protected LU (abft_set_lu_recovery) */
     abft_hook_fn hook;
     void *hook_user;
 };

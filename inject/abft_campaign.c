@@ -566,6 +566,7 @@ static abft_status_t campaign(camp_t *c, abft_campaign_summary_t *s) {
     ABFT_TRY(abft_get_backend(c->h, (abft_backend_t *)&s->backend));
     ABFT_TRY(abft_set_checksum_kind(c->h, (abft_checksum_kind_t)g->checksum_kind));
     ABFT_TRY(abft_set_bound_mode(c->h, (abft_bound_mode_t)g->bound_mode, g->bound_factor));
+    ABFT_TRY(abft_set_lu_recovery(c->h, g->lu_recovery ? 1 : 0));
     ABFT_TRY(abft_injector_create(c->h, &c->inj));
     ABFT_TRY(abft_injector_set_spec(c->inj, &g->spec));
     ABFT_TRY(op->setup(c));

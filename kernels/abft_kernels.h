@@ -136,7 +136,9 @@ typedef struct abft_gemm_args {
 
 /* Memory transfers between host memory and the backend's memory. Strided copy of a
  * rows x cols block of elem-byte elements (column-major with leading dimensions in
- * elements). dir = 0: backend -> host, dir = 1: host -> backend. Synchronous. */
+ * elements). dir = 0: backend -> host, dir = 1: host -> backend, both synchronous;
+ * dir = 2: backend -> backend (`host` is then the destination, in backend memory), ordered
+ * on the stream like a kernel (not synchronous). */
 typedef struct abft_copy_args {
     int dir;
     size_t elem;

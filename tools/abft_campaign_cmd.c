@@ -53,6 +53,8 @@ static void campaign_usage(FILE *f) {
             "  --bound worst|prob bound mode (default worst: rigorous, zero false positives)\n"
             "  --bound-factor F   scale of the bound (default 1; prob mode's usual is 4)\n"
             "  --guarantee G      changes above G·tau must be detected (default 2)\n"
+            "  --lu-recovery on|off  getrf: keep a copy of A to recompute a flagged row the\n"
+            "                     checksums cannot locate within (default off)\n"
             "  --backend auto|cpu|cuda  (default auto: the GPU when present)\n"
             "  --seed S           campaign seed (default 1); every trial derives from it\n"
             "  --out DIR          output directory (default campaign-out)\n"
@@ -186,11 +188,13 @@ static void describe(FILE *f, const abft_campaign_config_t *c, const abft_campai
                      const char *op_name, int md) {
     const char *sep = md ? "\n\n" : "\n";
     fprintf(f, "%s%s %s, m = %" PRId64 ", n = %" PRId64 ", k = %" PRId64 ", backend %s, %s checksums, "
-               "%s bound (factor %g), guarantee g = %g, seed %" PRIu64 "%s",
+               "%s bound (factor %g), guarantee g = %g, seed %" PRIu64 "%s%s",
             md ? "" : "abft campaign: ", op_name, c->precision == 'd' ? "fp64" : "fp32", c->m, c->n,
             c->k, cli_backend_name(s->backend), c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
             c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
-            c->bound_factor, c->guarantee, c->seed, sep);
+            c->bound_factor, c->guarantee, c->seed,
+            c->op == ABFT_CAMPAIGN_GEMM ? "" : c->lu_recovery ? ", LU recovery copy on"
+                                                               : ", LU recovery copy off", sep);
     fprintf(f, "fault: %s bit%s, %d element%s, width %d, row %s, col %s; sites: ",
             cli_class_name(c->spec.bit_class), c->spec.bit_class == ABFT_BITS_EXACT ? "" : "s",
             c->spec.nelems, c->spec.nelems > 1 ? "s" : "", c->spec.width,
@@ -342,12 +346,12 @@ static void write_json_head(FILE *f, const abft_campaign_config_t *c, const char
                ", \"refresh\": %" PRId64 ", \"sites_mask\": %u, \"bits\": \"%s\", \"bit\": %d"
                ", \"width\": %d, \"elems\": %d, \"row\": %" PRId64 ", \"col\": %" PRId64
                ", \"checksum\": \"%s\", \"bound\": \"%s\", \"bound_factor\": %g, \"guarantee\": %g"
-               ", \"seed\": %" PRIu64 "},\n  \"trials\": [",
+               ", \"lu_recovery\": %d, \"seed\": %" PRIu64 "},\n  \"trials\": [",
             op_name, c->precision, c->m, c->n, c->k, c->trials, c->controls, c->refresh, c->sites,
             cli_class_name(c->spec.bit_class), c->spec.bit, c->spec.width, c->spec.nelems,
             c->spec.row, c->spec.col, c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
             c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
-            c->bound_factor, c->guarantee, c->seed);
+            c->bound_factor, c->guarantee, c->lu_recovery, c->seed);
 }
 
 static FILE *open_out(const char *dir, const char *name, const char *ext, char *path, size_t cap) {
@@ -403,6 +407,10 @@ int abft_cmd_campaign(int argc, char **argv) {
             else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--bound-factor", &v, &bad)) {
             if (!(v && cli_double(v, &cfg.bound_factor))) bad = 1;
+        } else if (cli_opt(argc, argv, &i, "--lu-recovery", &v, &bad)) {
+            if (v && strcmp(v, "on") == 0) cfg.lu_recovery = 1;
+            else if (v && strcmp(v, "off") == 0) cfg.lu_recovery = 0;
+            else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--guarantee", &v, &bad)) {
             if (!(v && cli_double(v, &cfg.guarantee))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--replay", &v, &bad)) {

@@ -37,12 +37,23 @@ abft_status_t abft_lu_plan_init(abft_handle_t h, abft_prec_t prec, int64_t m, in
     p->Y = d + 12 * mm;
     p->Ya = d + 12 * mm + 2 * kk;
     p->perm = (int64_t *)(d + 12 * mm + 4 * kk);
+    if (h->lu_recovery && m > 0 && n > 0) {
+        size_t es = prec == ABFT_PREC_D ? 8 : 4;
+        abft_status_t st = h->ops->alloc(&h->kctx, (size_t)m * (size_t)n * es, &p->A0);
+        if (st != ABFT_STATUS_SUCCESS) {
+            p->A0 = NULL;
+            abft_lu_plan_fini(p);
+            return st;
+        }
+    }
     return ABFT_STATUS_SUCCESS;
 }
 
 void abft_lu_plan_fini(struct abft_lu_plan *p) {
     if (p->mem != NULL) p->h->ops->free(&p->h->kctx, p->mem);
+    if (p->A0 != NULL) p->h->ops->free(&p->h->kctx, p->A0);
     p->mem = NULL;
+    p->A0 = NULL;
 }
 
 /* ---- encode ---------------------------------------------------------------------------- */
@@ -72,6 +83,11 @@ abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda)
     ABFT_TRY(h->ops->copy(&h->kctx, &cp));
     abft_copy_args_t cpa = {0, sizeof(double), 2, 2, p->siga, 2, s + 4, 2};
     ABFT_TRY(h->ops->copy(&h->kctx, &cpa));
+    if (p->A0 != NULL) { /* the recovery copy (dir 2: backend to backend) */
+        abft_copy_args_t c0 = {2, p->prec == ABFT_PREC_D ? 8u : 4u, m, p->n, p->A0, m,
+                               (void *)A, lda};
+        ABFT_TRY(h->ops->copy(&h->kctx, &c0));
+    }
     p->encoded = 1;
     return abft_call_hook(h, ABFT_SITE_CHECKSUM, 0, ABFT_PREC_D, p->X, m, 2, m);
 }
@@ -136,6 +152,7 @@ typedef struct host_view {
     int64_t m, k;
     double *d[2], *t[2]; /* residual and bound per row, per checksum column */
     double *PX;          /* P·(A·V) (m x 2) */
+    double *Z, *Za;      /* L·(U·V), |L|·(|U|·V) (m x 2) */
     double *Y;           /* U·V (k x 2) */
     double *buf;
 } host_view_t;
@@ -151,6 +168,8 @@ static abft_status_t fetch(struct abft_lu_plan *p, host_view_t *v) {
     double *Z = v->buf, *Za = Z + 2 * mm, *PX = Za + 2 * mm, *PXa = PX + 2 * mm;
     double *D = PXa + 2 * mm, *T = D + 2 * mm;
     v->PX = PX;
+    v->Z = Z;
+    v->Za = Za;
     v->Y = T + 2 * mm;
     abft_copy_args_t c1 = {0, sizeof(double), m, 2, Z, m, p->Z, m};
     abft_copy_args_t c2 = {0, sizeof(double), m, 2, Za, m, p->Za, m};
@@ -463,6 +482,91 @@ static abft_status_t exact_value(struct abft_lu_plan *p, const void *A, int64_t 
     return ABFT_STATUS_SUCCESS;
 }
 
+/* With a recovery copy: does row r of the factors agree with its original row of A (the
+ * copy), |L·(U·V) - a·V|_r <= the row's bound with |a|·V in place of P·|A|·V? Then the
+ * data is intact and the encoded checksum of that row is what changed (*is_cs = 1). */
+static abft_status_t copy_says_checksum(struct abft_lu_plan *p, const host_view_t *v,
+                                        const int64_t *perm, int64_t r, int *is_cs) {
+    abft_handle_t h = p->h;
+    const int64_t n = p->n;
+    const size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
+    *is_cs = 0;
+    void *row = malloc((size_t)n * es);
+    ABFT_RETURN_IF(row == NULL, ABFT_STATUS_ALLOC_FAILED);
+    abft_copy_args_t c_a = {0, es, 1, n, row, 1, (char *)p->A0 + (size_t)perm[r] * es, p->m};
+    abft_status_t st = h->ops->copy(&h->kctx, &c_a);
+    if (st == ABFT_STATUS_SUCCESS) {
+        double s[2] = {0, 0}, sa[2] = {0, 0};
+        for (int64_t j = 0; j < n; ++j) {
+            double x = es == 8 ? ((const double *)row)[j] : (double)((const float *)row)[j];
+            s[0] += x;
+            s[1] += x * (double)(j + 1);
+            sa[0] += fabs(x);
+            sa[1] += fabs(x) * (double)(j + 1);
+        }
+        bound_coef_t b = lu_bound(p);
+        int agree = 1;
+        for (int q = 0; q < 2; ++q) {
+            double t = b.coef_s * sa[q] + b.coef_r * v->Za[r + q * v->m] + b.floor;
+            if (!(fabs(v->Z[r + q * v->m] - s[q]) <= t) || !isfinite(t)) agree = 0;
+        }
+        *is_cs = agree;
+    }
+    free(row);
+    return st;
+}
+
+/* Recompute row r of the factors from the recovery copy (its original row perm[r]):
+ *   L(r, 0:kr) = a(0:kr)·U(0:kr, 0:kr)^-1,   U(r, r:n) = a(r:n) - L(r, 0:kr)·U(0:kr, r:n)
+ * (kr = min(r, k); rows r >= k have no U part), then run the whole check again. The row is
+ * kept only when it passes (*ok = 1); otherwise its old values are restored. Every other row
+ * is taken as intact: this is the recovery of a single fault in row r (of L or of U) that
+ * the checksums detected but could not pin to one element. */
+static abft_status_t recover_row(struct abft_lu_plan *p, void *A, int64_t lda,
+                                 const int64_t *perm, int64_t r, int *ok) {
+    abft_handle_t h = p->h;
+    const abft_lu_ops_t *lo = abft_lu_ops(h);
+    const int64_t m = p->m, n = p->n, k = p->k, kr = r < k ? r : k;
+    const size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
+    *ok = 0;
+    void *old = malloc((size_t)n * es), *row = malloc((size_t)n * es), *x = NULL;
+    abft_status_t st = old == NULL || row == NULL ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_SUCCESS;
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->alloc(&h->kctx, (size_t)n * es, &x);
+    char *Ar = (char *)A + (size_t)r * es;
+    abft_copy_args_t c_old = {0, es, 1, n, old, 1, Ar, lda};
+    abft_copy_args_t c_a = {0, es, 1, n, row, 1, (char *)p->A0 + (size_t)perm[r] * es, m};
+    abft_copy_args_t c_x = {1, es, n, 1, row, n, x, n};
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c_old);
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c_a);
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c_x);
+    if (st == ABFT_STATUS_SUCCESS && kr > 0) { /* U11^T·l = a(0:kr) */
+        abft_lu_trsm_args_t ts = {p->prec, 0, 1, kr, 1, A, lda, x, n};
+        st = lo->lu_trsm(&h->kctx, &ts);
+    }
+    if (st == ABFT_STATUS_SUCCESS && r < k && r > 0) { /* a(r:n) -= U(0:r, r:n)^T·l */
+        abft_gemm_args_t g = {p->prec, 1, 0, n - r, 1, r, -1.0, 1.0,
+                              (const char *)A + (size_t)r * (size_t)lda * es, lda, x, n,
+                              (char *)x + (size_t)r * es, n};
+        st = h->ops->gemm(&h->kctx, &g);
+    }
+    abft_copy_args_t c_back = {0, es, n, 1, row, n, x, n};
+    abft_copy_args_t c_new = {1, es, 1, n, row, 1, Ar, lda};
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c_back);
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c_new);
+    int64_t nflag = 0;
+    double mr = 0.0;
+    if (st == ABFT_STATUS_SUCCESS) st = check_factors(p, A, lda, &nflag, &mr);
+    if (st == ABFT_STATUS_SUCCESS && nflag == 0) *ok = 1;
+    else if (st == ABFT_STATUS_SUCCESS) {
+        abft_copy_args_t c_rev = {1, es, 1, n, old, 1, Ar, lda};
+        st = h->ops->copy(&h->kctx, &c_rev);
+    }
+    if (x != NULL) h->ops->free(&h->kctx, x);
+    free(row);
+    free(old);
+    return st;
+}
+
 abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const int64_t *ipiv,
                              abft_report_t *report) {
     abft_handle_t h = p->h;
@@ -557,7 +661,27 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
             nfix = 0;
         }
     }
-    if (st == ABFT_STATUS_SUCCESS && !is_cs && nfix == 0) {
+    int recovered = 0;
+    if (st == ABFT_STATUS_SUCCESS && !is_cs && nfix == 0 && p->A0 != NULL && nf == 1) {
+        /* one flagged row that agrees with its copy: a checksum fault */
+        st = copy_says_checksum(p, &v, perm, F[0], &is_cs);
+        if (st == ABFT_STATUS_SUCCESS && is_cs) {
+            report->checksum_faults += 1;
+            abft_lu_add_fault(report, F[0], -1, v.d[0][F[0]], row_ratio(&v, F[0]),
+                              ABFT_ACTION_CHECKSUM_FAULT, ABFT_FACTOR_NONE);
+        }
+    }
+    if (st == ABFT_STATUS_SUCCESS && !is_cs && nfix == 0 && p->A0 != NULL) {
+        /* Not located: with a recovery copy, recompute the first flagged row (the row of
+         * the fault, for one error of L, and for one of U when its own row shows it). */
+        st = recover_row(p, A, lda, perm, F[0], &recovered);
+        if (st == ABFT_STATUS_SUCCESS && recovered) {
+            report->recomputed += 1;
+            abft_lu_add_fault(report, F[0], -1, v.d[0][F[0]], row_ratio(&v, F[0]),
+                              ABFT_ACTION_RECOMPUTED, ABFT_FACTOR_NONE);
+        }
+    }
+    if (st == ABFT_STATUS_SUCCESS && !is_cs && nfix == 0 && !recovered) {
         /* Not one element of L or U: the fault struck during the factorization (or
          * several struck), and the factors are those of a different matrix. (Or both
          * explanations fit: then nothing is touched either.) */

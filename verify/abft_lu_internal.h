@@ -21,6 +21,7 @@ struct abft_lu_plan {
     double *Y, *Ya;  /* U·V, |U|·V (k x 2, ld k) */
     double *Z, *Za;  /* L·(U·V), |L|·(|U|·V) (m x 2, ld m) */
     int64_t *perm;   /* m row indices (backend memory) */
+    void *A0;        /* recovery copy of A (m x n, ld m, backend memory) or NULL */
     double sig[4], siga[4]; /* X^T·V and |X|^T·V at encode time (host): the checksums'
                                own checksum, which tells a corrupted checksum from data */
 };

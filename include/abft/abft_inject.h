@@ -206,6 +206,9 @@ typedef struct abft_campaign_config {
     double guarantee;      /* g >= 1: changes above g·tau must be detected (default 2) */
     uint64_t seed;         /* campaign seed: every trial seed and input set derive from it */
     int64_t only_trial;    /* >= 0: run only this trial (replay), else -1 */
+    int32_t lu_recovery;   /* getrf: 1 = the handle keeps a recovery copy of A
+                              (abft_set_lu_recovery); default 0 */
+    int32_t pad2_;
     /* Callbacks (may be NULL), called on the calling thread. */
     void (*progress)(void *user, int64_t done, int64_t total);
     void (*on_trial)(void *user, const abft_trial_t *trial);
@@ -214,7 +217,7 @@ typedef struct abft_campaign_config {
 
 /* Defaults: GEMM, 'd', m = n = k = 128, 200 trials, 200 controls, refresh 50, default
  * sites, AUTO backend, the default fault spec, ROW checksums, worst-case bound factor 1,
- * guarantee 2, seed 1, only_trial -1, no callbacks. */
+ * guarantee 2, seed 1, only_trial -1, no LU recovery copy, no callbacks. */
 ABFT_API abft_campaign_config_t abft_campaign_config_default(void);
 
 typedef struct abft_campaign_summary {

@@ -21,6 +21,16 @@
 extern "C" {
 #endif
 
+/* Recovery copy (default 0: off). With enable = 1 every protected LU of this handle (offline,
+ * online, and split-form plans created afterwards) keeps a copy of A from the encode (m·n
+ * more backend memory, one more read and write of A). When the checksums flag a row of the
+ * factors but cannot locate one element in it (an error too small for the two checksum
+ * ratios to single out its column, docs/lu.md), that row of L and U is recomputed from the
+ * copy, P·A = L·U row r:  L(r, :) = a·U11^-1, U(r, r:) = a(r:) - L(r, :)·U(:, r:), and the
+ * whole check is run again; it is kept only if the check passes (report->recomputed,
+ * ABFT_ACTION_RECOMPUTED), otherwise reverted and reported uncorrectable. */
+ABFT_API abft_status_t abft_set_lu_recovery(abft_handle_t handle, int enable);
+
 /* Offline protected LU: P·A = L·U in place (L unit lower, U upper, LAPACK layout), A m x n.
  * Before the factorization A·V and |A|·V are encoded (one read of A); after it the check
  * L·(U·V) = P·(A·V) is made against the bound of docs/lu.md (one read of the factors).

@@ -57,7 +57,7 @@ abft_status_t abft_cpu_copy(const abft_kctx_t *ctx, const abft_copy_args_t *a) {
         char *h = (char *)a->host + (size_t)(j * a->ldh) * a->elem;
         char *d = (char *)a->dev + (size_t)(j * a->ldd) * a->elem;
         size_t len = (size_t)a->rows * a->elem;
-        if (a->dir == 0)
+        if (a->dir == 0 || a->dir == 2)
             memmove(h, d, len);
         else
             memmove(d, h, len);

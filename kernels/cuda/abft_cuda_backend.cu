@@ -82,6 +82,11 @@ extern "C" abft_status_t abft_cuda_copy(const abft_kctx_t *ctx, const abft_copy_
     size_t width = (size_t)a->rows * a->elem;
     size_t hp = (size_t)a->ldh * a->elem, dp = (size_t)a->ldd * a->elem;
     cudaError_t e;
+    if (a->dir == 2) {
+        ABFT_CUDA_TRY(cudaMemcpy2DAsync(a->host, hp, a->dev, dp, width, (size_t)a->cols,
+                                        cudaMemcpyDeviceToDevice, s));
+        return ABFT_STATUS_SUCCESS;
+    }
     if (a->dir == 0)
         e = cudaMemcpy2DAsync(a->host, hp, a->dev, dp, width, (size_t)a->cols,
                               cudaMemcpyDeviceToHost, s);
