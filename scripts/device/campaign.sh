@@ -5,6 +5,7 @@
 #
 #   scripts/device/campaign.sh            # 10,000 faulty + 10,000 control trials each
 #   TRIALS=2000 scripts/device/campaign.sh
+#   OPS=getrf LU_ARGS="--lu-recovery on" scripts/device/campaign.sh   (LU only, with the copy)
 #
 # The two precisions run side by side on the one GPU. A short calibration run first
 # measures the time per trial; when the full count would not fit in BUDGET_S seconds the
@@ -50,12 +51,16 @@ echo "calibration: $per_trial s per trial; running $n_trials faulty + $n_trials 
   "per precision (asked for $TRIALS)" | tee -a "$log"
 
 OPS=${OPS:-gemm getrf}
+LU_ARGS=${LU_ARGS:-}
 rc=0
 for op in $OPS; do
   pids=()
   for p in d s; do
+    extra=""
+    if [ "$op" != gemm ]; then extra=$LU_ARGS; fi
+    # shellcheck disable=SC2086
     $abft campaign --op "$op" --backend cuda --precision "$p" --size "$N" --trials "$n_trials" \
-      --controls "$n_trials" --refresh 100 --seed "$SEED" --quiet --out "$OUT" \
+      --controls "$n_trials" --refresh 100 --seed "$SEED" --quiet --out "$OUT" $extra \
       --name "campaign_${op}_$p" >"$OUT/campaign_${op}_$p.txt" 2>&1 &
     pids+=($!)
   done
