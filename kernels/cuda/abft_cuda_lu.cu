@@ -410,8 +410,10 @@ abft_status_t laswp_dev_run(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *
      * every device gives without opting in; otherwise the global fallback. */
     const size_t sbytes = (size_t)cap * 24;
     const int smem = sbytes <= 48 * 1024;
+    /* about 8 blocks per SM of an H100 (each block copies the list into shared memory
+     * once, then loops over its columns) */
     int64_t grid = na + n2;
-    const int64_t gmax = smem ? 2048 : 264;
+    const int64_t gmax = smem ? 1056 : 264;
     if (grid > gmax) grid = gmax;
     size_t bytes = (2 * (size_t)cap + 1) * sizeof(int64_t);
     if (!smem) bytes += (size_t)grid * (size_t)cap * sizeof(double);
