@@ -42,8 +42,14 @@ typedef struct abft_lu_tri_args {
 } abft_lu_tri_args_t;
 
 /* LU with partial pivoting of the m x n matrix A in place (LAPACK getrf semantics).
- * ipiv (backend memory, int64, 1-based, min(m, n) entries). *info (host) as LAPACK's.
- * hpiv (host, may be NULL) gets the same pivots, fetched with the info in one transfer. */
+ * ipiv (backend memory, int64, 1-based, min(m, n) entries) gets the pivots plus ipiv_off
+ * (a panel's local pivots made global).
+ * dinfo == NULL: *info (host) as LAPACK's; hpiv (host, may be NULL) gets the same values as
+ *   ipiv, fetched with the info in one transfer (the CUDA version synchronises).
+ * dinfo != NULL (backend memory, one int64): nothing synchronises, *info and hpiv are not
+ *   used (hpiv must be NULL). The info is accumulated on the backend: when *dinfo == 0 and
+ *   LAPACK's info is > 0, *dinfo = info + ipiv_off (the first zero pivot over a sequence of
+ *   panels factored in column order); an info < 0 (an argument error) sets *dinfo = -1. */
 typedef struct abft_lu_getrf_args {
     abft_prec_t prec;
     int64_t m, n;
@@ -52,12 +58,22 @@ typedef struct abft_lu_getrf_args {
     int64_t *ipiv;
     int64_t *info;
     int64_t *hpiv;
+    int64_t ipiv_off;
+    int64_t *dinfo;
 } abft_lu_getrf_args_t;
 
 /* Row interchanges of a matrix with `cols` columns (elements of the given precision, or
  * fp64 when fp64 = 1): for i = k1 .. k2-1 in order, swap row i with row
- * ipiv[i] - 1 - ipiv_off. ipiv is HOST memory: the GPU version composes the swaps into one
- * gather on the host (a column's swaps are a dependent chain, latency-bound on a GPU). */
+ * ipiv[i] - 1 - ipiv_off (any row of the matrix: repeats and p = i allowed).
+ * Columns skip0 <= j < skip1 are left alone (skip1 <= skip0: none skipped; a panel's own
+ * columns, so that its left and right sides are one call). When X2 != NULL, the same
+ * interchanges on the fp64 matrix X2 (cols2 columns, ldx2) as well (the checksum columns).
+ * dev_ipiv = 0: ipiv is HOST memory; the GPU version composes the swaps into one gather on
+ *   the host and copies it from pageable memory (which synchronises).
+ * dev_ipiv = 1: ipiv is BACKEND memory; the GPU version composes the swaps on the device
+ *   (one block) into a list of (destination row, source row) and exchanges the rows in
+ *   place, each block owning whole columns; nothing synchronises.
+ * (A column's swaps are a dependent chain: one thread per column is latency-bound.) */
 typedef struct abft_lu_laswp_args {
     abft_prec_t prec;
     int fp64; /* 1: the matrix is fp64 whatever prec says (the checksum columns) */
@@ -67,6 +83,10 @@ typedef struct abft_lu_laswp_args {
     int64_t k1, k2;
     const int64_t *ipiv;
     int64_t ipiv_off;
+    int dev_ipiv;
+    int64_t skip0, skip1;
+    double *X2;
+    int64_t cols2, ldx2;
 } abft_lu_laswp_args_t;
 
 /* B = op(T)^-1·B, T the unit-lower L (uplo = 1) or the upper U (uplo = 0) of an LU array
@@ -92,7 +112,8 @@ typedef struct abft_lu_gather_args {
     int64_t ldy;
 } abft_lu_gather_args_t;
 
-/* Y += alpha·X, rows x c fp64. */
+/* Y += alpha·X, rows x c fp64; and, when X2 != NULL, Y2 += alpha2·X2 (same rows and c) in
+ * the same pass. */
 typedef struct abft_lu_axpy_args {
     int64_t rows, c;
     double alpha;
@@ -100,6 +121,11 @@ typedef struct abft_lu_axpy_args {
     int64_t ldx;
     double *Y;
     int64_t ldy;
+    double alpha2;
+    const double *X2;
+    int64_t ldx2;
+    double *Y2;
+    int64_t ldy2;
 } abft_lu_axpy_args_t;
 
 /* Single-element access of a data matrix (host value as double); for corrections. */

@@ -720,7 +720,7 @@ static abft_status_t getrf_offline(abft_handle_t h, abft_prec_t prec, int64_t m,
     abft_status_t st = hpiv == NULL ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_SUCCESS;
     if (st == ABFT_STATUS_SUCCESS) st = abft_lu_encode(&p, A, lda);
     int64_t linfo = 0;
-    abft_lu_getrf_args_t g = {prec, m, n, A, lda, ipiv, &linfo, NULL};
+    abft_lu_getrf_args_t g = {prec, m, n, A, lda, ipiv, &linfo, NULL, 0, NULL};
     if (st == ABFT_STATUS_SUCCESS) st = lo->lu_getrf(&h->kctx, &g);
     if (st == ABFT_STATUS_SUCCESS)
         st = abft_call_hook(h, ABFT_SITE_AFTER_LU, 0, prec, A, m, n, lda);

@@ -32,6 +32,7 @@ typedef struct online {
     double *G;       /* explicit weights [1, j + 1] (n x 2, ld n) */
     double *T, *Ta;  /* trailing products (m x 2, ld m) */
     double *U1, *Ua; /* U1·V, |U1|·V of the panel rows (nb x 2, ld nb) */
+    int64_t *dinfo;  /* the first zero pivot, accumulated on the backend */
 } online_t;
 
 static void *elem_ptr(const online_t *o, int64_t i, int64_t j) {
@@ -56,10 +57,11 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, abft_report_t *rep)
     abft_compare_args_t c = {mt, o->T, m, o->Ta, m, o->W + K1, m, o->B + K1, m, NULL, 0,
                              NULL, 0, 1.0, 0.0, g * slack, 2.0 * g * slack, floor, 0, NULL,
                              &nflag, &mr};
+    /* The only wait for the backend in a clean panel. A NaN or Inf in Ta (an overflowed
+     * bound, which would pass anything) needs no separate count: it makes the bound t NaN or
+     * +Inf, and compare flags such an entry (!(|d| <= t) or t = +Inf). The slow path below
+     * then reports the row's ratio as +Inf. */
     ABFT_TRY(h->ops->compare(&h->kctx, &c));
-    int64_t nbad = 0; /* an overflowed bound passes anything: count it as flagged */
-    ABFT_TRY(abft_lu_nonfinite_rows(h, mt, o->Ta, m, &nbad));
-    if (nbad > 0) mr = INFINITY;
     if (nflag == 0 && !(mr < INFINITY)) nflag = 1;
     rep->checked += mt;
     if (mr > rep->max_ratio || isnan(mr)) rep->max_ratio = mr;
@@ -88,7 +90,8 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, abft_report_t *rep)
         if (!fl[0] && !fl[1]) continue;
         rep->detected += 1;
         double ratio = fmax(fabs(d[0]) / tb[0], fabs(d[1]) / tb[1]);
-        if (isnan(ratio)) ratio = INFINITY;
+        if (isnan(ratio) || !isfinite(tb[0]) || !isfinite(tb[1])) ratio = INFINITY;
+        if (!(ratio < INFINITY)) rep->max_ratio = INFINITY;
         /* one data error delta at global column j: d = delta·[1, j + 1] */
         int64_t j = -1;
         if (fl[0] && isfinite(d[0]) && isfinite(d[1])) {
@@ -156,44 +159,50 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, abft_report_t *rep)
     return st;
 }
 
-/* Factor the panel A(c0:m, c0:c0+w) (rows below c0, all of them), pivots global in hpiv
- * (host) and ipiv (backend). Wider than inb: split in halves as LAPACK's getrf2 does (left
+/* Row interchanges k1..k2-1 of the global pivots ipiv (backend memory) on columns
+ * c0..c1-1 of A except skip0..skip1-1, and on W and B when wb (m x 4: B follows W). */
+static abft_status_t swap_rows(online_t *o, const int64_t *ipiv, int64_t k1, int64_t k2,
+                               int64_t c0, int64_t c1, int64_t skip0, int64_t skip1, int wb) {
+    const int skip = skip1 > skip0;
+    abft_lu_laswp_args_t a = {o->p->prec, 0, c1 - c0, elem_ptr(o, 0, c0), o->lda, k1, k2, ipiv,
+                              0, 1, skip ? skip0 - c0 : 0, skip ? skip1 - c0 : 0,
+                              wb ? o->W : NULL, wb ? 4 : 0, o->p->m};
+    return o->lo->lu_laswp(&o->h->kctx, &a);
+}
+
+/* Factor the panel A(c0:m, c0:c0+w) (rows below c0, all of them), global pivots in ipiv
+ * (backend memory), the first zero pivot accumulated in *dinfo (backend memory): nothing
+ * here waits for the backend. Wider than inb: split in halves as LAPACK's getrf2 does (left
  * half, swaps + trsm + gemm on the right half, right half, swaps on the left half), so that
  * the backend's getrf only sees narrow panels. */
-static abft_status_t factor_panel(online_t *o, int64_t c0, int64_t w, int64_t inb, int64_t *hpiv,
-                           int64_t *ipiv, int64_t *info) {
+static abft_status_t factor_panel(online_t *o, int64_t c0, int64_t w, int64_t inb,
+                                  int64_t *ipiv, int64_t *dinfo) {
     abft_handle_t h = o->h;
     const abft_lu_ops_t *lo = o->lo;
     struct abft_lu_plan *p = o->p;
     const int64_t m = p->m;
     if (w <= inb) {
-        int64_t pinfo = 0;
         abft_lu_getrf_args_t gf = {p->prec, m - c0, w, elem_ptr(o, c0, c0), o->lda, ipiv + c0,
-                                   &pinfo, hpiv + c0};
-        ABFT_TRY(lo->lu_getrf(&h->kctx, &gf));
-        if (pinfo > 0 && *info == 0) *info = pinfo + c0;
-        /* local pivots -> global */
-        for (int64_t i = c0; i < c0 + w; ++i) hpiv[i] += c0;
-        abft_copy_args_t pb = {1, 8, w, 1, hpiv + c0, w, ipiv + c0, w};
-        return h->ops->copy(&h->kctx, &pb);
+                                   NULL, NULL, c0, dinfo};
+        return lo->lu_getrf(&h->kctx, &gf);
     }
     const int64_t w1 = w / 2, w2 = w - w1, c1 = c0 + w1;
-    ABFT_TRY(factor_panel(o, c0, w1, inb, hpiv, ipiv, info));
-    abft_lu_laswp_args_t sr = {p->prec, 0, w2, elem_ptr(o, 0, c1), o->lda, c0, c1, hpiv, 0};
-    ABFT_TRY(lo->lu_laswp(&h->kctx, &sr));
+    ABFT_TRY(factor_panel(o, c0, w1, inb, ipiv, dinfo));
+    ABFT_TRY(swap_rows(o, ipiv, c0, c1, c1, c0 + w, 0, 0, 0));
     abft_lu_trsm_args_t ts = {p->prec, 1, 0, w1, w2, elem_ptr(o, c0, c0), o->lda,
                               elem_ptr(o, c0, c1), o->lda};
     ABFT_TRY(lo->lu_trsm(&h->kctx, &ts));
     abft_gemm_args_t ge = {p->prec, 0, 0, m - c1, w2, w1, -1.0, 1.0, elem_ptr(o, c1, c0), o->lda,
                            elem_ptr(o, c0, c1), o->lda, elem_ptr(o, c1, c1), o->lda};
     ABFT_TRY(h->ops->gemm(&h->kctx, &ge));
-    ABFT_TRY(factor_panel(o, c1, w2, inb, hpiv, ipiv, info));
-    abft_lu_laswp_args_t sl = {p->prec, 0, w1, elem_ptr(o, 0, c0), o->lda, c1, c0 + w, hpiv, 0};
-    return lo->lu_laswp(&h->kctx, &sl);
+    ABFT_TRY(factor_panel(o, c1, w2, inb, ipiv, dinfo));
+    return swap_rows(o, ipiv, c1, c0 + w, c0, c1, 0, 0, 0);
 }
 
 static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t every, int64_t *hpiv,
                                 int64_t *ipiv, int64_t *info, abft_report_t *rep) {
+    /* Inside the panel loop only the trailing checks (and a hook, when set) wait for the
+     * backend: the pivots and the info stay there until the end. */
     abft_handle_t h = o->h;
     const abft_lu_ops_t *lo = o->lo;
     struct abft_lu_plan *p = o->p;
@@ -208,17 +217,16 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t ev
     ABFT_TRY(lo->lu_gather(&h->kctx, &g1));
     ABFT_TRY(lo->lu_gather(&h->kctx, &g2));
     *info = 0;
+    int64_t zero = 0;
+    abft_copy_args_t ci = {1, 8, 1, 1, &zero, 1, o->dinfo, 1};
+    ABFT_TRY(h->ops->copy(&h->kctx, &ci));
     int64_t panel = 0;
     for (int64_t K0 = 0; K0 < k; K0 += nb, ++panel) {
         const int64_t jb = nb < k - K0 ? nb : k - K0, K1 = K0 + jb;
-        ABFT_TRY(factor_panel(o, K0, jb, inb, hpiv, ipiv, info));
-        abft_lu_laswp_args_t sl = {p->prec, 0, K0, o->A, o->lda, K0, K1, hpiv, 0};
-        if (K0 > 0) ABFT_TRY(lo->lu_laswp(&h->kctx, &sl));
-        abft_lu_laswp_args_t sr = {p->prec, 0, n - K1, elem_ptr(o, 0, K1), o->lda, K0, K1, hpiv, 0};
-        if (K1 < n) ABFT_TRY(lo->lu_laswp(&h->kctx, &sr));
-        /* W and B are adjacent (B = W + 2m): one m x 4 block */
-        abft_lu_laswp_args_t sw = {p->prec, 1, 4, o->W, m, K0, K1, hpiv, 0};
-        ABFT_TRY(lo->lu_laswp(&h->kctx, &sw));
+        ABFT_TRY(factor_panel(o, K0, jb, inb, ipiv, o->dinfo));
+        /* the columns left and right of the panel, and W and B (adjacent, B = W + 2m: one
+         * m x 4 block), in one call */
+        ABFT_TRY(swap_rows(o, ipiv, K0, K1, 0, n, K0, K1, 1));
         if (K1 < n) {
             abft_lu_trsm_args_t ts = {p->prec, 1, 0, jb, n - K1, elem_ptr(o, K0, K0), o->lda,
                                       elem_ptr(o, K0, K1), o->lda};
@@ -238,10 +246,9 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t ev
             abft_tsmm_args_t tl = {p->prec, 0, m - K1, jb, 2, elem_ptr(o, K1, K0), o->lda, o->U1,
                                    nb, o->Ua, nb, o->T, m, o->Ta, m};
             ABFT_TRY(h->ops->tsmm(&h->kctx, &tl));
-            abft_lu_axpy_args_t aw = {m - K1, 2, -1.0, o->T, m, o->W + K1, m};
-            abft_lu_axpy_args_t ab = {m - K1, 2, 4.0, o->Ta, m, o->B + K1, m};
+            abft_lu_axpy_args_t aw = {m - K1, 2, -1.0, o->T, m, o->W + K1, m,
+                                      4.0, o->Ta, m, o->B + K1, m};
             ABFT_TRY(lo->lu_axpy(&h->kctx, &aw));
-            ABFT_TRY(lo->lu_axpy(&h->kctx, &ab));
         }
         if (K1 < k) {
             ABFT_TRY(abft_call_hook(h, ABFT_SITE_LU_PANEL, (int)panel, p->prec, o->A, m, n,
@@ -254,6 +261,11 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t ev
     ABFT_TRY(abft_call_hook(h, ABFT_SITE_AFTER_LU, 0, p->prec, o->A, m, n, o->lda));
     abft_copy_args_t pf = {0, 8, k, 1, hpiv, k, ipiv, k};
     ABFT_TRY(h->ops->copy(&h->kctx, &pf));
+    abft_copy_args_t cf = {0, 8, 1, 1, info, 1, o->dinfo, 1};
+    ABFT_TRY(h->ops->copy(&h->kctx, &cf));
+    if (*info < 0) /* the backend's getrf refused an argument (as lu_getrf maps it) */
+        return h->backend == ABFT_BACKEND_CUDA ? ABFT_STATUS_CUSOLVER_ERROR
+                                               : ABFT_STATUS_EXECUTION_FAILED;
     return abft_lu_verify(p, o->A, o->lda, hpiv, rep);
 }
 
@@ -288,9 +300,10 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
     struct abft_lu_plan p;
     ABFT_TRY(abft_lu_plan_init(h, prec, m, n, &p));
     online_t o = {h, abft_lu_ops(h), &p, A, lda, prec == ABFT_PREC_D ? 8u : 4u, NULL,
-                  NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+                  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     size_t mm = (size_t)m, nn = (size_t)n, bb = (size_t)nb;
-    abft_status_t st = h->ops->alloc(&h->kctx, (8 * mm + 2 * nn + 4 * bb) * sizeof(double), &o.mem);
+    abft_status_t st =
+        h->ops->alloc(&h->kctx, (8 * mm + 2 * nn + 4 * bb + 1) * sizeof(double), &o.mem);
     int64_t *hpiv = (int64_t *)malloc((size_t)(m > n ? m : n) * sizeof(int64_t));
     double *hg = (double *)malloc(2 * nn * sizeof(double));
     if (hpiv == NULL || hg == NULL) st = ABFT_STATUS_ALLOC_FAILED;
@@ -304,6 +317,7 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
         o.G = d + 8 * mm;
         o.U1 = o.G + 2 * nn;
         o.Ua = o.U1 + 2 * bb;
+        o.dinfo = (int64_t *)(o.Ua + 2 * bb);
         for (size_t j = 0; j < nn; ++j) {
             hg[j] = 1.0;
             hg[j + nn] = (double)(j + 1);

@@ -82,7 +82,7 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
         solve_ws_t w = {d, d + 2 * n, d + 4 * n, d + 4 * n + 2 * nrhs, d + 4 * n + 4 * nrhs,
                         d + 4 * n + 6 * nrhs};
         if (trans == ABFT_OP_N) {
-            abft_lu_laswp_args_t sw = {prec, 0, nrhs, B, ldb, 0, n, hp, 0};
+            abft_lu_laswp_args_t sw = {prec, 0, nrhs, B, ldb, 0, n, hp, 0, 0, 0, 0, NULL, 0, 0};
             st = lo->lu_laswp(&h->kctx, &sw);
             if (st == ABFT_STATUS_SUCCESS)
                 st = checked_solve(h, prec, 1, 0, n, nrhs, A, lda, B, ldb, &w, rep);
@@ -93,7 +93,7 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
             if (st == ABFT_STATUS_SUCCESS)
                 st = checked_solve(h, prec, 1, 1, n, nrhs, A, lda, B, ldb, &w, rep);
             for (int64_t i = n - 1; i >= 0 && st == ABFT_STATUS_SUCCESS; --i) {
-                abft_lu_laswp_args_t sw = {prec, 0, nrhs, B, ldb, i, i + 1, hp, 0};
+                abft_lu_laswp_args_t sw = {prec, 0, nrhs, B, ldb, i, i + 1, hp, 0, 0, 0, 0, NULL, 0, 0};
                 st = lo->lu_laswp(&h->kctx, &sw);
             }
         }

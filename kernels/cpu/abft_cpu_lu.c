@@ -118,7 +118,7 @@ abft_status_t abft_cpu_lu_tri(const abft_kctx_t *ctx, const abft_lu_tri_args_t *
 
 abft_status_t abft_cpu_lu_getrf(const abft_kctx_t *ctx, const abft_lu_getrf_args_t *a) {
     (void)ctx;
-    *a->info = 0;
+    if (a->dinfo == NULL) *a->info = 0;
     int64_t k = a->m < a->n ? a->m : a->n;
     if (k == 0) return ABFT_STATUS_SUCCESS;
     if (!fits_int(a->m) || !fits_int(a->n) || !fits_int(a->lda)) return ABFT_STATUS_NOT_SUPPORTED;
@@ -129,24 +129,29 @@ abft_status_t abft_cpu_lu_getrf(const abft_kctx_t *ctx, const abft_lu_getrf_args
         dgetrf_(&m, &n, (double *)a->A, &lda, ip, &info);
     else
         sgetrf_(&m, &n, (float *)a->A, &lda, ip, &info);
-    for (int64_t i = 0; i < k; ++i) a->ipiv[i] = ip[i];
-    if (a->hpiv != NULL)
-        for (int64_t i = 0; i < k; ++i) a->hpiv[i] = ip[i];
+    for (int64_t i = 0; i < k; ++i) a->ipiv[i] = ip[i] + a->ipiv_off;
+    if (a->hpiv != NULL && a->dinfo == NULL)
+        for (int64_t i = 0; i < k; ++i) a->hpiv[i] = ip[i] + a->ipiv_off;
     free(ip);
+    if (a->dinfo != NULL) {
+        /* accumulated as the CUDA version does on the device */
+        if (info < 0) *a->dinfo = -1;
+        else if (info > 0 && *a->dinfo == 0) *a->dinfo = info + a->ipiv_off;
+        return ABFT_STATUS_SUCCESS;
+    }
     if (info < 0) return ABFT_STATUS_EXECUTION_FAILED;
     *a->info = info;
     return ABFT_STATUS_SUCCESS;
 }
 
-abft_status_t abft_cpu_lu_laswp(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *a) {
-    (void)ctx;
-    size_t es = (a->fp64 || a->prec == ABFT_PREC_D) ? sizeof(double) : sizeof(float);
-    char *base = (char *)a->A;
+/* The interchanges k1..k2-1 on columns j0..j1-1 of a matrix of es-byte elements. */
+static void swap_cols(char *base, size_t es, int64_t lda, int64_t j0, int64_t j1, int64_t k1,
+                      int64_t k2, const int64_t *ipiv, int64_t off) {
     /* column by column: each column's swaps are a sequential chain */
-    for (int64_t j = 0; j < a->cols; ++j) {
-        char *col = base + (size_t)(j * a->lda) * es;
-        for (int64_t i = a->k1; i < a->k2; ++i) {
-            int64_t p = a->ipiv[i] - 1 - a->ipiv_off;
+    for (int64_t j = j0; j < j1; ++j) {
+        char *col = base + (size_t)(j * lda) * es;
+        for (int64_t i = k1; i < k2; ++i) {
+            int64_t p = ipiv[i] - 1 - off;
             if (p == i) continue;
             char tmp[8];
             memcpy(tmp, col + (size_t)i * es, es);
@@ -154,6 +159,21 @@ abft_status_t abft_cpu_lu_laswp(const abft_kctx_t *ctx, const abft_lu_laswp_args
             memcpy(col + (size_t)p * es, tmp, es);
         }
     }
+}
+
+abft_status_t abft_cpu_lu_laswp(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *a) {
+    (void)ctx; /* backend memory is host memory: dev_ipiv changes nothing here */
+    size_t es = (a->fp64 || a->prec == ABFT_PREC_D) ? sizeof(double) : sizeof(float);
+    int64_t s0 = a->cols, s1 = a->cols; /* the skipped range, clipped */
+    if (a->skip1 > a->skip0) {
+        s0 = a->skip0 < a->cols ? a->skip0 : a->cols;
+        s1 = a->skip1 < a->cols ? a->skip1 : a->cols;
+    }
+    swap_cols((char *)a->A, es, a->lda, 0, s0, a->k1, a->k2, a->ipiv, a->ipiv_off);
+    swap_cols((char *)a->A, es, a->lda, s1, a->cols, a->k1, a->k2, a->ipiv, a->ipiv_off);
+    if (a->X2 != NULL)
+        swap_cols((char *)a->X2, sizeof(double), a->ldx2, 0, a->cols2, a->k1, a->k2, a->ipiv,
+                  a->ipiv_off);
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -190,6 +210,10 @@ abft_status_t abft_cpu_lu_axpy(const abft_kctx_t *ctx, const abft_lu_axpy_args_t
     for (int64_t q = 0; q < a->c; ++q)
         for (int64_t i = 0; i < a->rows; ++i)
             a->Y[i + q * a->ldy] += a->alpha * a->X[i + q * a->ldx];
+    if (a->X2 != NULL)
+        for (int64_t q = 0; q < a->c; ++q)
+            for (int64_t i = 0; i < a->rows; ++i)
+                a->Y2[i + q * a->ldy2] += a->alpha2 * a->X2[i + q * a->ldx2];
     return ABFT_STATUS_SUCCESS;
 }
 

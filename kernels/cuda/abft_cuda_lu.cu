@@ -1,6 +1,7 @@
-/* abft CUDA backend, LU kernels (kernels/abft_lu_kernels.h): cuSOLVER getrf, cuBLAS trsm,
- * a split-k triangular tall-and-skinny product over an LU array, row interchanges as one
- * gather, small fp64 helpers. cuBLAS/cuSOLVER stream and pointer mode are saved and
+/* abft CUDA backend, LU kernels (kernels/abft_lu_kernels.h): cuSOLVER getrf (optionally
+ * without synchronising: global pivots and the info accumulated on the device), cuBLAS trsm,
+ * a split-k triangular tall-and-skinny product over an LU array, row interchanges (composed
+ * on the host into one gather, or on the device from device pivots), small fp64 helpers. cuBLAS/cuSOLVER stream and pointer mode are saved and
  * restored around every call (the handles may be borrowed). */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -37,24 +38,30 @@ __device__ __forceinline__ double wgt(const double *X, int64_t ldx, int64_t woff
     return q == 0 ? 1.0 : (double)(l + 1 + woff);
 }
 
-/* Split-k triangular product, stage 1: block (bx, by) = 256 rows x one column chunk; one
- * thread per row, coalesced reads down each column, partial sums to part[by][4][ny]. */
-constexpr int TRI_ROWS = 256;
+/* Split-k triangular product, stage 1: block (bx, by) = TRI_R rows x one column chunk,
+ * the chunk's columns dealt round-robin to TRI_S column lanes (thread = row + TRI_R·lane,
+ * so a warp reads 32 consecutive rows of one column). The lanes' sums are added in lane
+ * order in shared memory and written to part[by][4][rows]. A short-wide block (a panel's
+ * rows of U) gets many chunks, a tall one many row blocks: both fill the GPU. */
+constexpr int TRI_R = 64, TRI_S = 4, TRI_THREADS = TRI_R * TRI_S;
 
 template <typename T>
-__global__ void tri_partial(int uplo, int64_t rows, int64_t cols, const T *A, int64_t lda,
-                            const double *X, int64_t ldx, const double *Xa, int64_t ldxa,
-                            int64_t woff, int64_t chunk, double *part) {
-    const int64_t i = (int64_t)blockIdx.x * TRI_ROWS + threadIdx.x;
+__global__ void __launch_bounds__(TRI_THREADS)
+tri_partial(int uplo, int64_t rows, int64_t cols, const T *A, int64_t lda, const double *X,
+            int64_t ldx, const double *Xa, int64_t ldxa, int64_t woff, int64_t chunk,
+            double *part) {
+    __shared__ double red[TRI_S - 1][4][TRI_R];
+    const int r = threadIdx.x % TRI_R, lane = threadIdx.x / TRI_R;
+    const int64_t i = (int64_t)blockIdx.x * TRI_R + r;
     const int64_t j0 = (int64_t)blockIdx.y * chunk;
-    int64_t j1 = j0 + chunk < cols ? j0 + chunk : cols;
+    const int64_t j1 = j0 + chunk < cols ? j0 + chunk : cols;
     double s0 = 0, s1 = 0, a0 = 0, a1 = 0;
     if (i < rows) {
         int64_t jb = j0, je = j1;
         if (uplo == 0) jb = i > j0 ? i : j0;     /* U: j >= i */
         else je = i < j1 ? i : j1;               /* L: j < i */
 #pragma unroll 4
-        for (int64_t j = jb; j < je; ++j) {
+        for (int64_t j = jb + lane; j < je; j += TRI_S) {
             double v = ld(A, i + j * lda);
             double x0 = wgt(X, ldx, woff, j, 0), x1 = wgt(X, ldx, woff, j, 1);
             double y0 = Xa != nullptr ? Xa[j] : fabs(x0);
@@ -64,6 +71,21 @@ __global__ void tri_partial(int uplo, int64_t rows, int64_t cols, const T *A, in
             a0 = fma(fabs(v), y0, a0);
             a1 = fma(fabs(v), y1, a1);
         }
+    }
+    if (lane > 0) {
+        red[lane - 1][0][r] = s0;
+        red[lane - 1][1][r] = s1;
+        red[lane - 1][2][r] = a0;
+        red[lane - 1][3][r] = a1;
+    }
+    __syncthreads();
+    if (lane == 0 && i < rows) {
+        for (int l = 0; l < TRI_S - 1; ++l) {
+            s0 += red[l][0][r];
+            s1 += red[l][1][r];
+            a0 += red[l][2][r];
+            a1 += red[l][3][r];
+        }
         double *pp = part + (size_t)blockIdx.y * 4 * rows;
         pp[i] = s0;
         pp[i + rows] = s1;
@@ -72,22 +94,28 @@ __global__ void tri_partial(int uplo, int64_t rows, int64_t cols, const T *A, in
     }
 }
 
-/* Stage 2: deterministic sum over the chunks in order, plus L's unit diagonal. */
+/* Stage 2: one warp per row; lane l adds the chunks l, l + 32, ... in order, then a fixed
+ * shuffle tree (deterministic), then L's unit diagonal. */
 __global__ void tri_reduce(int uplo, int64_t rows, int64_t cols, int64_t nchunks,
                            const double *part, const double *X, int64_t ldx, const double *Xa,
                            int64_t ldxa, int64_t woff, double *Y, int64_t ldy, double *Ya,
                            int64_t ldya) {
-    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= rows) return;
+    const int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x & 31;
+    if (i >= rows) return; /* uniform across the warp */
     double s[4] = {0, 0, 0, 0};
-    if (uplo == 1 && i < cols) {
-        s[0] = wgt(X, ldx, woff, i, 0);
-        s[1] = wgt(X, ldx, woff, i, 1);
-        s[2] = Xa != nullptr ? Xa[i] : fabs(s[0]);
-        s[3] = Xa != nullptr ? Xa[i + ldxa] : fabs(s[1]);
-    }
-    for (int64_t c = 0; c < nchunks; ++c)
+    for (int64_t c = lane; c < nchunks; c += 32)
         for (int q = 0; q < 4; ++q) s[q] += part[(size_t)c * 4 * rows + q * rows + i];
+    for (int o = 16; o > 0; o >>= 1)
+        for (int q = 0; q < 4; ++q) s[q] += __shfl_down_sync(0xffffffffu, s[q], o);
+    if (lane != 0) return;
+    if (uplo == 1 && i < cols) {
+        double x0 = wgt(X, ldx, woff, i, 0), x1 = wgt(X, ldx, woff, i, 1);
+        s[0] += x0;
+        s[1] += x1;
+        s[2] += Xa != nullptr ? Xa[i] : fabs(x0);
+        s[3] += Xa != nullptr ? Xa[i + ldxa] : fabs(x1);
+    }
     Y[i] = s[0];
     Y[i + ldy] = s[1];
     if (Ya != nullptr) {
@@ -152,11 +180,13 @@ abft_status_t tri_run(const abft_kctx_t *ctx, const abft_lu_tri_args_t *a) {
         return ABFT_STATUS_SUCCESS;
     }
     if (a->rows == 0) return ABFT_STATUS_SUCCESS;
-    /* Split the columns so that about 1024 blocks are in flight (132 SMs: the full matrix
-     * has enough row blocks, a panel's few rows need many chunks), chunks of at least 64
-     * columns; the partial buffer is nchunks·4·rows doubles. */
-    const int64_t rblocks = (a->rows + TRI_ROWS - 1) / TRI_ROWS;
-    int64_t nchunks = (1024 + rblocks - 1) / rblocks;
+    /* Split the columns so that about 2048 blocks are in flight (132 SMs x 8 blocks of 256
+     * threads: a panel's few rows need many chunks, the full matrix has enough row blocks),
+     * chunks of at least 64 columns (16 per lane); the partial buffer is nchunks·4·rows
+     * doubles. */
+    const int64_t rblocks = (a->rows + TRI_R - 1) / TRI_R;
+    if (rblocks > 0x7fffffff) return ABFT_STATUS_NOT_SUPPORTED;
+    int64_t nchunks = (2048 + rblocks - 1) / rblocks;
     const int64_t maxchunks = (a->cols + 63) / 64;
     if (nchunks > maxchunks) nchunks = maxchunks;
     if (nchunks < 1) nchunks = a->cols > 0 ? 1 : 0;
@@ -167,21 +197,31 @@ abft_status_t tri_run(const abft_kctx_t *ctx, const abft_lu_tri_args_t *a) {
         void *p = nullptr;
         ABFT_TRY_STATUS(abft_cuda_scratch(ctx, (size_t)nchunks * 4 * (size_t)a->rows * sizeof(double), &p));
         part = (double *)p;
-        dim3 grid((unsigned)((a->rows + TRI_ROWS - 1) / TRI_ROWS), (unsigned)nchunks);
-        tri_partial<T><<<grid, TRI_ROWS, 0, s>>>(a->uplo, a->rows, a->cols, A, a->lda, a->X,
-                                                 a->ldx, a->Xabs, a->ldxabs, a->woff, chunk, part);
+        dim3 grid((unsigned)rblocks, (unsigned)nchunks);
+        tri_partial<T><<<grid, TRI_THREADS, 0, s>>>(a->uplo, a->rows, a->cols, A, a->lda, a->X,
+                                                    a->ldx, a->Xabs, a->ldxabs, a->woff, chunk,
+                                                    part);
         ABFT_CUDA_LAUNCHED();
     }
-    tri_reduce<<<(unsigned)((a->rows + 255) / 256), 256, 0, s>>>(
+    const int64_t rthreads = a->rows * 32;
+    tri_reduce<<<(unsigned)((rthreads + 255) / 256), 256, 0, s>>>(
         a->uplo, a->rows, a->cols, nchunks, part, a->X, a->ldx, a->Xabs, a->ldxabs, a->woff,
         a->Y, a->ldy, a->Yabs, a->ldyabs);
     ABFT_CUDA_LAUNCHED();
     return ABFT_STATUS_SUCCESS;
 }
 
-__global__ void ipiv_widen(int64_t k, const int *src, int64_t *dst) {
+/* dst = src + off (int -> int64); with acc != nullptr, the info folded into *acc as
+ * abft_lu_getrf_args_t says. */
+__global__ void ipiv_widen(int64_t k, const int *src, int64_t *dst, int64_t off, const int *info,
+                           int64_t *acc) {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < k) dst[i] = src[i];
+    if (i < k) dst[i] = (int64_t)src[i] + off;
+    if (i == 0 && acc != nullptr) {
+        const int v = *info;
+        if (v < 0) *acc = -1;
+        else if (v > 0 && *acc == 0) *acc = (int64_t)v + off;
+    }
 }
 
 /* Row permutation as a gather: A(rows[t], c) = old A(src[t], c) for t < cnt. Two phases
@@ -248,6 +288,149 @@ abft_status_t laswp_run(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *a) {
     return ABFT_STATUS_SUCCESS;
 }
 
+/* ---- row interchanges with the pivots in device memory ------------------------------ */
+
+/* Compose the interchanges i = k1..k2-1 (partner p_i = ipiv[i] - 1 - off) on the device,
+ * one block. The candidates for a changed row are the rows k1..k2-1 and the partners; a
+ * partner inside k1..k2-1 or equal to an earlier partner is dropped (each destination once).
+ * The source of destination d is found by following d backwards through the swaps (the
+ * candidates are independent: one thread each, over the pivots in order). Kept pairs with
+ * source != destination go to dst[] / src[] in candidate order (a block scan); *count gets
+ * their number. */
+constexpr int SW_COMPOSE_THREADS = 512;
+
+__global__ void __launch_bounds__(SW_COMPOSE_THREADS)
+swap_compose(int64_t k1, int64_t k2, const int64_t *ipiv, int64_t off, int64_t *dst,
+             int64_t *src, int64_t *count) {
+    __shared__ int warp_cnt[SW_COMPOSE_THREADS / 32];
+    const int64_t w = k2 - k1, ncand = 2 * w;
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    int64_t base = 0;
+    for (int64_t c0 = 0; c0 < ncand; c0 += SW_COMPOSE_THREADS) {
+        const int64_t t = c0 + threadIdx.x;
+        bool keep = false;
+        int64_t d = 0, pos = 0;
+        if (t < ncand) {
+            int64_t i0 = -1; /* the pivot index whose partner this candidate is */
+            if (t < w) {
+                d = k1 + t;
+            } else {
+                i0 = k1 + (t - w);
+                d = ipiv[i0] - 1 - off;
+            }
+            keep = t < w || d < k1 || d >= k2;
+            pos = d;
+            if (keep) {
+                for (int64_t i = k2 - 1; i >= k1; --i) {
+                    const int64_t p = __ldg(ipiv + i) - 1 - off;
+                    if (pos == i) pos = p;
+                    else if (pos == p) pos = i;
+                    if (i < i0 && p == d) keep = false; /* an earlier partner: a repeat */
+                }
+            }
+            keep = keep && pos != d;
+        }
+        const unsigned ballot = __ballot_sync(0xffffffffu, keep);
+        if (lane == 0) warp_cnt[wid] = __popc(ballot);
+        __syncthreads();
+        int before = 0, total = 0;
+        for (int q = 0; q < SW_COMPOSE_THREADS / 32; ++q) {
+            if (q < wid) before += warp_cnt[q];
+            total += warp_cnt[q];
+        }
+        if (keep) {
+            const int64_t at = base + before + __popc(ballot & ((1u << lane) - 1u));
+            dst[at] = d;
+            src[at] = pos;
+        }
+        base += total;
+        __syncthreads(); /* warp_cnt is rewritten next round */
+    }
+    if (threadIdx.x == 0) *count = base;
+}
+
+/* Apply the composed list in place: block b owns whole columns (b, b + gridDim.x, ...):
+ * it reads the sources of all its column's changed rows into buf, waits, writes them to
+ * the destinations. Columns 0..na-1 are the columns of A outside [skip0, skip1) (type T),
+ * then ncols2 columns of the fp64 X2. With smem, the list and buf live in shared memory
+ * (cap entries each), else the list is read from global memory and buf is this block's
+ * cap doubles of gbuf. */
+constexpr int SW_APPLY_THREADS = 256;
+
+template <typename T>
+__global__ void __launch_bounds__(SW_APPLY_THREADS)
+swap_apply(const int64_t *gdst, const int64_t *gsrc, const int64_t *count, int64_t cap,
+           int smem, T *A, int64_t lda, int64_t na, int64_t skip0, int64_t skip1, double *X2,
+           int64_t ldx2, int64_t ncols2, double *gbuf) {
+    extern __shared__ double sh[];
+    const int64_t cnt = *count;
+    if (cnt == 0) return;
+    const int64_t *dst = gdst, *src = gsrc;
+    double *buf = smem ? nullptr : gbuf + (size_t)blockIdx.x * (size_t)cap;
+    if (smem) {
+        int64_t *sdst = (int64_t *)sh, *ssrc = sdst + cap;
+        for (int64_t t = threadIdx.x; t < cnt; t += SW_APPLY_THREADS) {
+            sdst[t] = gdst[t];
+            ssrc[t] = gsrc[t];
+        }
+        dst = sdst;
+        src = ssrc;
+        buf = (double *)(ssrc + cap);
+        __syncthreads();
+    }
+    const int64_t total = na + ncols2;
+    for (int64_t c = blockIdx.x; c < total; c += gridDim.x) {
+        if (c < na) {
+            T *col = A + (size_t)(c < skip0 ? c : c + (skip1 - skip0)) * (size_t)lda;
+            T *b = (T *)buf;
+            for (int64_t t = threadIdx.x; t < cnt; t += SW_APPLY_THREADS) b[t] = col[src[t]];
+            __syncthreads();
+            for (int64_t t = threadIdx.x; t < cnt; t += SW_APPLY_THREADS) col[dst[t]] = b[t];
+        } else {
+            double *col = X2 + (size_t)(c - na) * (size_t)ldx2;
+            for (int64_t t = threadIdx.x; t < cnt; t += SW_APPLY_THREADS) buf[t] = col[src[t]];
+            __syncthreads();
+            for (int64_t t = threadIdx.x; t < cnt; t += SW_APPLY_THREADS) col[dst[t]] = buf[t];
+        }
+        __syncthreads(); /* buf is rewritten for the next column */
+    }
+}
+
+template <typename T>
+abft_status_t laswp_dev_run(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *a) {
+    int64_t s0 = a->cols, s1 = a->cols; /* the skipped range, clipped */
+    if (a->skip1 > a->skip0) {
+        s0 = a->skip0 < a->cols ? a->skip0 : a->cols;
+        s1 = a->skip1 < a->cols ? a->skip1 : a->cols;
+    }
+    const int64_t na = a->cols - (s1 - s0), n2 = a->X2 != nullptr ? a->cols2 : 0;
+    if (a->k2 <= a->k1 || na + n2 == 0) return ABFT_STATUS_SUCCESS;
+    const int64_t cap = 2 * (a->k2 - a->k1); /* at most this many changed rows */
+    /* shared memory: the list (2 int64) and buf (one double) per entry, within the 48 KiB
+     * every device gives without opting in; otherwise the global fallback. */
+    const size_t sbytes = (size_t)cap * 24;
+    const int smem = sbytes <= 48 * 1024;
+    /* about 8 blocks per SM of an H100 (each block copies the list into shared memory
+     * once, then loops over its columns) */
+    int64_t grid = na + n2;
+    const int64_t gmax = smem ? 1056 : 264;
+    if (grid > gmax) grid = gmax;
+    size_t bytes = (2 * (size_t)cap + 1) * sizeof(int64_t);
+    if (!smem) bytes += (size_t)grid * (size_t)cap * sizeof(double);
+    void *p = nullptr;
+    ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &p));
+    int64_t *dst = (int64_t *)p, *src = dst + cap, *count = src + cap;
+    double *gbuf = smem ? nullptr : (double *)(count + 1);
+    cudaStream_t s = abft_cuda_stream(ctx);
+    swap_compose<<<1, SW_COMPOSE_THREADS, 0, s>>>(a->k1, a->k2, a->ipiv, a->ipiv_off, dst, src,
+                                                  count);
+    ABFT_CUDA_LAUNCHED();
+    swap_apply<T><<<(unsigned)grid, SW_APPLY_THREADS, smem ? sbytes : 0, s>>>(
+        dst, src, count, cap, smem, (T *)a->A, a->lda, na, s0, s1, a->X2, a->ldx2, n2, gbuf);
+    ABFT_CUDA_LAUNCHED();
+    return ABFT_STATUS_SUCCESS;
+}
+
 __global__ void gather_k(int64_t rows, int64_t c, const int64_t *perm, const double *X,
                          int64_t ldx, double *Y, int64_t ldy) {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -256,10 +439,15 @@ __global__ void gather_k(int64_t rows, int64_t c, const int64_t *perm, const dou
 }
 
 __global__ void axpy_k(int64_t rows, int64_t c, double alpha, const double *X, int64_t ldx,
-                       double *Y, int64_t ldy) {
+                       double *Y, int64_t ldy, double alpha2, const double *X2, int64_t ldx2,
+                       double *Y2, int64_t ldy2) {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= rows) return;
-    for (int64_t q = 0; q < c; ++q) Y[i + q * ldy] += alpha * X[i + q * ldx];
+    /* no contraction: the same rounding as the CPU */
+    for (int64_t q = 0; q < c; ++q) Y[i + q * ldy] = __dadd_rn(Y[i + q * ldy], __dmul_rn(alpha, X[i + q * ldx]));
+    if (X2 != nullptr)
+        for (int64_t q = 0; q < c; ++q)
+            Y2[i + q * ldy2] = __dadd_rn(Y2[i + q * ldy2], __dmul_rn(alpha2, X2[i + q * ldx2]));
 }
 
 } // namespace
@@ -269,7 +457,8 @@ extern "C" abft_status_t abft_cuda_lu_tri(const abft_kctx_t *ctx, const abft_lu_
 }
 
 extern "C" abft_status_t abft_cuda_lu_getrf(const abft_kctx_t *ctx, const abft_lu_getrf_args_t *a) {
-    *a->info = 0;
+    const bool async = a->dinfo != nullptr;
+    if (!async) *a->info = 0;
     int64_t k = a->m < a->n ? a->m : a->n;
     if (k == 0) return ABFT_STATUS_SUCCESS;
     if (!fits_int(a->m) || !fits_int(a->n) || !fits_int(a->lda)) return ABFT_STATUS_NOT_SUPPORTED;
@@ -293,22 +482,23 @@ extern "C" abft_status_t abft_cuda_lu_getrf(const abft_kctx_t *ctx, const abft_l
                                ? cusolverDnDgetrf(hs, m, n, (double *)a->A, lda, (double *)p, ip, dinfo)
                                : cusolverDnSgetrf(hs, m, n, (float *)a->A, lda, (float *)p, ip, dinfo));
         if (st == ABFT_STATUS_SUCCESS) {
-            ipiv_widen<<<(unsigned)((k + 255) / 256), 256, 0, s>>>(k, ip, a->ipiv);
+            ipiv_widen<<<(unsigned)((k + 255) / 256), 256, 0, s>>>(k, ip, a->ipiv, a->ipiv_off,
+                                                                  dinfo, a->dinfo);
             st = abft_cuda_status(cudaGetLastError());
         }
         /* the pivots and the info are adjacent: one transfer when the caller wants both */
-        std::vector<int> hp(a->hpiv != nullptr ? (size_t)k + 1 : 1);
+        std::vector<int> hp(async ? 0 : a->hpiv != nullptr ? (size_t)k + 1 : 1);
         int *src = a->hpiv != nullptr ? ip : dinfo;
-        if (st == ABFT_STATUS_SUCCESS)
+        if (st == ABFT_STATUS_SUCCESS && !async)
             st = abft_cuda_status(cudaMemcpyAsync(hp.data(), src, hp.size() * sizeof(int),
                                                   cudaMemcpyDeviceToHost, s));
-        if (st == ABFT_STATUS_SUCCESS) st = abft_cuda_status(cudaStreamSynchronize(s));
-        if (st == ABFT_STATUS_SUCCESS) {
+        if (st == ABFT_STATUS_SUCCESS && !async) st = abft_cuda_status(cudaStreamSynchronize(s));
+        if (st == ABFT_STATUS_SUCCESS && !async) {
             int hinfo = hp[hp.size() - 1];
             if (hinfo < 0) st = ABFT_STATUS_CUSOLVER_ERROR;
             else *a->info = hinfo;
             if (a->hpiv != nullptr)
-                for (int64_t i = 0; i < k; ++i) a->hpiv[i] = hp[(size_t)i];
+                for (int64_t i = 0; i < k; ++i) a->hpiv[i] = hp[(size_t)i] + a->ipiv_off;
         }
     }
     cusolverStatus_t r = cusolverDnSetStream(hs, old);
@@ -317,7 +507,26 @@ extern "C" abft_status_t abft_cuda_lu_getrf(const abft_kctx_t *ctx, const abft_l
 }
 
 extern "C" abft_status_t abft_cuda_lu_laswp(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *a) {
-    return (a->fp64 || a->prec == ABFT_PREC_D) ? laswp_run<double>(ctx, a) : laswp_run<float>(ctx, a);
+    const bool d = a->fp64 || a->prec == ABFT_PREC_D;
+    if (a->dev_ipiv) return d ? laswp_dev_run<double>(ctx, a) : laswp_dev_run<float>(ctx, a);
+    /* host pivots: each piece through the host-composed gather */
+    abft_lu_laswp_args_t b = *a;
+    b.skip0 = b.skip1 = 0;
+    b.X2 = nullptr;
+    if (a->skip1 > a->skip0 && a->skip0 < a->cols) {
+        const int64_t s1 = a->skip1 < a->cols ? a->skip1 : a->cols;
+        b.cols = a->skip0;
+        ABFT_TRY_STATUS(d ? laswp_run<double>(ctx, &b) : laswp_run<float>(ctx, &b));
+        b.cols = a->cols - s1;
+        b.A = (char *)a->A + (size_t)s1 * (size_t)a->lda * (d ? 8 : 4);
+    }
+    ABFT_TRY_STATUS(d ? laswp_run<double>(ctx, &b) : laswp_run<float>(ctx, &b));
+    if (a->X2 == nullptr) return ABFT_STATUS_SUCCESS;
+    b.fp64 = 1;
+    b.cols = a->cols2;
+    b.A = a->X2;
+    b.lda = a->ldx2;
+    return laswp_run<double>(ctx, &b);
 }
 
 extern "C" abft_status_t abft_cuda_lu_trsm(const abft_kctx_t *ctx, const abft_lu_trsm_args_t *a) {
@@ -364,7 +573,8 @@ extern "C" abft_status_t abft_cuda_lu_gather(const abft_kctx_t *ctx, const abft_
 extern "C" abft_status_t abft_cuda_lu_axpy(const abft_kctx_t *ctx, const abft_lu_axpy_args_t *a) {
     if (a->rows == 0) return ABFT_STATUS_SUCCESS;
     axpy_k<<<(unsigned)((a->rows + 255) / 256), 256, 0, abft_cuda_stream(ctx)>>>(
-        a->rows, a->c, a->alpha, a->X, a->ldx, a->Y, a->ldy);
+        a->rows, a->c, a->alpha, a->X, a->ldx, a->Y, a->ldy, a->alpha2, a->X2, a->ldx2, a->Y2,
+        a->ldy2);
     ABFT_CUDA_LAUNCHED();
     return ABFT_STATUS_SUCCESS;
 }

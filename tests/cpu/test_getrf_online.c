@@ -2,9 +2,11 @@
  * faults (n not a multiple of nb, tall, wide, fp32), faults between panels corrected
  * before they spread (and only detected when the trailing checks are off), faults in the
  * carried checksums, in L, singular matrices, argument errors. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
+#include "abft_lu_kernels.h"
 #include "testutil.h"
 
 void dgetrf_(const int *m, const int *n, double *A, const int *lda, int *ipiv, int *info);
@@ -220,6 +222,166 @@ static void test_l_between_panels(abft_handle_t h, tu_rng_t *r) {
     }
 }
 
+/* ---- the LU ops the online driver uses, against plain references ------------------------ */
+
+/* 1-based pivots + off for rows k1..k2-1 of an m-row matrix: a quarter each p = i, a repeat
+ * of an earlier partner, any row (also above k1), a row >= i (as getrf makes them). */
+static void random_pivots(tu_rng_t *r, int64_t m, int64_t k1, int64_t k2, int64_t off,
+                          int64_t *ipiv) {
+    for (int64_t i = k1; i < k2; ++i) {
+        int64_t p, kind = tu_int(r, 0, 3);
+        if (kind == 0) p = i;
+        else if (kind == 1 && i > k1) p = ipiv[tu_int(r, k1, i - 1)] - 1 - off;
+        else if (kind == 2) p = tu_int(r, 0, m - 1);
+        else p = tu_int(r, i, m - 1);
+        ipiv[i] = p + 1 + off;
+    }
+}
+
+/* LAPACK's laswp, one column */
+static void ref_swap_col(double *col, int64_t k1, int64_t k2, const int64_t *ipiv, int64_t off) {
+    for (int64_t i = k1; i < k2; ++i) {
+        int64_t p = ipiv[i] - 1 - off;
+        double t = col[i];
+        col[i] = col[p];
+        col[p] = t;
+    }
+}
+
+/* laswp with host and "device" pivots, skip range and X2, fp64 and fp32, m > n and m < n */
+static void test_laswp_op(tu_rng_t *r) {
+    abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
+    int bad = 0, runs = 0;
+    for (int t = 0; t < 300; ++t) {
+        const int64_t m = tu_int(r, 1, 400), cols = tu_int(r, 1, 300), lda = m + tu_int(r, 0, 3);
+        const int64_t k1 = tu_int(r, 0, m - 1), k2 = tu_int(r, k1, m < k1 + 300 ? m : k1 + 300);
+        const int64_t off = tu_int(r, 0, 2) * 17, cols2 = tu_int(r, 0, 4);
+        int64_t skip0 = 0, skip1 = 0;
+        if (tu_int(r, 0, 1)) {
+            skip0 = tu_int(r, 0, cols);
+            skip1 = tu_int(r, skip0, cols + 2); /* may run past the last column */
+        }
+        const int dev = (int)tu_int(r, 0, 1), sp = (int)tu_int(r, 0, 1);
+        int64_t *ipiv = (int64_t *)malloc((size_t)m * sizeof(int64_t));
+        random_pivots(r, m, k1, k2, off, ipiv);
+        double *R = tu_alloc_d(lda * cols), *X = tu_alloc_d(m * (cols2 + 1)), *RX = tu_alloc_d(m * (cols2 + 1));
+        for (int64_t j = 0; j < cols; ++j)
+            for (int64_t i = 0; i < lda; ++i) R[i + j * lda] = (double)(i + 1000 * j);
+        for (int64_t q = 0; q < m * cols2; ++q) X[q] = RX[q] = -(double)q;
+        void *A = sp ? (void *)tu_alloc_s(lda * cols) : (void *)tu_alloc_d(lda * cols);
+        for (int64_t q = 0; q < lda * cols; ++q) {
+            if (sp) ((float *)A)[q] = (float)R[q];
+            else ((double *)A)[q] = R[q];
+        }
+        for (int64_t j = 0; j < cols; ++j)
+            if (!(skip1 > skip0 && j >= skip0 && j < skip1)) ref_swap_col(R + j * lda, k1, k2, ipiv, off);
+        for (int64_t j = 0; j < cols2; ++j) ref_swap_col(RX + j * m, k1, k2, ipiv, off);
+        abft_lu_laswp_args_t a = {sp ? ABFT_PREC_S : ABFT_PREC_D, 0, cols, A, lda, k1, k2, ipiv,
+                                  off, dev, skip0, skip1, cols2 > 0 ? X : NULL, cols2, m};
+        TU_CHECK_STATUS(abft_cpu_lu_laswp(&cpu, &a), ABFT_STATUS_SUCCESS);
+        int ok = 1;
+        for (int64_t q = 0; q < lda * cols; ++q)
+            ok &= (sp ? (double)((float *)A)[q] : ((double *)A)[q]) == R[q];
+        for (int64_t q = 0; q < m * cols2; ++q) ok &= X[q] == RX[q];
+        TU_CHECK(ok, "laswp %lldx%lld rows %lld..%lld off %lld skip %lld..%lld cols2 %lld %c dev %d",
+                 (long long)m, (long long)cols, (long long)k1, (long long)k2, (long long)off,
+                 (long long)skip0, (long long)skip1, (long long)cols2, sp ? 's' : 'd', dev);
+        bad += !ok;
+        ++runs;
+        free(ipiv);
+        free(R);
+        free(X);
+        free(RX);
+        free(A);
+    }
+    printf("laswp op: %d/%d random pivot sets as LAPACK's laswp\n", runs - bad, runs);
+}
+
+/* getrf with ipiv_off and the info accumulated (dinfo): three panels, a zero column in the
+ * second and third; the first zero pivot wins. Plus the axpy pair. */
+static void test_getrf_axpy_ops(tu_rng_t *r) {
+    abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
+    const int64_t m = 90, w = 20, offs[3] = {0, 20, 40}, zero[3] = {-1, 7, 3};
+    int64_t dinfo = 0;
+    for (int q = 0; q < 3; ++q) {
+        double *A = tu_alloc_d(m * w), *R = tu_alloc_d(m * w);
+        tu_fill_d(r, TU_UNIFORM, m, w, A, m);
+        if (zero[q] >= 0)
+            for (int64_t i = 0; i < m; ++i) A[i + zero[q] * m] = 0.0;
+        memcpy(R, A, (size_t)(m * w) * sizeof(double));
+        int rp[20], im = (int)m, iw = (int)w, rinfo = 0;
+        dgetrf_(&im, &iw, R, &im, rp, &rinfo);
+        int64_t ipiv[20], hinfo = -7;
+        abft_lu_getrf_args_t g = {ABFT_PREC_D, m, w, A, m, ipiv, &hinfo, NULL, offs[q], &dinfo};
+        TU_CHECK_STATUS(abft_cpu_lu_getrf(&cpu, &g), ABFT_STATUS_SUCCESS);
+        TU_CHECK(hinfo == -7, "getrf with dinfo wrote the host info");
+        int same = 1;
+        for (int64_t i = 0; i < w; ++i) same &= ipiv[i] == rp[i] + offs[q];
+        TU_CHECK(same && memcmp(A, R, (size_t)(m * w) * sizeof(double)) == 0,
+                 "getrf panel %d: pivots or factors differ from LAPACK's", q);
+        TU_CHECK(rinfo == (zero[q] >= 0 ? zero[q] + 1 : 0), "LAPACK info %d", rinfo);
+        free(A);
+        free(R);
+    }
+    TU_CHECK(dinfo == 20 + 7 + 1, "accumulated info %lld, want 28", (long long)dinfo);
+
+    double X[12], Y[12], X2[12], Y2[12], RY[12], RY2[12];
+    for (int i = 0; i < 12; ++i) {
+        X[i] = tu_range(r, -1, 1);
+        X2[i] = tu_range(r, -1, 1);
+        RY[i] = Y[i] = tu_range(r, -1, 1);
+        RY2[i] = Y2[i] = tu_range(r, -1, 1);
+    }
+    for (int q = 0; q < 2; ++q)
+        for (int i = 0; i < 5; ++i) {
+            RY[i + 6 * q] += -1.0 * X[i + 6 * q];
+            RY2[i + 6 * q] += 4.0 * X2[i + 6 * q];
+        }
+    abft_lu_axpy_args_t ax = {5, 2, -1.0, X, 6, Y, 6, 4.0, X2, 6, Y2, 6};
+    TU_CHECK_STATUS(abft_cpu_lu_axpy(&cpu, &ax), ABFT_STATUS_SUCCESS);
+    TU_CHECK(memcmp(Y, RY, sizeof Y) == 0 && memcmp(Y2, RY2, sizeof Y2) == 0, "axpy pair");
+}
+
+/* A flip of exponent bit 62 between panels makes an element huge (or Inf/NaN): its row's
+ * bound |A22|·V overflows. The online check must still flag the row (ratio +Inf): compare
+ * alone catches it now that the separate non-finite count is gone. */
+static void test_overflow_between_panels(abft_handle_t h, tu_rng_t *r) {
+    int seen = 0, nhuge = 0;
+    for (int t = 0; t < 20; ++t) {
+        int64_t nb = 16, n = tu_int(r, 40, 100);
+        int which = (int)tu_int(r, 0, (n + nb - 1) / nb - 2);
+        int64_t K1 = (which + 1) * nb;
+        double *A = tu_alloc_d(n * n);
+        tu_fill_d(r, TU_UNIFORM, n, n, A, n);
+        int64_t *ip = (int64_t *)malloc((size_t)n * sizeof(int64_t)), info;
+        abft_report_t rep;
+        abft_lu_options_t opt = {nb, 1, 0};
+        tu_flip_t f = {ABFT_SITE_LU_PANEL, which, tu_int(r, K1, n - 1), tu_int(r, K1, n - 1), 62,
+                       0, 0, 0};
+        abft_set_hook(h, tu_flip_hook, &f);
+        abft_status_t st = abft_dgetrf_online(h, n, n, A, n, ip, &opt, &info, &rep);
+        abft_set_hook(h, NULL, NULL);
+        TU_CHECK(f.fired && (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_SINGULAR),
+                 "bit 62 at (%lld,%lld): fired %d status %s", (long long)f.i, (long long)f.j,
+                 f.fired, abft_status_name(st));
+        /* the term |a_ij|·(j + 1) of its row's bound overflows (|v| >= 2 has bit 62 set:
+         * the flip makes it tiny instead; detected, finite ratio) */
+        const int huge = !(fabs(f.after) * (double)(f.j + 1) <= DBL_MAX);
+        TU_CHECK(rep.detected > 0 && rep.nfaults > 0 && rep.faults[0].row == f.i &&
+                     (!huge || (rep.max_ratio == INFINITY && rep.faults[0].ratio == INFINITY)),
+                 "bit 62 at (%lld,%lld) after panel %d, %g -> %g: detected %lld max_ratio %g "
+                 "first fault row %lld", (long long)f.i, (long long)f.j, which, f.before, f.after,
+                 (long long)rep.detected, rep.max_ratio,
+                 (long long)(rep.nfaults ? rep.faults[0].row : -1));
+        seen += huge && rep.max_ratio == INFINITY;
+        nhuge += huge;
+        free(A);
+        free(ip);
+    }
+    printf("overflowed bounds between panels flagged online: %d/%d\n", seen, nhuge);
+    TU_CHECK(nhuge >= 5, "only %d of 20 flips made an element huge", nhuge);
+}
+
 static void test_singular_args(abft_handle_t h, tu_rng_t *r) {
     int64_t n = 50, ip[50], info = -1;
     double *A = tu_alloc_d(n * n);
@@ -252,6 +414,9 @@ int main(void) {
     test_checksum(h, &r);
     test_l_between_panels(h, &r);
     test_singular_args(h, &r);
+    test_laswp_op(&r);
+    test_getrf_axpy_ops(&r);
+    test_overflow_between_panels(h, &r);
     abft_destroy(h);
     return tu_finish(NAME);
 }

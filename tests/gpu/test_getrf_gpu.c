@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "abft_lu_kernels.h"
 #include "testutil.h"
 
 static const char *NAME = "test_getrf_gpu";
@@ -152,6 +153,232 @@ static void one(abft_handle_t hc, abft_handle_t hg, tu_rng_t *r, char prec, int 
     free(pg);
 }
 
+/* ---- the LU ops of the online driver, CUDA against the CPU oracle ------------------------ */
+
+typedef struct gctx {
+    abft_kctx_t ctx;
+    abft_buffer_t scratch;
+} gctx_t;
+
+static void *dput(const void *h, size_t bytes) {
+    void *d = NULL;
+    cudaMalloc(&d, bytes > 0 ? bytes : 16);
+    if (bytes) cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);
+    return d;
+}
+
+/* 1-based pivots + off for rows k1..k2-1 of an m-row matrix: a quarter each p = i, a repeat
+ * of an earlier partner, any row (also above k1), a row >= i (as getrf makes them). */
+static void random_pivots(tu_rng_t *r, int64_t m, int64_t k1, int64_t k2, int64_t off,
+                          int64_t *ipiv) {
+    for (int64_t i = k1; i < k2; ++i) {
+        int64_t p, kind = tu_int(r, 0, 3);
+        if (kind == 0) p = i;
+        else if (kind == 1 && i > k1) p = ipiv[tu_int(r, k1, i - 1)] - 1 - off;
+        else if (kind == 2) p = tu_int(r, 0, m - 1);
+        else p = tu_int(r, i, m - 1);
+        ipiv[i] = p + 1 + off;
+    }
+}
+
+/* laswp with device pivots (composed on the device; the shared-memory and the global-buffer
+ * paths) and with host pivots, skip range, X2: bitwise the CPU's. */
+static void test_laswp_op(gctx_t *g, tu_rng_t *r) {
+    abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
+    int runs = 0, bad = 0;
+    for (int t = 0; t < 120; ++t) {
+        const int wide = t % 10 == 9; /* > 1024 swaps: the global fallback */
+        const int64_t m = wide ? tu_int(r, 1200, 2500) : tu_int(r, 1, 1200);
+        const int64_t cols = tu_int(r, 1, t % 3 == 0 ? 2000 : 300), lda = m + tu_int(r, 0, 3);
+        const int64_t k1 = wide ? tu_int(r, 0, m - 1100) : tu_int(r, 0, m - 1);
+        const int64_t k2 = wide ? k1 + tu_int(r, 1030, m - k1 < 1300 ? m - k1 : 1300)
+                                : tu_int(r, k1, m < k1 + 300 ? m : k1 + 300);
+        const int64_t off = tu_int(r, 0, 2) * 256, cols2 = tu_int(r, 0, 4);
+        int64_t skip0 = 0, skip1 = 0;
+        if (tu_int(r, 0, 1)) {
+            skip0 = tu_int(r, 0, cols);
+            skip1 = tu_int(r, skip0, cols + 2);
+        }
+        const int dev = t % 4 != 3, sp = (int)tu_int(r, 0, 1);
+        const size_t es = sp ? 4 : 8, bytes = (size_t)(lda * cols) * es;
+        int64_t *ipiv = (int64_t *)malloc((size_t)m * sizeof(int64_t));
+        random_pivots(r, m, k1, k2, off, ipiv);
+        char *A = (char *)malloc(bytes), *G = (char *)malloc(bytes);
+        double *X = tu_alloc_d(m * (cols2 + 1)), *XG = tu_alloc_d(m * (cols2 + 1));
+        for (int64_t q = 0; q < lda * cols; ++q) {
+            if (sp) ((float *)A)[q] = (float)q;
+            else ((double *)A)[q] = (double)q;
+        }
+        for (int64_t q = 0; q < m * cols2; ++q) X[q] = -(double)q;
+        void *dA = dput(A, bytes), *dX = dput(X, (size_t)(m * cols2) * 8);
+        void *dp = dput(ipiv, (size_t)m * 8);
+        abft_lu_laswp_args_t a = {sp ? ABFT_PREC_S : ABFT_PREC_D, 0, cols, A, lda, k1, k2, ipiv,
+                                  off, dev, skip0, skip1, cols2 > 0 ? X : NULL, cols2, m};
+        abft_lu_laswp_args_t b = a;
+        b.A = dA;
+        b.X2 = cols2 > 0 ? (double *)dX : NULL;
+        if (dev) b.ipiv = (const int64_t *)dp;
+        TU_CHECK_STATUS(abft_cpu_lu_laswp(&cpu, &a), ABFT_STATUS_SUCCESS);
+        TU_CHECK_STATUS(abft_cuda_lu_laswp(&g->ctx, &b), ABFT_STATUS_SUCCESS);
+        TU_CHECK_STATUS(abft_cuda_sync(&g->ctx), ABFT_STATUS_SUCCESS);
+        cudaMemcpy(G, dA, bytes, cudaMemcpyDeviceToHost);
+        cudaMemcpy(XG, dX, (size_t)(m * cols2) * 8, cudaMemcpyDeviceToHost);
+        int ok = memcmp(A, G, bytes) == 0 && memcmp(X, XG, (size_t)(m * cols2) * 8) == 0;
+        TU_CHECK(ok, "laswp %lldx%lld rows %lld..%lld off %lld skip %lld..%lld cols2 %lld %c dev %d",
+                 (long long)m, (long long)cols, (long long)k1, (long long)k2, (long long)off,
+                 (long long)skip0, (long long)skip1, (long long)cols2, sp ? 's' : 'd', dev);
+        bad += !ok;
+        ++runs;
+        cudaFree(dA);
+        cudaFree(dX);
+        cudaFree(dp);
+        free(ipiv);
+        free(A);
+        free(G);
+        free(X);
+        free(XG);
+    }
+    printf("laswp op: %d/%d random pivot sets as the CPU's\n", runs - bad, runs);
+}
+
+/* getrf with ipiv_off and the device info over three panels (zero columns in the second
+ * and the third), tri on short-wide and tall blocks, the axpy pair. */
+static void test_other_ops(gctx_t *g, tu_rng_t *r) {
+    abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
+    const int64_t m = 700, w = 96, offs[3] = {0, 96, 192}, zero[3] = {-1, 40, 5};
+    int64_t cinfo = 0, *dinfo = (int64_t *)dput(&cinfo, 8);
+    for (int q = 0; q < 3; ++q) {
+        double *A = tu_alloc_d(m * w), *G = tu_alloc_d(m * w);
+        tu_fill_d(r, TU_UNIFORM, m, w, A, m);
+        if (zero[q] >= 0)
+            for (int64_t i = 0; i < m; ++i) A[i + zero[q] * m] = 0.0;
+        double *dA = (double *)dput(A, (size_t)(m * w) * 8);
+        int64_t pc[96], pg[96], *dp = (int64_t *)dput(pc, sizeof pc), hinfo = -7;
+        abft_lu_getrf_args_t a = {ABFT_PREC_D, m, w, A, m, pc, &hinfo, NULL, offs[q], &cinfo};
+        abft_lu_getrf_args_t b = {ABFT_PREC_D, m, w, dA, m, dp, &hinfo, NULL, offs[q], dinfo};
+        TU_CHECK_STATUS(abft_cpu_lu_getrf(&cpu, &a), ABFT_STATUS_SUCCESS);
+        TU_CHECK_STATUS(abft_cuda_lu_getrf(&g->ctx, &b), ABFT_STATUS_SUCCESS);
+        TU_CHECK_STATUS(abft_cuda_sync(&g->ctx), ABFT_STATUS_SUCCESS);
+        cudaMemcpy(pg, dp, sizeof pg, cudaMemcpyDeviceToHost);
+        cudaMemcpy(G, dA, (size_t)(m * w) * 8, cudaMemcpyDeviceToHost);
+        TU_CHECK(hinfo == -7, "getrf with dinfo wrote the host info");
+        /* a zero column leaves the pivot choice in it to the implementation */
+        const int same = memcmp(pc, pg, sizeof pc) == 0;
+        TU_CHECK(same || zero[q] >= 0, "getrf panel %d: pivots cpu/gpu differ", q);
+        double e = tu_rel_diff(m, w, G, A, m);
+        TU_CHECK(!same || e < 1e-12, "getrf panel %d: factors cpu/gpu differ by %g", q, e);
+        if (!same) printf("getrf panel %d (zero column): pivots differ from LAPACK's\n", q);
+        cudaFree(dA);
+        cudaFree(dp);
+        free(A);
+        free(G);
+    }
+    int64_t ginfo = -1;
+    cudaMemcpy(&ginfo, dinfo, 8, cudaMemcpyDeviceToHost);
+    TU_CHECK(cinfo == 96 + 40 + 1 && ginfo == cinfo, "accumulated info cpu %lld gpu %lld, want 137",
+             (long long)cinfo, (long long)ginfo);
+    cudaFree(dinfo);
+
+    /* tri, non-transposed: short-wide (a panel's U rows), tall (the final check), ragged */
+    const int64_t shapes[][3] = {{256, 8192, 0}, {256, 3000, 0}, {37, 1500, 0}, {3000, 700, 1},
+                                 {2500, 2500, 0}, {5, 3, 1}, {1, 1, 0}, {200, 0, 1}};
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; ++t) {
+        const int64_t rows = shapes[t][0], cols = shapes[t][1], lda = rows + 1;
+        const int uplo = (int)shapes[t][2], explicit_x = (int)(t % 2);
+        double *A = tu_alloc_d(lda * (cols + 1)), *Xw = tu_alloc_d(2 * (cols + 1));
+        tu_fill_d(r, TU_UNIFORM, rows, cols, A, lda);
+        for (int64_t j = 0; j < cols; ++j) {
+            Xw[j] = tu_range(r, -1, 1);
+            Xw[j + cols] = tu_range(r, -1, 1);
+        }
+        double *Yc = tu_alloc_d(4 * rows), *Yg = tu_alloc_d(4 * rows);
+        double *dA = (double *)dput(A, (size_t)(lda * (cols + 1)) * 8);
+        double *dX = (double *)dput(Xw, (size_t)(2 * (cols + 1)) * 8), *dY = NULL;
+        cudaMalloc((void **)&dY, (size_t)(4 * rows) * 8);
+        abft_lu_tri_args_t a = {ABFT_PREC_D, uplo, 0, rows, cols, A, lda, explicit_x ? Xw : NULL,
+                                cols, NULL, 0, 3, Yc, rows, Yc + 2 * rows, rows};
+        abft_lu_tri_args_t b = a;
+        b.A = dA;
+        b.X = explicit_x ? dX : NULL;
+        b.Y = dY;
+        b.Yabs = dY + 2 * rows;
+        TU_CHECK_STATUS(abft_cpu_lu_tri(&cpu, &a), ABFT_STATUS_SUCCESS);
+        TU_CHECK_STATUS(abft_cuda_lu_tri(&g->ctx, &b), ABFT_STATUS_SUCCESS);
+        TU_CHECK_STATUS(abft_cuda_sync(&g->ctx), ABFT_STATUS_SUCCESS);
+        cudaMemcpy(Yg, dY, (size_t)(4 * rows) * 8, cudaMemcpyDeviceToHost);
+        /* both accumulate in fp64 in different orders: |gpu - cpu| <= 2 (len + 2) u (|T||X|)_i */
+        double worst = 0.0;
+        for (int64_t i = 0; i < rows; ++i)
+            for (int q = 0; q < 2; ++q) {
+                double tol = 2.0 * (double)(cols + 2) * 0x1p-53 * Yc[i + (2 + q) * rows];
+                double e1 = fabs(Yg[i + q * rows] - Yc[i + q * rows]);
+                double e2 = fabs(Yg[i + (2 + q) * rows] - Yc[i + (2 + q) * rows]);
+                double e = fmax(e1, e2) / (tol > 0 ? tol : 1e-300);
+                if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
+            }
+        TU_CHECK(worst <= 1.0, "tri %lldx%lld uplo %d x %d: gpu/cpu differ by %g of the tolerance",
+                 (long long)rows, (long long)cols, uplo, explicit_x, worst);
+        cudaFree(dA);
+        cudaFree(dX);
+        cudaFree(dY);
+        free(A);
+        free(Xw);
+        free(Yc);
+        free(Yg);
+    }
+
+    /* the axpy pair: bitwise */
+    const int64_t n = 1000;
+    double *H = tu_alloc_d(8 * n), *R = tu_alloc_d(8 * n);
+    for (int64_t i = 0; i < 8 * n; ++i) H[i] = tu_range(r, -1, 1);
+    double *dH = (double *)dput(H, (size_t)(8 * n) * 8);
+    abft_lu_axpy_args_t a = {n - 3, 2, -1.0, H, n, H + 2 * n, n, 4.0, H + 4 * n, n, H + 6 * n, n};
+    abft_lu_axpy_args_t b = {n - 3, 2, -1.0, dH, n, dH + 2 * n, n, 4.0, dH + 4 * n, n, dH + 6 * n, n};
+    TU_CHECK_STATUS(abft_cpu_lu_axpy(&cpu, &a), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_cuda_lu_axpy(&g->ctx, &b), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_cuda_sync(&g->ctx), ABFT_STATUS_SUCCESS);
+    cudaMemcpy(R, dH, (size_t)(8 * n) * 8, cudaMemcpyDeviceToHost);
+    TU_CHECK(memcmp(H, R, (size_t)(8 * n) * 8) == 0, "axpy pair: gpu/cpu differ");
+    cudaFree(dH);
+    free(H);
+    free(R);
+}
+
+/* Singular matrices online: the info accumulated on the device, as on the CPU. */
+static void test_singular_online(abft_handle_t hc, abft_handle_t hg, tu_rng_t *r) {
+    const int64_t n = 300, zc[3] = {150, 0, 299};
+    for (int t = 0; t < 6; ++t) {
+        double *A = tu_alloc_d(n * n), *G = tu_alloc_d(n * n);
+        tu_fill_d(r, TU_UNIFORM, n, n, A, n);
+        for (int64_t i = 0; i < n; ++i) A[i + zc[t % 3] * n] = 0.0;
+        if (t >= 3) /* a second zero column further right: the first one counts */
+            for (int64_t i = 0; i < n; ++i) A[i + (zc[t % 3] + 299) / 2 * n] = 0.0;
+        double *dA = (double *)dput(A, (size_t)(n * n) * 8);
+        int64_t *pc = (int64_t *)malloc((size_t)n * 8), *pg = (int64_t *)malloc((size_t)n * 8), *dp;
+        cudaMalloc((void **)&dp, (size_t)n * 8);
+        abft_lu_options_t opt = {64, 1, t % 2 ? 16 : 0};
+        int64_t ic = -1, ig = -1;
+        abft_report_t rc, rg;
+        abft_status_t sc = abft_dgetrf_online(hc, n, n, A, n, pc, &opt, &ic, &rc);
+        abft_status_t sg = abft_dgetrf_online(hg, n, n, dA, n, dp, &opt, &ig, &rg);
+        cudaMemcpy(pg, dp, (size_t)n * 8, cudaMemcpyDeviceToHost);
+        TU_CHECK(sc == ABFT_STATUS_SINGULAR && sg == ABFT_STATUS_SINGULAR && ic == ig &&
+                     ic == zc[t % 3] + 1,
+                 "singular (zero column %lld, panel_nb %lld): cpu %s info %lld, gpu %s info %lld",
+                 (long long)zc[t % 3], (long long)opt.panel_nb, abft_status_name(sc),
+                 (long long)ic, abft_status_name(sg), (long long)ig);
+        if (memcmp(pc, pg, (size_t)n * 8) != 0) /* the pivot in a zero column: either */
+            printf("singular (zero column %lld): pivots differ from LAPACK's\n", (long long)zc[t % 3]);
+        TU_CHECK(rg.detected == 0, "singular: gpu false positive, max_ratio %g", rg.max_ratio);
+        cudaFree(dA);
+        cudaFree(dp);
+        free(A);
+        free(G);
+        free(pc);
+        free(pg);
+    }
+}
+
 int main(void) {
     tu_require_gpu();
     tu_rng_t r;
@@ -169,6 +396,18 @@ int main(void) {
     for (int p = 0; p < 2; ++p)
         one(hc, hg, &r, p ? 's' : 'd', 1, 700, 700, 128, NULL);
     g_panel_nb = 0;
+    /* one panel wider than 1024 columns: the device swaps through the global buffer */
+    one(hc, hg, &r, 'd', 1, 1500, 1500, 1100, NULL);
+    /* the LU ops against the CPU */
+    gctx_t g;
+    memset(&g, 0, sizeof g);
+    g.ctx.scratch = &g.scratch;
+    TU_CHECK_STATUS(abft_cuda_context_create(&g.ctx), ABFT_STATUS_SUCCESS);
+    test_laswp_op(&g, &r);
+    test_other_ops(&g, &r);
+    if (g.scratch.ptr) abft_cuda_free(&g.ctx, g.scratch.ptr);
+    TU_CHECK_STATUS(abft_cuda_context_destroy(&g.ctx, 1, 1), ABFT_STATUS_SUCCESS);
+    test_singular_online(hc, hg, &r);
     /* faults: in the factors (offline), between panels (online) */
     for (int t = 0; t < 6; ++t) {
         flip_t f = {ABFT_SITE_AFTER_LU, 0, tu_int(&r, 0, 299), tu_int(&r, 0, 299), (int)tu_int(&r, 52, 60), 0};
