@@ -138,16 +138,81 @@ __device__ __forceinline__ double weight_abs_at(const double *Xa, int64_t ldxa, 
     return fabs(w);
 }
 
+/* ---- weights of the row sweep -----------------------------------------------------------
+ * The row sweep (rows kernel, and the P side of the dual kernel) asks a weight source for
+ * the weights (q, q+1) of column jb + u of the current stage, w() for A·X and wa() for
+ * |A|·Xa. Two sources, one sweep:
+ *   staged_weights:   X (and Xa) for the stage's columns in shared memory as [j][q], one
+ *                     16-byte broadcast read giving two weights;
+ *   implicit_weights: V = [1, l+1] (c = 2, |V| = V) computed in registers from the column
+ *                     index l = col0 + jb + u (exact below 2^53), once per column for all R
+ *                     rows and both outputs; no staging, no barriers, half the live registers
+ *                     of the fp32 kernel with |A| (v4). The weight 1 is a constant, so
+ *                     fma(x, 1, s) is written x + s (unit0; nvcc does not fold it), the same operation: both sources
+ *                     give the same bits for the same launch shape. */
+template <int CB>
+struct staged_weights {
+    static constexpr bool unit0 = false; /* w(q = 0).x is 1 for every column */
+    const double *xs, *xas;
+    __device__ __forceinline__ double2 w(int jb, int u, int q) const {
+        const double *xr = xs + (jb + u) * CB;
+        return *reinterpret_cast<const double2 *>(xr + q);
+    }
+    __device__ __forceinline__ double2 wa(int jb, int u, int q) const {
+        const double *xa = xas + (jb + u) * CB;
+        return *reinterpret_cast<const double2 *>(xa + q);
+    }
+};
+
+struct implicit_weights {
+    static constexpr bool unit0 = true;
+    int64_t col0; /* global index of the stage's first column */
+    __device__ __forceinline__ double2 w(int jb, int u, int q) const {
+        return make_double2(1.0, (double)(col0 + jb + 1) + (double)u);
+    }
+    __device__ __forceinline__ double2 wa(int jb, int u, int q) const { return w(jb, u, q); }
+};
+
+/* acc[r][q] += v[r]·w(q) and acca[r][q] += |v[r]|·wa(q) for one loaded column. */
+template <typename T, int CB, bool ABS, int R, class W>
+__device__ __forceinline__ void accumulate_rows(const T (&v)[R], const W &wt, int jb, int u,
+                                                double (&acc)[R][CB],
+                                                double (&acca)[ABS ? R : 1][CB]) {
+#pragma unroll
+    for (int q = 0; q < CB; q += 2) {
+        const double2 w = wt.w(jb, u, q);
+        double2 wa;
+        if constexpr (ABS) wa = wt.wa(jb, u, q);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const double x = (double)v[r];
+            if (W::unit0 && q == 0)
+                acc[r][q] += x;
+            else
+                acc[r][q] = fma(x, w.x, acc[r][q]);
+            acc[r][q + 1] = fma(x, w.y, acc[r][q + 1]);
+            if constexpr (ABS) {
+                const double ax = fabs(x);
+                if (W::unit0 && q == 0)
+                    acca[r][q] += ax;
+                else
+                    acca[r][q] = fma(ax, wa.x, acca[r][q]);
+                acca[r][q + 1] = fma(ax, wa.y, acca[r][q + 1]);
+            }
+        }
+    }
+}
+
 /* ---- trans = N: Y = A·X (row checksums) ------------------------------------------------
  * Block: `lanes` threads along rows (R rows each, so a tile of lanes*R rows) times
  * G = NT/lanes column groups. Group g takes columns g*U, g*U + G*U, ... of the block's slice
- * [k0, k1), U at a time; X for `stage` columns at a time sits in shared memory as [j][q]
- * (one 16-byte broadcast read gives two weights). The G partial sums of each row meet in
- * shared memory, summed in group order. */
-template <typename T, int CB, bool ABS, int R, bool VEC>
+ * [k0, k1), U at a time; the weights come from a weight source (above): X staged for `stage`
+ * columns at a time, or the implicit V. The G partial sums of each row meet in shared
+ * memory, summed in group order. */
+template <typename T, int CB, bool ABS, int R, bool VEC, class W>
 __device__ __forceinline__ void rows_body(const T *__restrict__ base, int64_t lda, int jb0,
-                                          int ns, int jstep, const double *xs,
-                                          const double *xas, int nvalid, double (&acc)[R][CB],
+                                          int ns, int jstep, const W &wt, int nvalid,
+                                          double (&acc)[R][CB],
                                           double (&acca)[ABS ? R : 1][CB]) {
     for (int jb = jb0; jb < ns; jb += jstep) {
         T v[UNR][R];
@@ -166,76 +231,7 @@ __device__ __forceinline__ void rows_body(const T *__restrict__ base, int64_t ld
             }
         }
 #pragma unroll
-        for (int u = 0; u < UNR; ++u) {
-            const double *xr = xs + (jb + u) * CB;
-#pragma unroll
-            for (int q = 0; q < CB; q += 2) {
-                const double2 w = *reinterpret_cast<const double2 *>(xr + q);
-#pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    acc[r][q] = fma((double)v[u][r], w.x, acc[r][q]);
-                    acc[r][q + 1] = fma((double)v[u][r], w.y, acc[r][q + 1]);
-                }
-            }
-            if constexpr (ABS) {
-                const double *xa = xas + (jb + u) * CB;
-#pragma unroll
-                for (int q = 0; q < CB; q += 2) {
-                    const double2 w = *reinterpret_cast<const double2 *>(xa + q);
-#pragma unroll
-                    for (int r = 0; r < R; ++r) {
-                        const double av = fabs((double)v[u][r]);
-                        acca[r][q] = fma(av, w.x, acca[r][q]);
-                        acca[r][q + 1] = fma(av, w.y, acca[r][q + 1]);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/* The same sweep for the implicit weights V = [1, l+1] (c = 2, |V| = V): the weight of
- * column l is computed in registers, once per column for all R rows and both outputs,
- * instead of two broadcast shared-memory reads; no staging, no barriers. The arithmetic is
- * the general path's, operation for operation (fma(a, 1, s) is a + s), so both paths give
- * the same bits. Halves the live registers of the fp32 kernel with |A| (v4). */
-template <typename T, bool ABS, int R, bool VEC>
-__device__ __forceinline__ void rows_body_impl(const T *__restrict__ base, int64_t lda, int jb0,
-                                               int ns, int jstep, int64_t col0, int nvalid,
-                                               double (&acc)[R][2],
-                                               double (&acca)[ABS ? R : 1][2]) {
-    for (int jb = jb0; jb < ns; jb += jstep) {
-        T v[UNR][R];
-#pragma unroll
-        for (int u = 0; u < UNR; ++u) {
-            const int j = jb + u;
-            if (j < ns) {
-                const T *pa = base + (int64_t)j * lda;
-                if (VEC)
-                    load_vec<T, R>(pa, v[u]);
-                else
-                    load_part<T, R>(pa, nvalid, v[u]);
-            } else {
-#pragma unroll
-                for (int r = 0; r < R; ++r) v[u][r] = T(0);
-            }
-        }
-        const double wb = (double)(col0 + jb + 1); /* exact below 2^53 */
-#pragma unroll
-        for (int u = 0; u < UNR; ++u) {
-            const double w1 = wb + (double)u;
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                const double x = (double)v[u][r];
-                acc[r][0] += x;
-                acc[r][1] = fma(x, w1, acc[r][1]);
-                if constexpr (ABS) {
-                    const double ax = fabs(x);
-                    acca[r][0] += ax;
-                    acca[r][1] = fma(ax, w1, acca[r][1]);
-                }
-            }
-        }
+        for (int u = 0; u < UNR; ++u) accumulate_rows<T, CB, ABS, R>(v[u], wt, jb, u, acc, acca);
     }
 }
 
@@ -276,12 +272,13 @@ __global__ void __launch_bounds__(NT, IMPL ? 4 : 0) tsmm_n_kernel(const tsmm_par
         if constexpr (IMPL) {
             if (nvalid > 0) {
                 const T *base = A + row0 + s0 * p.lda;
+                const implicit_weights wt{s0};
                 if (full)
-                    rows_body_impl<T, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, s0,
-                                                    nvalid, acc, acca);
+                    rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, wt,
+                                                   nvalid, acc, acca);
                 else
-                    rows_body_impl<T, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, s0,
-                                                     nvalid, acc, acca);
+                    rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, wt,
+                                                    nvalid, acc, acca);
             }
             continue;
         }
@@ -299,11 +296,12 @@ __global__ void __launch_bounds__(NT, IMPL ? 4 : 0) tsmm_n_kernel(const tsmm_par
         __syncthreads();
         if (nvalid > 0) {
             const T *base = A + row0 + s0 * p.lda;
+            const staged_weights<CB> wt{xs, xas};
             if (full)
-                rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, xs, xas,
+                rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, wt,
                                                nvalid, acc, acca);
             else
-                rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, xs, xas,
+                rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, wt,
                                                 nvalid, acc, acca);
         }
     }

@@ -246,6 +246,41 @@ static void test_tsmm(tu_rng_t *rng, gpuctx_t *g) {
     printf("tsmm: %d cases\n", n_tsmm_cases);
 }
 
+/* |A|·[1, l+1] (m x 2) on the host: the scale of the fp64 accumulation bound. */
+static double *abs_times_v(abft_prec_t prec, const void *A, int64_t m, int64_t n, int64_t lda) {
+    double *S = tu_alloc_d(m * 2 + 1);
+    for (int64_t i = 0; i < m; ++i) S[i] = S[i + m] = 0.0;
+    for (int64_t l = 0; l < n; ++l)
+        for (int64_t i = 0; i < m; ++i) {
+            double a = prec == ABFT_PREC_D ? ((const double *)A)[i + l * lda]
+                                           : (double)((const float *)A)[i + l * lda];
+            S[i] += fabs(a);
+            S[i + m] += fabs(a) * (double)(l + 1);
+        }
+    return S;
+}
+
+/* Two device results of len x 2 (ld = len) that must agree: bit for bit (bits), or else
+ * within the fp64 accumulation bound 2(n+2)·2^-53·S over a sum of n terms. */
+static void check_same(const char *what, const char *out, const double *dY, const double *dZ,
+                       int64_t len, const double *S, int64_t n, int bits) {
+    double *Y = tu_alloc_d(len * 2 + 1), *Z = tu_alloc_d(len * 2 + 1);
+    to_host(Y, dY, (size_t)len * 2 * 8);
+    to_host(Z, dZ, (size_t)len * 2 * 8);
+    if (bits) {
+        TU_CHECK(memcmp(Y, Z, (size_t)len * 2 * 8) == 0, "%s %s: differ in bits", what, out);
+    } else {
+        double worst = 0.0;
+        for (int64_t t = 0; t < len * 2; ++t) {
+            double e = fabs(Y[t] - Z[t]) / (2.0 * (double)(n + 2) * 0x1p-53 * S[t] + 1e-300);
+            if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
+        }
+        TU_CHECK(worst <= 1.0, "%s %s: differ by %g of the bound", what, out, worst);
+    }
+    free(Y);
+    free(Z);
+}
+
 /* Rows kernel: the implicit weights (computed from the column index) and the same weights
  * given explicitly, X = [1, l+1] with |X| taken from X, give the same bits: both run the
  * same fp64 operations in the same order (sizes with a split of k, ragged rows, odd lda). */
@@ -281,55 +316,18 @@ static void test_tsmm_implicit_bits(tu_rng_t *rng, gpuctx_t *g) {
                 TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ea), ABFT_STATUS_SUCCESS);
                 CU(cudaStreamSynchronize(g->stream));
                 CU(cudaGetLastError());
-                double *Y = tu_alloc_d(m * 2), *Z = tu_alloc_d(m * 2);
-                to_host(Y, dY, (size_t)m * 2 * 8);
-                to_host(Z, dZ, (size_t)m * 2 * 8);
                 /* fp32: the two paths run the same launch shape, so the same bits. fp64:
                  * the explicit path keeps more lanes than the implicit one (the tuning
                  * rule of fb2e813), so the sums run in another order: equal to within
                  * the fp64 accumulation bound 2(n+2)·2^-53·(|A|·V). */
-                double *S = tu_alloc_d(m * 2);
-                for (int64_t i = 0; i < m; ++i) S[i] = S[i + m] = 0.0;
-                for (int64_t l = 0; l < n; ++l)
-                    for (int64_t i = 0; i < m; ++i) {
-                        double a = prec == ABFT_PREC_D ? ((double *)A)[i + l * lda]
-                                                       : (double)((float *)A)[i + l * lda];
-                        S[i] += fabs(a);
-                        S[i + m] += fabs(a) * (double)(l + 1);
-                    }
-                double worst = 0.0;
-                for (int64_t t = 0; t < m * 2; ++t) {
-                    double e = fabs(Y[t] - Z[t]) / (2.0 * (double)(n + 2) * 0x1p-53 * S[t] + 1e-300);
-                    if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
-                }
-                if (p)
-                    TU_CHECK(memcmp(Y, Z, (size_t)m * 2 * 8) == 0,
-                             "tsmm s m=%lld n=%lld: implicit and explicit [1, l+1] differ in bits",
-                             (long long)m, (long long)n);
-                else
-                    TU_CHECK(worst <= 1.0, "tsmm d m=%lld n=%lld: implicit and explicit [1, l+1] "
-                             "differ by %g of the bound", (long long)m, (long long)n, worst);
-                if (ab) {
-                    to_host(Y, dYa, (size_t)m * 2 * 8);
-                    to_host(Z, dZa, (size_t)m * 2 * 8);
-                    worst = 0.0;
-                    for (int64_t t = 0; t < m * 2; ++t) {
-                        double e = fabs(Y[t] - Z[t]) / (2.0 * (double)(n + 2) * 0x1p-53 * S[t] + 1e-300);
-                        if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
-                    }
-                    if (p)
-                        TU_CHECK(memcmp(Y, Z, (size_t)m * 2 * 8) == 0,
-                                 "tsmm s m=%lld n=%lld: implicit and explicit |A|[1, l+1] differ",
-                                 (long long)m, (long long)n);
-                    else
-                        TU_CHECK(worst <= 1.0, "tsmm d m=%lld n=%lld: implicit and explicit "
-                                 "|A|[1, l+1] differ by %g of the bound", (long long)m,
-                                 (long long)n, worst);
-                }
+                double *S = abs_times_v(prec, A, m, n, lda);
+                char what[120];
+                snprintf(what, sizeof what, "tsmm %c m=%lld n=%lld: implicit and explicit",
+                         p ? 's' : 'd', (long long)m, (long long)n);
+                check_same(what, "A·[1, l+1]", dY, dZ, m, S, n, p != 0);
+                if (ab) check_same(what, "|A|·[1, l+1]", dYa, dZa, m, S, n, p != 0);
                 free(S);
                 ++cases;
-                free(Y);
-                free(Z);
                 free(A);
                 free(X);
                 cudaFree(dA);
