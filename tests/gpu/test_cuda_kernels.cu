@@ -1,5 +1,6 @@
 /* GPU test of the CUDA backend's kernels against the CPU oracle (kernels/cpu):
- * abft_cuda_tsmm (both trans, c = 1..16, implicit weights, abs companions), abft_cuda_dual,
+ * abft_cuda_tsmm (both trans, c = 1..16, implicit weights, abs companions), abft_cuda_dual
+ * (explicit or implicit weights on either side; implicit = explicit [1, l+1] bit for bit),
  * abft_cuda_compare (bit-exact flags, ratio and list), abft_cuda_gemm (and the restore of a
  * borrowed handle's stream and pointer mode), abft_cuda_gemm_unit_roundoff, the public
  * encode API on a CUDA handle, and one product of more than 2^31 elements.
@@ -341,6 +342,7 @@ static void test_tsmm_implicit_bits(tu_rng_t *rng, gpuctx_t *g) {
     printf("tsmm implicit = explicit bits: %d cases\n", cases);
 }
 
+/* implicit: bit 1 X == NULL (P side, c1 = 2), bit 2 Z == NULL (Q side, c2 = 2). */
 static void dual_case(tu_rng_t *rng, gpuctx_t *g, abft_prec_t prec, int64_t m, int64_t n,
                       int64_t c1, int64_t c2, int implicit, int pabs, int qabs, int64_t extra,
                       int64_t off) {
@@ -353,8 +355,8 @@ static void dual_case(tu_rng_t *rng, gpuctx_t *g, abft_prec_t prec, int64_t m, i
     void *M = host_matrix(rng, prec, m, n, ldm, off, &abytes);
     const size_t es = prec == ABFT_PREC_D ? 8 : 4;
     const int64_t ldx = n + 3, ldz = m + 1, ldp = m + 2, ldq = n + 1;
-    double *X = implicit ? NULL : host_small(rng, n, c1, ldx, 0);
-    double *Z = implicit ? NULL : host_small(rng, m, c2, ldz, 0);
+    double *X = (implicit & 1) ? NULL : host_small(rng, n, c1, ldx, 0);
+    double *Z = (implicit & 2) ? NULL : host_small(rng, m, c2, ldz, 0);
     const char *Mh = (const char *)M + off * es;
     abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
     double *Pr = tu_alloc_d(ldp * c1 + 1), *Par = tu_alloc_d(ldp * c1 + 1);
@@ -420,10 +422,13 @@ static void test_dual(tu_rng_t *rng, gpuctx_t *g) {
         int64_t m = sizes[s][0], n = sizes[s][1];
         if (g_small && m * n > 300000) continue;
         for (int p = 0; p < 2; ++p)
-            for (int v = 0; v < 2; ++v) {
-                int implicit = v == 0;
-                int64_t c1 = implicit ? 2 : tu_int(rng, 1, 16);
-                int64_t c2 = implicit ? 2 : tu_int(rng, 1, 16);
+            for (int v = 0; v < 4; ++v) {
+                /* both sides implicit, X only, Z only (the other side c <= 2: the implicit
+                 * kernel instances), neither */
+                const int implicit = 3 - v;
+                const int64_t cx = implicit == 0 ? 16 : 2;
+                int64_t c1 = (implicit & 1) ? 2 : tu_int(rng, 1, cx);
+                int64_t c2 = (implicit & 2) ? 2 : tu_int(rng, 1, cx);
                 dual_case(rng, g, p ? ABFT_PREC_S : ABFT_PREC_D, m, n, c1, c2, implicit,
                           (int)tu_int(rng, 0, 1), (int)tu_int(rng, 0, 1),
                           EXTRAS[tu_int(rng, 0, 3)], tu_int(rng, 0, 1));
@@ -436,6 +441,71 @@ static void test_dual(tu_rng_t *rng, gpuctx_t *g) {
             ++cases;
         }
     printf("dual: %d cases\n", cases);
+}
+
+/* Dual kernel: implicit weights on one or both sides (computed from the indices) and the
+ * same weights given explicitly, X = [1, l+1] and Z = [1, i+1], run the same launch shape
+ * and the same fp64 operations: the same bits for P, Q and the abs companions, both
+ * precisions (sizes with a split in both directions, ragged rows, odd ldm, misaligned M). */
+static void test_dual_implicit_bits(tu_rng_t *rng, gpuctx_t *g) {
+    static const int64_t sizes[][4] = {{1531, 389, 0, 0},  {4099, 2053, 1, 1},
+                                       {30000, 700, 3, 0}, {700, 30000, 0, 1},
+                                       {8192, 4096, 0, 0}, {1, 1, 0, 0}};
+    int cases = 0;
+    for (int s = 0; s < 6; ++s) {
+        const int64_t m = sizes[s][0], n = sizes[s][1], ldm = m + sizes[s][2];
+        const int64_t off = sizes[s][3];
+        if (g_small && m * n > 3000000) continue;
+        for (int p = 0; p < 2; ++p)
+            for (int impl = 1; impl <= 3; ++impl) {
+                const abft_prec_t prec = p ? ABFT_PREC_S : ABFT_PREC_D;
+                const size_t es = p ? 4 : 8;
+                const int ab = (int)tu_int(rng, 0, 1);
+                size_t abytes;
+                void *M = host_matrix(rng, prec, m, n, ldm, off, &abytes);
+                double *X = tu_alloc_d(n * 2), *Z = tu_alloc_d(m * 2);
+                for (int64_t l = 0; l < n; ++l) X[l] = 1.0, X[l + n] = (double)(l + 1);
+                for (int64_t i = 0; i < m; ++i) Z[i] = 1.0, Z[i + m] = (double)(i + 1);
+                void *dM = dup_to_dev(M, abytes);
+                const char *dMo = (const char *)dM + off * es;
+                double *dX = (double *)dup_to_dev(X, (size_t)n * 16);
+                double *dZ = (double *)dup_to_dev(Z, (size_t)m * 16);
+                double *o[8];
+                for (int k = 0; k < 8; ++k)
+                    o[k] = (double *)dmalloc((size_t)(k & 2 ? n : m) * 16);
+                /* o[0..3]: P, Pa, Q, Qa of the implicit run; o[4..7]: of the explicit run */
+                abft_dual_args_t ia = {prec, m, n, dMo, ldm, 2, (impl & 1) ? NULL : dX, n,
+                                       NULL, 0, o[0], m, ab ? o[1] : NULL, m,
+                                       2, (impl & 2) ? NULL : dZ, m, NULL, 0, o[2], n,
+                                       ab ? o[3] : NULL, n};
+                abft_dual_args_t ea = {prec, m, n, dMo, ldm, 2, dX, n, NULL, 0, o[4], m,
+                                       ab ? o[5] : NULL, m, 2, dZ, m, NULL, 0, o[6], n,
+                                       ab ? o[7] : NULL, n};
+                TU_CHECK_STATUS(abft_cuda_dual(&g->ctx, &ia), ABFT_STATUS_SUCCESS);
+                TU_CHECK_STATUS(abft_cuda_dual(&g->ctx, &ea), ABFT_STATUS_SUCCESS);
+                CU(cudaStreamSynchronize(g->stream));
+                CU(cudaGetLastError());
+                char what[120];
+                snprintf(what, sizeof what,
+                         "dual %c m=%lld n=%lld impl=%d: implicit and explicit", p ? 's' : 'd',
+                         (long long)m, (long long)n, impl);
+                check_same(what, "P", o[0], o[4], m, NULL, n, 1);
+                check_same(what, "Q", o[2], o[6], n, NULL, m, 1);
+                if (ab) {
+                    check_same(what, "Pabs", o[1], o[5], m, NULL, n, 1);
+                    check_same(what, "Qabs", o[3], o[7], n, NULL, m, 1);
+                }
+                ++cases;
+                for (int k = 0; k < 8; ++k) cudaFree(o[k]);
+                cudaFree(dM);
+                cudaFree(dX);
+                cudaFree(dZ);
+                free(M);
+                free(X);
+                free(Z);
+            }
+    }
+    printf("dual implicit = explicit bits: %d cases\n", cases);
 }
 
 /* ---- compare ----------------------------------------------------------------------------- */
@@ -805,6 +875,7 @@ int main(void) {
     test_tsmm_implicit_bits(&rng, &g1);
     test_dual(&rng, &g0);
     test_dual(&rng, &g1);
+    test_dual_implicit_bits(&rng, &g1);
     test_compare(&rng, &g1);
     test_gemm(&rng, &g1);
     test_public(&rng);
