@@ -20,6 +20,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "abft_cuda_tuning.h"
 
 namespace abft_cuda {
@@ -138,16 +140,82 @@ __device__ __forceinline__ double weight_abs_at(const double *Xa, int64_t ldxa, 
     return fabs(w);
 }
 
+/* ---- weights of the row sweep -----------------------------------------------------------
+ * The row sweep (rows kernel, and the P side of the dual kernel) asks a weight source for
+ * the weights (q, q+1) of column jb + u of the current stage, w() for A·X and wa() for
+ * |A|·Xa. Two sources, one sweep:
+ *   staged_weights:   X (and Xa) for the stage's columns in shared memory as [j][q], one
+ *                     16-byte broadcast read giving two weights;
+ *   implicit_weights: V = [1, l+1] (c = 2, |V| = V) computed in registers from the column
+ *                     index l = col0 + jb + u (exact below 2^53), once per column for all R
+ *                     rows and both outputs; no staging, no barriers, half the live registers
+ *                     of the fp32 kernel with |A| (v4). The weight 1 is applied as x + s
+ *                     (unit0: nvcc does not fold fma(x, 1, s), and the DFMA costs
+ *                     registers), which is the same operation: both sources give the same
+ *                     bits for the same launch shape. */
+template <int CB>
+struct staged_weights {
+    static constexpr bool unit0 = false; /* w(q = 0).x is 1 for every column */
+    const double *xs, *xas;
+    __device__ __forceinline__ double2 w(int jb, int u, int q) const {
+        const double *xr = xs + (jb + u) * CB;
+        return *reinterpret_cast<const double2 *>(xr + q);
+    }
+    __device__ __forceinline__ double2 wa(int jb, int u, int q) const {
+        const double *xa = xas + (jb + u) * CB;
+        return *reinterpret_cast<const double2 *>(xa + q);
+    }
+};
+
+struct implicit_weights {
+    static constexpr bool unit0 = true;
+    int64_t col0; /* global index of the stage's first column */
+    __device__ __forceinline__ double2 w(int jb, int u, int q) const {
+        return make_double2(1.0, (double)(col0 + jb + 1) + (double)u);
+    }
+    __device__ __forceinline__ double2 wa(int jb, int u, int q) const { return w(jb, u, q); }
+};
+
+/* acc[r][q] += v[r]·w(q) and acca[r][q] += |v[r]|·wa(q) for one loaded column. */
+template <typename T, int CB, bool ABS, int R, class W>
+__device__ __forceinline__ void accumulate_rows(const T (&v)[R], const W &wt, int jb, int u,
+                                                double (&acc)[R][CB],
+                                                double (&acca)[ABS ? R : 1][CB]) {
+#pragma unroll
+    for (int q = 0; q < CB; q += 2) {
+        const double2 w = wt.w(jb, u, q);
+        double2 wa;
+        if constexpr (ABS) wa = wt.wa(jb, u, q);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const double x = (double)v[r];
+            if (W::unit0 && q == 0)
+                acc[r][q] += x;
+            else
+                acc[r][q] = fma(x, w.x, acc[r][q]);
+            acc[r][q + 1] = fma(x, w.y, acc[r][q + 1]);
+            if constexpr (ABS) {
+                const double ax = fabs(x);
+                if (W::unit0 && q == 0)
+                    acca[r][q] += ax;
+                else
+                    acca[r][q] = fma(ax, wa.x, acca[r][q]);
+                acca[r][q + 1] = fma(ax, wa.y, acca[r][q + 1]);
+            }
+        }
+    }
+}
+
 /* ---- trans = N: Y = A·X (row checksums) ------------------------------------------------
  * Block: `lanes` threads along rows (R rows each, so a tile of lanes*R rows) times
  * G = NT/lanes column groups. Group g takes columns g*U, g*U + G*U, ... of the block's slice
- * [k0, k1), U at a time; X for `stage` columns at a time sits in shared memory as [j][q]
- * (one 16-byte broadcast read gives two weights). The G partial sums of each row meet in
- * shared memory, summed in group order. */
-template <typename T, int CB, bool ABS, int R, bool VEC>
+ * [k0, k1), U at a time; the weights come from a weight source (above): X staged for `stage`
+ * columns at a time, or the implicit V. The G partial sums of each row meet in shared
+ * memory, summed in group order. */
+template <typename T, int CB, bool ABS, int R, bool VEC, class W>
 __device__ __forceinline__ void rows_body(const T *__restrict__ base, int64_t lda, int jb0,
-                                          int ns, int jstep, const double *xs,
-                                          const double *xas, int nvalid, double (&acc)[R][CB],
+                                          int ns, int jstep, const W &wt, int nvalid,
+                                          double (&acc)[R][CB],
                                           double (&acca)[ABS ? R : 1][CB]) {
     for (int jb = jb0; jb < ns; jb += jstep) {
         T v[UNR][R];
@@ -166,76 +234,7 @@ __device__ __forceinline__ void rows_body(const T *__restrict__ base, int64_t ld
             }
         }
 #pragma unroll
-        for (int u = 0; u < UNR; ++u) {
-            const double *xr = xs + (jb + u) * CB;
-#pragma unroll
-            for (int q = 0; q < CB; q += 2) {
-                const double2 w = *reinterpret_cast<const double2 *>(xr + q);
-#pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    acc[r][q] = fma((double)v[u][r], w.x, acc[r][q]);
-                    acc[r][q + 1] = fma((double)v[u][r], w.y, acc[r][q + 1]);
-                }
-            }
-            if constexpr (ABS) {
-                const double *xa = xas + (jb + u) * CB;
-#pragma unroll
-                for (int q = 0; q < CB; q += 2) {
-                    const double2 w = *reinterpret_cast<const double2 *>(xa + q);
-#pragma unroll
-                    for (int r = 0; r < R; ++r) {
-                        const double av = fabs((double)v[u][r]);
-                        acca[r][q] = fma(av, w.x, acca[r][q]);
-                        acca[r][q + 1] = fma(av, w.y, acca[r][q + 1]);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/* The same sweep for the implicit weights V = [1, l+1] (c = 2, |V| = V): the weight of
- * column l is computed in registers, once per column for all R rows and both outputs,
- * instead of two broadcast shared-memory reads; no staging, no barriers. The arithmetic is
- * the general path's, operation for operation (fma(a, 1, s) is a + s), so both paths give
- * the same bits. Halves the live registers of the fp32 kernel with |A| (v4). */
-template <typename T, bool ABS, int R, bool VEC>
-__device__ __forceinline__ void rows_body_impl(const T *__restrict__ base, int64_t lda, int jb0,
-                                               int ns, int jstep, int64_t col0, int nvalid,
-                                               double (&acc)[R][2],
-                                               double (&acca)[ABS ? R : 1][2]) {
-    for (int jb = jb0; jb < ns; jb += jstep) {
-        T v[UNR][R];
-#pragma unroll
-        for (int u = 0; u < UNR; ++u) {
-            const int j = jb + u;
-            if (j < ns) {
-                const T *pa = base + (int64_t)j * lda;
-                if (VEC)
-                    load_vec<T, R>(pa, v[u]);
-                else
-                    load_part<T, R>(pa, nvalid, v[u]);
-            } else {
-#pragma unroll
-                for (int r = 0; r < R; ++r) v[u][r] = T(0);
-            }
-        }
-        const double wb = (double)(col0 + jb + 1); /* exact below 2^53 */
-#pragma unroll
-        for (int u = 0; u < UNR; ++u) {
-            const double w1 = wb + (double)u;
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                const double x = (double)v[u][r];
-                acc[r][0] += x;
-                acc[r][1] = fma(x, w1, acc[r][1]);
-                if constexpr (ABS) {
-                    const double ax = fabs(x);
-                    acca[r][0] += ax;
-                    acca[r][1] = fma(ax, w1, acca[r][1]);
-                }
-            }
-        }
+        for (int u = 0; u < UNR; ++u) accumulate_rows<T, CB, ABS, R>(v[u], wt, jb, u, acc, acca);
     }
 }
 
@@ -276,12 +275,13 @@ __global__ void __launch_bounds__(NT, IMPL ? 4 : 0) tsmm_n_kernel(const tsmm_par
         if constexpr (IMPL) {
             if (nvalid > 0) {
                 const T *base = A + row0 + s0 * p.lda;
+                const implicit_weights wt{s0};
                 if (full)
-                    rows_body_impl<T, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, s0,
-                                                    nvalid, acc, acca);
+                    rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, wt,
+                                                   nvalid, acc, acca);
                 else
-                    rows_body_impl<T, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, s0,
-                                                     nvalid, acc, acca);
+                    rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, wt,
+                                                    nvalid, acc, acca);
             }
             continue;
         }
@@ -299,11 +299,12 @@ __global__ void __launch_bounds__(NT, IMPL ? 4 : 0) tsmm_n_kernel(const tsmm_par
         __syncthreads();
         if (nvalid > 0) {
             const T *base = A + row0 + s0 * p.lda;
+            const staged_weights<CB> wt{xs, xas};
             if (full)
-                rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, xs, xas,
+                rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, wt,
                                                nvalid, acc, acca);
             else
-                rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, xs, xas,
+                rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, wt,
                                                 nvalid, acc, acca);
         }
     }
@@ -468,26 +469,82 @@ __global__ void __launch_bounds__(NT) tsmm_t_kernel(const tsmm_params p) {
     }
 }
 
-template <bool ABS, int R, int CB>
-__device__ __forceinline__ double zval(const double (&za)[ABS ? R : 1][CB], int r, int q) {
-    if constexpr (ABS)
-        return za[r][q];
-    else
-        return za[0][q];
+/* ---- weights of the dual kernel's Q side (M^T·Z) ----------------------------------------
+ * Each thread needs Z for its own R rows, for every column of its sweep: z(r, q) and
+ * za(r, q) (|M|^T·Za). Explicit Z (and Za, or |Z|) are read once into registers
+ * (R x CB doubles, twice with ABS: 32 registers at fp32 c = 2 with |M|); the implicit
+ * V = [1, i+1] is one double, the first row's index, and z(r, 1) = that + r. As on the row
+ * side the weight 1 is applied as an addition (unit0), the same operation as fma(x, 1, s). */
+template <int R, int CB, bool ABS>
+struct register_zweights {
+    static constexpr bool unit0 = false;
+    double zv[R][CB], zav[ABS ? R : 1][CB];
+    __device__ __forceinline__ void load(const dual_params &p, int64_t row0, int nvalid) {
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+            for (int q = 0; q < CB; ++q) {
+                const bool ok = r < nvalid;
+                const double zw =
+                    ok ? weight_at(p.Z, p.ldz, p.implicit_z, p.c2, row0 + r, q) : 0.0;
+                zv[r][q] = zw;
+                if constexpr (ABS)
+                    zav[r][q] = ok ? weight_abs_at(p.Za, p.ldza, zw, p.c2, row0 + r, q) : 0.0;
+            }
+    }
+    __device__ __forceinline__ double z(int r, int q) const { return zv[r][q]; }
+    __device__ __forceinline__ double za(int r, int q) const {
+        if constexpr (ABS)
+            return zav[r][q];
+        else
+            return zav[0][q];
+    }
+};
+
+struct implicit_zweights {
+    static constexpr bool unit0 = true;
+    double zb; /* (double)(row0 + 1): the weight z(r, 1) of the thread's first row */
+    __device__ __forceinline__ void load(const dual_params &, int64_t row0, int) {
+        zb = (double)(row0 + 1);
+    }
+    __device__ __forceinline__ double z(int r, int q) const {
+        return q == 0 ? 1.0 : zb + (double)r;
+    }
+    __device__ __forceinline__ double za(int r, int q) const { return z(r, q); }
+};
+
+/* Implicit sides of the dual kernel (template flag, c-bucket 2 only): X (P side), Z (Q). */
+constexpr int DUAL_IMPL_X = 1, DUAL_IMPL_Z = 2;
+
+/* Resident blocks per SM asked of ptxas (__launch_bounds__ minimum) for the implicit-weight
+ * instances, from ptxas -v (CUDA 13.0, sm_90; bench/NOTES-encode.md v5): fp64 4 (56-64
+ * registers, no spills); fp32 without |M| and Z implicit 3 (80 registers, no spills; at 4
+ * they spill 28-48 bytes, and with only X implicit 8 bytes already at 3); fp32 with |M|
+ * none (R = 4 rows of P and Q accumulators: any bound spills 48-600 bytes). 0: no bound. */
+template <typename T, bool ABS, int IMPL>
+constexpr int dual_min_blocks() {
+    return IMPL == 0 ? 0 : sizeof(T) == 8 ? 4 : (!ABS && (IMPL & DUAL_IMPL_Z)) ? 3 : 0;
 }
 
 /* ---- fused dual: P = M·X and Q = M^T·Z from one read of M -----------------------------
  * Block: 8 warps stacked along rows (NT*R rows), each warp sweeping every column of the
- * block's slice U at a time. P accumulates in registers as in the rows kernel (no
- * cross-thread sum needed: each thread owns its rows). For Q each thread holds Z for its
- * rows in registers; the per-column products are summed across the warp by shuffles and
- * across the 8 warps in shared memory, in fixed order. Row tiles (blockIdx.x) then give
- * partials of Q, column slices (blockIdx.y) partials of P. */
-template <typename T, int CB, bool ABS>
-__global__ void __launch_bounds__(NT) dual_kernel(const dual_params p) {
+ * block's slice U at a time. P accumulates in registers as in the rows kernel, from the same
+ * weight sources (no cross-thread sum needed: each thread owns its rows). For Q each thread
+ * holds Z for its rows (registers, or the implicit V from the row index); the per-column
+ * products are summed across the warp by shuffles and across the 8 warps in shared memory,
+ * in fixed order. Row tiles (blockIdx.x) then give partials of Q, column slices (blockIdx.y)
+ * partials of P. IMPL: DUAL_IMPL_X / DUAL_IMPL_Z bits, the sides whose weights are the
+ * implicit V = [1, l+1] with |V| = V (no staging of X, no Z registers). */
+template <typename T, int CB, bool ABS, int IMPL = 0>
+__global__ void __launch_bounds__(NT, dual_min_blocks<T, ABS, IMPL>())
+    dual_kernel(const dual_params p) {
+    static_assert(IMPL == 0 || CB == 2, "implicit weights are two columns");
+    constexpr bool IX = (IMPL & DUAL_IMPL_X) != 0, IZ = (IMPL & DUAL_IMPL_Z) != 0;
     constexpr int R = rows_per_thread<T, CB, ABS, 2>::value;
     constexpr int NO = CB * (ABS ? 2 : 1);
     constexpr int NW = NT / 32;
+    using ZW = typename std::conditional<IZ, implicit_zweights,
+                                         register_zweights<R, CB, ABS>>::type;
     extern __shared__ double smem[];
     const T *__restrict__ M = static_cast<const T *>(p.M);
     const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
@@ -499,17 +556,13 @@ __global__ void __launch_bounds__(NT) dual_kernel(const dual_params p) {
     const int nvalid = left <= 0 ? 0 : (left >= R ? R : (int)left);
     const bool full = nvalid == R && p.vec_ok;
 
-    double z[R][CB], za[ABS ? R : 1][CB];
+    ZW zw;
+    zw.load(p, row0, nvalid);
     double acc[R][CB], acca[ABS ? R : 1][CB];
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int q = 0; q < CB; ++q) {
-            const bool ok = r < nvalid;
-            const double zw = ok ? weight_at(p.Z, p.ldz, p.implicit_z, p.c2, row0 + r, q) : 0.0;
-            z[r][q] = zw;
-            if constexpr (ABS)
-                za[r][q] = ok ? weight_abs_at(p.Za, p.ldza, zw, p.c2, row0 + r, q) : 0.0;
             acc[r][q] = 0.0;
             if constexpr (ABS) acca[r][q] = 0.0;
         }
@@ -521,18 +574,26 @@ __global__ void __launch_bounds__(NT) dual_kernel(const dual_params p) {
     const int NOq = p.c2 * (ABS ? 2 : 1);
     for (int64_t s0 = k0; s0 < k1; s0 += KS) {
         const int ns = (int)min((int64_t)KS, k1 - s0);
-        __syncthreads();
-        for (int idx = tid; idx < KS * CB; idx += NT) {
-            const int q = idx / KS, j = idx - q * KS;
-            double wv = 0.0, wa = 0.0;
-            if (j < ns) {
-                wv = weight_at(p.X, p.ldx, p.implicit_x, p.c1, s0 + j, q);
-                if (ABS) wa = weight_abs_at(p.Xa, p.ldxa, wv, p.c1, s0 + j, q);
+        __syncthreads(); /* the previous stage's qs (and xs) are consumed */
+        if constexpr (!IX) {
+            for (int idx = tid; idx < KS * CB; idx += NT) {
+                const int q = idx / KS, j = idx - q * KS;
+                double wv = 0.0, wa = 0.0;
+                if (j < ns) {
+                    wv = weight_at(p.X, p.ldx, p.implicit_x, p.c1, s0 + j, q);
+                    if (ABS) wa = weight_abs_at(p.Xa, p.ldxa, wv, p.c1, s0 + j, q);
+                }
+                xs[j * CB + q] = wv;
+                if (ABS) xas[j * CB + q] = wa;
             }
-            xs[j * CB + q] = wv;
-            if (ABS) xas[j * CB + q] = wa;
+            __syncthreads();
         }
-        __syncthreads();
+        using XW = typename std::conditional<IX, implicit_weights, staged_weights<CB>>::type;
+        XW xw;
+        if constexpr (IX)
+            xw = implicit_weights{s0};
+        else
+            xw = staged_weights<CB>{xs, xas};
         const T *base = M + row0 + s0 * p.ldm;
         for (int jb = 0; jb < ns; jb += UNR) {
             T v[UNR][R];
@@ -551,31 +612,8 @@ __global__ void __launch_bounds__(NT) dual_kernel(const dual_params p) {
                 }
             }
 #pragma unroll
-            for (int u = 0; u < UNR; ++u) {
-                const double *xr = xs + (jb + u) * CB;
-#pragma unroll
-                for (int q = 0; q < CB; q += 2) {
-                    const double2 wx = *reinterpret_cast<const double2 *>(xr + q);
-#pragma unroll
-                    for (int r = 0; r < R; ++r) {
-                        acc[r][q] = fma((double)v[u][r], wx.x, acc[r][q]);
-                        acc[r][q + 1] = fma((double)v[u][r], wx.y, acc[r][q + 1]);
-                    }
-                }
-                if constexpr (ABS) {
-                    const double *xa = xas + (jb + u) * CB;
-#pragma unroll
-                    for (int q = 0; q < CB; q += 2) {
-                        const double2 wx = *reinterpret_cast<const double2 *>(xa + q);
-#pragma unroll
-                        for (int r = 0; r < R; ++r) {
-                            const double av = fabs((double)v[u][r]);
-                            acca[r][q] = fma(av, wx.x, acca[r][q]);
-                            acca[r][q + 1] = fma(av, wx.y, acca[r][q + 1]);
-                        }
-                    }
-                }
-            }
+            for (int u = 0; u < UNR; ++u)
+                accumulate_rows<T, CB, ABS, R>(v[u], xw, jb, u, acc, acca);
             /* Q: each column's products over the thread's rows, then over the warp by a
              * reduce-scatter of the UNR (= 4) columns: 2 + 1 + 1 + 1 + 1 shuffles per
              * output instead of 4 x 5; the lanes of one group of 8 end with column u's sum. */
@@ -584,16 +622,18 @@ __global__ void __launch_bounds__(NT) dual_kernel(const dual_params p) {
             for (int o = 0; o < NO; ++o) {
                 const int q = o % CB;
                 if (q < p.c2) {
+                    const bool isabs = ABS && o >= CB;
                     double t[UNR];
 #pragma unroll
                     for (int u = 0; u < UNR; ++u) {
                         t[u] = 0.0;
 #pragma unroll
                         for (int r = 0; r < R; ++r) {
-                            if (ABS && o >= CB)
-                                t[u] = fma(fabs((double)v[u][r]), zval<ABS, R, CB>(za, r, q), t[u]);
+                            const double x = isabs ? fabs((double)v[u][r]) : (double)v[u][r];
+                            if (ZW::unit0 && q == 0)
+                                t[u] += x;
                             else
-                                t[u] = fma((double)v[u][r], z[r][q], t[u]);
+                                t[u] = fma(x, isabs ? zw.za(r, q) : zw.z(r, q), t[u]);
                         }
                     }
                     const bool hi16 = (lane & 16) != 0, hi8 = (lane & 8) != 0;

@@ -1,5 +1,6 @@
 /* GPU test of the CUDA backend's kernels against the CPU oracle (kernels/cpu):
- * abft_cuda_tsmm (both trans, c = 1..16, implicit weights, abs companions), abft_cuda_dual,
+ * abft_cuda_tsmm (both trans, c = 1..16, implicit weights, abs companions), abft_cuda_dual
+ * (explicit or implicit weights on either side; implicit = explicit [1, l+1] bit for bit),
  * abft_cuda_compare (bit-exact flags, ratio and list), abft_cuda_gemm (and the restore of a
  * borrowed handle's stream and pointer mode), abft_cuda_gemm_unit_roundoff, the public
  * encode API on a CUDA handle, and one product of more than 2^31 elements.
@@ -246,6 +247,41 @@ static void test_tsmm(tu_rng_t *rng, gpuctx_t *g) {
     printf("tsmm: %d cases\n", n_tsmm_cases);
 }
 
+/* |A|·[1, l+1] (m x 2) on the host: the scale of the fp64 accumulation bound. */
+static double *abs_times_v(abft_prec_t prec, const void *A, int64_t m, int64_t n, int64_t lda) {
+    double *S = tu_alloc_d(m * 2 + 1);
+    for (int64_t i = 0; i < m; ++i) S[i] = S[i + m] = 0.0;
+    for (int64_t l = 0; l < n; ++l)
+        for (int64_t i = 0; i < m; ++i) {
+            double a = prec == ABFT_PREC_D ? ((const double *)A)[i + l * lda]
+                                           : (double)((const float *)A)[i + l * lda];
+            S[i] += fabs(a);
+            S[i + m] += fabs(a) * (double)(l + 1);
+        }
+    return S;
+}
+
+/* Two device results of len x 2 (ld = len) that must agree: bit for bit (bits), or else
+ * within the fp64 accumulation bound 2(n+2)·2^-53·S over a sum of n terms. */
+static void check_same(const char *what, const char *out, const double *dY, const double *dZ,
+                       int64_t len, const double *S, int64_t n, int bits) {
+    double *Y = tu_alloc_d(len * 2 + 1), *Z = tu_alloc_d(len * 2 + 1);
+    to_host(Y, dY, (size_t)len * 2 * 8);
+    to_host(Z, dZ, (size_t)len * 2 * 8);
+    if (bits) {
+        TU_CHECK(memcmp(Y, Z, (size_t)len * 2 * 8) == 0, "%s %s: differ in bits", what, out);
+    } else {
+        double worst = 0.0;
+        for (int64_t t = 0; t < len * 2; ++t) {
+            double e = fabs(Y[t] - Z[t]) / (2.0 * (double)(n + 2) * 0x1p-53 * S[t] + 1e-300);
+            if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
+        }
+        TU_CHECK(worst <= 1.0, "%s %s: differ by %g of the bound", what, out, worst);
+    }
+    free(Y);
+    free(Z);
+}
+
 /* Rows kernel: the implicit weights (computed from the column index) and the same weights
  * given explicitly, X = [1, l+1] with |X| taken from X, give the same bits: both run the
  * same fp64 operations in the same order (sizes with a split of k, ragged rows, odd lda). */
@@ -281,55 +317,18 @@ static void test_tsmm_implicit_bits(tu_rng_t *rng, gpuctx_t *g) {
                 TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ea), ABFT_STATUS_SUCCESS);
                 CU(cudaStreamSynchronize(g->stream));
                 CU(cudaGetLastError());
-                double *Y = tu_alloc_d(m * 2), *Z = tu_alloc_d(m * 2);
-                to_host(Y, dY, (size_t)m * 2 * 8);
-                to_host(Z, dZ, (size_t)m * 2 * 8);
                 /* fp32: the two paths run the same launch shape, so the same bits. fp64:
                  * the explicit path keeps more lanes than the implicit one (the tuning
                  * rule of fb2e813), so the sums run in another order: equal to within
                  * the fp64 accumulation bound 2(n+2)·2^-53·(|A|·V). */
-                double *S = tu_alloc_d(m * 2);
-                for (int64_t i = 0; i < m; ++i) S[i] = S[i + m] = 0.0;
-                for (int64_t l = 0; l < n; ++l)
-                    for (int64_t i = 0; i < m; ++i) {
-                        double a = prec == ABFT_PREC_D ? ((double *)A)[i + l * lda]
-                                                       : (double)((float *)A)[i + l * lda];
-                        S[i] += fabs(a);
-                        S[i + m] += fabs(a) * (double)(l + 1);
-                    }
-                double worst = 0.0;
-                for (int64_t t = 0; t < m * 2; ++t) {
-                    double e = fabs(Y[t] - Z[t]) / (2.0 * (double)(n + 2) * 0x1p-53 * S[t] + 1e-300);
-                    if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
-                }
-                if (p)
-                    TU_CHECK(memcmp(Y, Z, (size_t)m * 2 * 8) == 0,
-                             "tsmm s m=%lld n=%lld: implicit and explicit [1, l+1] differ in bits",
-                             (long long)m, (long long)n);
-                else
-                    TU_CHECK(worst <= 1.0, "tsmm d m=%lld n=%lld: implicit and explicit [1, l+1] "
-                             "differ by %g of the bound", (long long)m, (long long)n, worst);
-                if (ab) {
-                    to_host(Y, dYa, (size_t)m * 2 * 8);
-                    to_host(Z, dZa, (size_t)m * 2 * 8);
-                    worst = 0.0;
-                    for (int64_t t = 0; t < m * 2; ++t) {
-                        double e = fabs(Y[t] - Z[t]) / (2.0 * (double)(n + 2) * 0x1p-53 * S[t] + 1e-300);
-                        if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
-                    }
-                    if (p)
-                        TU_CHECK(memcmp(Y, Z, (size_t)m * 2 * 8) == 0,
-                                 "tsmm s m=%lld n=%lld: implicit and explicit |A|[1, l+1] differ",
-                                 (long long)m, (long long)n);
-                    else
-                        TU_CHECK(worst <= 1.0, "tsmm d m=%lld n=%lld: implicit and explicit "
-                                 "|A|[1, l+1] differ by %g of the bound", (long long)m,
-                                 (long long)n, worst);
-                }
+                double *S = abs_times_v(prec, A, m, n, lda);
+                char what[120];
+                snprintf(what, sizeof what, "tsmm %c m=%lld n=%lld: implicit and explicit",
+                         p ? 's' : 'd', (long long)m, (long long)n);
+                check_same(what, "A·[1, l+1]", dY, dZ, m, S, n, p != 0);
+                if (ab) check_same(what, "|A|·[1, l+1]", dYa, dZa, m, S, n, p != 0);
                 free(S);
                 ++cases;
-                free(Y);
-                free(Z);
                 free(A);
                 free(X);
                 cudaFree(dA);
@@ -343,6 +342,7 @@ static void test_tsmm_implicit_bits(tu_rng_t *rng, gpuctx_t *g) {
     printf("tsmm implicit = explicit bits: %d cases\n", cases);
 }
 
+/* implicit: bit 1 X == NULL (P side, c1 = 2), bit 2 Z == NULL (Q side, c2 = 2). */
 static void dual_case(tu_rng_t *rng, gpuctx_t *g, abft_prec_t prec, int64_t m, int64_t n,
                       int64_t c1, int64_t c2, int implicit, int pabs, int qabs, int64_t extra,
                       int64_t off) {
@@ -355,8 +355,8 @@ static void dual_case(tu_rng_t *rng, gpuctx_t *g, abft_prec_t prec, int64_t m, i
     void *M = host_matrix(rng, prec, m, n, ldm, off, &abytes);
     const size_t es = prec == ABFT_PREC_D ? 8 : 4;
     const int64_t ldx = n + 3, ldz = m + 1, ldp = m + 2, ldq = n + 1;
-    double *X = implicit ? NULL : host_small(rng, n, c1, ldx, 0);
-    double *Z = implicit ? NULL : host_small(rng, m, c2, ldz, 0);
+    double *X = (implicit & 1) ? NULL : host_small(rng, n, c1, ldx, 0);
+    double *Z = (implicit & 2) ? NULL : host_small(rng, m, c2, ldz, 0);
     const char *Mh = (const char *)M + off * es;
     abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
     double *Pr = tu_alloc_d(ldp * c1 + 1), *Par = tu_alloc_d(ldp * c1 + 1);
@@ -422,10 +422,13 @@ static void test_dual(tu_rng_t *rng, gpuctx_t *g) {
         int64_t m = sizes[s][0], n = sizes[s][1];
         if (g_small && m * n > 300000) continue;
         for (int p = 0; p < 2; ++p)
-            for (int v = 0; v < 2; ++v) {
-                int implicit = v == 0;
-                int64_t c1 = implicit ? 2 : tu_int(rng, 1, 16);
-                int64_t c2 = implicit ? 2 : tu_int(rng, 1, 16);
+            for (int v = 0; v < 4; ++v) {
+                /* both sides implicit, X only, Z only (the other side c <= 2: the implicit
+                 * kernel instances), neither */
+                const int implicit = 3 - v;
+                const int64_t cx = implicit == 0 ? 16 : 2;
+                int64_t c1 = (implicit & 1) ? 2 : tu_int(rng, 1, cx);
+                int64_t c2 = (implicit & 2) ? 2 : tu_int(rng, 1, cx);
                 dual_case(rng, g, p ? ABFT_PREC_S : ABFT_PREC_D, m, n, c1, c2, implicit,
                           (int)tu_int(rng, 0, 1), (int)tu_int(rng, 0, 1),
                           EXTRAS[tu_int(rng, 0, 3)], tu_int(rng, 0, 1));
@@ -438,6 +441,71 @@ static void test_dual(tu_rng_t *rng, gpuctx_t *g) {
             ++cases;
         }
     printf("dual: %d cases\n", cases);
+}
+
+/* Dual kernel: implicit weights on one or both sides (computed from the indices) and the
+ * same weights given explicitly, X = [1, l+1] and Z = [1, i+1], run the same launch shape
+ * and the same fp64 operations: the same bits for P, Q and the abs companions, both
+ * precisions (sizes with a split in both directions, ragged rows, odd ldm, misaligned M). */
+static void test_dual_implicit_bits(tu_rng_t *rng, gpuctx_t *g) {
+    static const int64_t sizes[][4] = {{1531, 389, 0, 0},  {4099, 2053, 1, 1},
+                                       {30000, 700, 3, 0}, {700, 30000, 0, 1},
+                                       {8192, 4096, 0, 0}, {1, 1, 0, 0}};
+    int cases = 0;
+    for (int s = 0; s < 6; ++s) {
+        const int64_t m = sizes[s][0], n = sizes[s][1], ldm = m + sizes[s][2];
+        const int64_t off = sizes[s][3];
+        if (g_small && m * n > 3000000) continue;
+        for (int p = 0; p < 2; ++p)
+            for (int impl = 1; impl <= 3; ++impl) {
+                const abft_prec_t prec = p ? ABFT_PREC_S : ABFT_PREC_D;
+                const size_t es = p ? 4 : 8;
+                const int ab = (int)tu_int(rng, 0, 1);
+                size_t abytes;
+                void *M = host_matrix(rng, prec, m, n, ldm, off, &abytes);
+                double *X = tu_alloc_d(n * 2), *Z = tu_alloc_d(m * 2);
+                for (int64_t l = 0; l < n; ++l) X[l] = 1.0, X[l + n] = (double)(l + 1);
+                for (int64_t i = 0; i < m; ++i) Z[i] = 1.0, Z[i + m] = (double)(i + 1);
+                void *dM = dup_to_dev(M, abytes);
+                const char *dMo = (const char *)dM + off * es;
+                double *dX = (double *)dup_to_dev(X, (size_t)n * 16);
+                double *dZ = (double *)dup_to_dev(Z, (size_t)m * 16);
+                double *o[8];
+                for (int k = 0; k < 8; ++k)
+                    o[k] = (double *)dmalloc((size_t)(k & 2 ? n : m) * 16);
+                /* o[0..3]: P, Pa, Q, Qa of the implicit run; o[4..7]: of the explicit run */
+                abft_dual_args_t ia = {prec, m, n, dMo, ldm, 2, (impl & 1) ? NULL : dX, n,
+                                       NULL, 0, o[0], m, ab ? o[1] : NULL, m,
+                                       2, (impl & 2) ? NULL : dZ, m, NULL, 0, o[2], n,
+                                       ab ? o[3] : NULL, n};
+                abft_dual_args_t ea = {prec, m, n, dMo, ldm, 2, dX, n, NULL, 0, o[4], m,
+                                       ab ? o[5] : NULL, m, 2, dZ, m, NULL, 0, o[6], n,
+                                       ab ? o[7] : NULL, n};
+                TU_CHECK_STATUS(abft_cuda_dual(&g->ctx, &ia), ABFT_STATUS_SUCCESS);
+                TU_CHECK_STATUS(abft_cuda_dual(&g->ctx, &ea), ABFT_STATUS_SUCCESS);
+                CU(cudaStreamSynchronize(g->stream));
+                CU(cudaGetLastError());
+                char what[120];
+                snprintf(what, sizeof what,
+                         "dual %c m=%lld n=%lld impl=%d: implicit and explicit", p ? 's' : 'd',
+                         (long long)m, (long long)n, impl);
+                check_same(what, "P", o[0], o[4], m, NULL, n, 1);
+                check_same(what, "Q", o[2], o[6], n, NULL, m, 1);
+                if (ab) {
+                    check_same(what, "Pabs", o[1], o[5], m, NULL, n, 1);
+                    check_same(what, "Qabs", o[3], o[7], n, NULL, m, 1);
+                }
+                ++cases;
+                for (int k = 0; k < 8; ++k) cudaFree(o[k]);
+                cudaFree(dM);
+                cudaFree(dX);
+                cudaFree(dZ);
+                free(M);
+                free(X);
+                free(Z);
+            }
+    }
+    printf("dual implicit = explicit bits: %d cases\n", cases);
 }
 
 /* ---- compare ----------------------------------------------------------------------------- */
@@ -807,6 +875,7 @@ int main(void) {
     test_tsmm_implicit_bits(&rng, &g1);
     test_dual(&rng, &g0);
     test_dual(&rng, &g1);
+    test_dual_implicit_bits(&rng, &g1);
     test_compare(&rng, &g1);
     test_gemm(&rng, &g1);
     test_public(&rng);
