@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# On the device, one call: build everything (sm_90), every test (CPU and GPU),
+# compute-sanitizer memcheck + racecheck on the kernel test (small mode) and memcheck on the
+# LU GPU test, then bench_lu. STEP=bench2: bench_encode + bench_gemm instead (no tests).
+# Results (json/md) to $OUT/results, logs in $OUT/logs.tar.gz (the device returns <= 8 files).
+set -uo pipefail
+OUT=${OUT:-$PWD/out}
+R=$OUT/results L=$OUT/logs
+mkdir -p "$R" "$L"
+export GIT_COMMIT=${GIT_COMMIT:-unknown} ABFT_COMMIT=${GIT_COMMIT:-unknown}
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$L/gpu.txt" 2>&1
+cmake -S . -B build-dev -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release \
+  -DABFT_BUILD_TOOLS=ON -DABFT_BUILD_EXAMPLES=ON -DABFT_BUILD_TESTS=ON > "$L/configure.log" 2>&1 \
+  || tail -30 "$L/configure.log"
+cmake --build build-dev -j16 > "$L/build.log" 2>&1 || { grep -E "error" "$L/build.log" | head -30; }
+if [ "${STEP:-tests}" = tests ]; then
+  (cd build-dev && timeout 300 ctest --output-on-failure) > "$L/tests.log" 2>&1
+  echo "tests rc=$?"; grep -E "tests passed|Test +#|check failed|recovery" "$L/tests.log" | head -30
+  export ABFT_TEST_SMALL=1
+  timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 build-dev/tests/test_cuda_kernels \
+    > "$L/memcheck-kernels.log" 2>&1; echo "memcheck kernels rc=$?"; tail -2 "$L/memcheck-kernels.log"
+  timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 build-dev/tests/test_cuda_kernels \
+    > "$L/racecheck-kernels.log" 2>&1; echo "racecheck kernels rc=$?"; tail -2 "$L/racecheck-kernels.log"
+  unset ABFT_TEST_SMALL
+  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 build-dev/tests/test_getrf_gpu \
+    > "$L/memcheck-getrf.log" 2>&1; echo "memcheck getrf rc=$?"; tail -2 "$L/memcheck-getrf.log"
+  timeout 300 build-dev/bench/bench_lu --out "$R" > "$L/bench-lu.log" 2>&1; echo "bench_lu rc=$?"
+  cat "$L/bench-lu.log" | tail -25
+else
+  timeout 260 build-dev/bench/bench_encode "$R" > "$L/bench-encode.log" 2>&1; echo "bench_encode rc=$?"
+  grep -E "streaming read" "$L/bench-encode.log"; grep -E " (rows|cols|bound|dual) " "$L/bench-encode.log" | tail -48
+  timeout 240 build-dev/bench/bench_gemm --out "$R" > "$L/bench-gemm.log" 2>&1; echo "bench_gemm rc=$?"
+  grep -E "overhead" "$L/bench-gemm.log" | head -30
+fi
+tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$L"
+ls "$R"
