@@ -16,10 +16,10 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   echo "gpu tests rc=$?"; grep -E "tests passed|Test +#" "$OUT/gpu-tests.log" | head -20
 fi
 B=build-dev/bench/bench_lu
-for n in 4096 8192; do for p in d s; do for v in cusolver online online0; do
+for n in ${WALL_N:-4096 8192}; do for p in d s; do for v in cusolver online online0; do
   $B --profile $p $n $v
 done; done; done 2>&1 | tee "$OUT/profile-wall.txt"
-for v in cusolver online; do
+for v in ${NCU_VARIANTS:-cusolver online}; do
   timeout 200 ncu --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
     $B --profile d $N $v --no-warmup > "$OUT/ncu-$v.csv" 2> "$OUT/ncu-$v.err"
   python3 - "$OUT/ncu-$v.csv" <<'PY'
