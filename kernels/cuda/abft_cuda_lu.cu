@@ -296,22 +296,35 @@ abft_status_t laswp_run(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *a) {
  * The source of destination d is found by following d backwards through the swaps (the
  * candidates are independent: one thread each, over the pivots in order). Kept pairs with
  * source != destination go to dst[] / src[] in candidate order (a block scan); *count gets
- * their number. */
+ * their number.
+ * The partners are staged in shared memory (SW_COMPOSE_TILE at a time, the whole panel at
+ * once when k2 - k1 <= SW_COMPOSE_TILE, i.e. nb <= 1024): every thread of the walk reads the
+ * same entry (a broadcast) and the loads do not depend on the walk, so the loop runs at
+ * shared-memory issue rate instead of one L1 round trip per pivot. Wider panels walk the
+ * tiles from the last down, reloading them for each round of candidates. */
 constexpr int SW_COMPOSE_THREADS = 512;
+constexpr int SW_COMPOSE_TILE = 1024;
 
 __global__ void __launch_bounds__(SW_COMPOSE_THREADS)
 swap_compose(int64_t k1, int64_t k2, const int64_t *ipiv, int64_t off, int64_t *dst,
              int64_t *src, int64_t *count) {
     __shared__ int warp_cnt[SW_COMPOSE_THREADS / 32];
+    __shared__ int64_t piv[SW_COMPOSE_TILE]; /* partners of pivots t0 .. t0 + tile - 1 */
     const int64_t w = k2 - k1, ncand = 2 * w;
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    const int64_t ntile = (w + SW_COMPOSE_TILE - 1) / SW_COMPOSE_TILE;
+    if (ntile == 1) {
+        for (int64_t t = threadIdx.x; t < w; t += SW_COMPOSE_THREADS)
+            piv[t] = ipiv[k1 + t] - 1 - off;
+        __syncthreads();
+    }
     int64_t base = 0;
     for (int64_t c0 = 0; c0 < ncand; c0 += SW_COMPOSE_THREADS) {
         const int64_t t = c0 + threadIdx.x;
+        const bool act = t < ncand;
         bool keep = false;
-        int64_t d = 0, pos = 0;
-        if (t < ncand) {
-            int64_t i0 = -1; /* the pivot index whose partner this candidate is */
+        int64_t d = 0, pos = 0, i0 = -1; /* i0: the pivot index whose partner this is */
+        if (act) {
             if (t < w) {
                 d = k1 + t;
             } else {
@@ -320,16 +333,28 @@ swap_compose(int64_t k1, int64_t k2, const int64_t *ipiv, int64_t off, int64_t *
             }
             keep = t < w || d < k1 || d >= k2;
             pos = d;
+        }
+        /* tiles from the last: pivots t0 .. t1 - 1 (global indices k1 + t0 ..) */
+        for (int64_t q = ntile - 1; q >= 0; --q) {
+            const int64_t t0 = q * SW_COMPOSE_TILE;
+            const int64_t t1 = t0 + SW_COMPOSE_TILE < w ? t0 + SW_COMPOSE_TILE : w;
+            if (ntile > 1) {
+                __syncthreads(); /* the previous tile is no longer read */
+                for (int64_t u = t0 + threadIdx.x; u < t1; u += SW_COMPOSE_THREADS)
+                    piv[u - t0] = ipiv[k1 + u] - 1 - off;
+                __syncthreads();
+            }
             if (keep) {
-                for (int64_t i = k2 - 1; i >= k1; --i) {
-                    const int64_t p = __ldg(ipiv + i) - 1 - off;
+#pragma unroll 8
+                for (int64_t u = t1 - 1; u >= t0; --u) {
+                    const int64_t i = k1 + u, p = piv[u - t0];
                     if (pos == i) pos = p;
                     else if (pos == p) pos = i;
                     if (i < i0 && p == d) keep = false; /* an earlier partner: a repeat */
                 }
             }
-            keep = keep && pos != d;
         }
+        keep = keep && pos != d;
         const unsigned ballot = __ballot_sync(0xffffffffu, keep);
         if (lane == 0) warp_cnt[wid] = __popc(ballot);
         __syncthreads();
