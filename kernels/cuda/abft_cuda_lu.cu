@@ -301,7 +301,8 @@ abft_status_t laswp_run(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *a) {
  * once when k2 - k1 <= SW_COMPOSE_TILE, i.e. nb <= 1024): every thread of the walk reads the
  * same entry (a broadcast) and the loads do not depend on the walk, so the loop runs at
  * shared-memory issue rate instead of one L1 round trip per pivot. Wider panels walk the
- * tiles from the last down, reloading them for each round of candidates. */
+ * tiles from the last down, reloading them for each round of candidates. When every index
+ * fits (always in the online LU, whose m is a cuSOLVER int) the walk runs in 32 bits. */
 constexpr int SW_COMPOSE_THREADS = 512;
 constexpr int SW_COMPOSE_TILE = 1024;
 
@@ -310,13 +311,23 @@ swap_compose(int64_t k1, int64_t k2, const int64_t *ipiv, int64_t off, int64_t *
              int64_t *src, int64_t *count) {
     __shared__ int warp_cnt[SW_COMPOSE_THREADS / 32];
     __shared__ int64_t piv[SW_COMPOSE_TILE]; /* partners of pivots t0 .. t0 + tile - 1 */
+    __shared__ int piv32[SW_COMPOSE_TILE];   /* the same in 32 bits (narrow) */
     const int64_t w = k2 - k1, ncand = 2 * w;
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
     const int64_t ntile = (w + SW_COMPOSE_TILE - 1) / SW_COMPOSE_TILE;
+    /* narrow: one tile, and every row index the walk can meet (the rows k1..k2-1 and the
+     * partners) in [0, INT_MAX]: the walk runs on 32-bit integers (half the instructions
+     * of the 64-bit compares and selects; the loop is issue-bound, one block) */
+    bool narrow = false;
     if (ntile == 1) {
-        for (int64_t t = threadIdx.x; t < w; t += SW_COMPOSE_THREADS)
-            piv[t] = ipiv[k1 + t] - 1 - off;
-        __syncthreads();
+        int bad = k2 > INT_MAX;
+        for (int64_t t = threadIdx.x; t < w; t += SW_COMPOSE_THREADS) {
+            const int64_t p = ipiv[k1 + t] - 1 - off;
+            piv[t] = p;
+            piv32[t] = (int)p;
+            bad |= p < 0 || p > INT_MAX;
+        }
+        narrow = !__syncthreads_or(bad);
     }
     int64_t base = 0;
     for (int64_t c0 = 0; c0 < ncand; c0 += SW_COMPOSE_THREADS) {
@@ -344,7 +355,18 @@ swap_compose(int64_t k1, int64_t k2, const int64_t *ipiv, int64_t off, int64_t *
                     piv[u - t0] = ipiv[k1 + u] - 1 - off;
                 __syncthreads();
             }
-            if (keep) {
+            if (keep && narrow) { /* t0 = 0, t1 = w, all indices fit */
+                const int ik1 = (int)k1, id = (int)d, ii0 = (int)i0;
+                int ipos = (int)pos;
+#pragma unroll 8
+                for (int u = (int)w - 1; u >= 0; --u) {
+                    const int i = ik1 + u, p = piv32[u];
+                    if (ipos == i) ipos = p;
+                    else if (ipos == p) ipos = i;
+                    if (i < ii0 && p == id) keep = false; /* an earlier partner: a repeat */
+                }
+                pos = ipos;
+            } else if (keep) {
 #pragma unroll 8
                 for (int64_t u = t1 - 1; u >= t0; --u) {
                     const int64_t i = k1 + u, p = piv[u - t0];
