@@ -296,22 +296,46 @@ abft_status_t laswp_run(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *a) {
  * The source of destination d is found by following d backwards through the swaps (the
  * candidates are independent: one thread each, over the pivots in order). Kept pairs with
  * source != destination go to dst[] / src[] in candidate order (a block scan); *count gets
- * their number. */
+ * their number.
+ * The partners are staged in shared memory (SW_COMPOSE_TILE at a time, the whole panel at
+ * once when k2 - k1 <= SW_COMPOSE_TILE, i.e. nb <= 1024): every thread of the walk reads the
+ * same entry (a broadcast) and the loads do not depend on the walk, so the loop runs at
+ * shared-memory issue rate instead of one L1 round trip per pivot. Wider panels walk the
+ * tiles from the last down, reloading them for each round of candidates. When every index
+ * fits (always in the online LU, whose m is a cuSOLVER int) the walk runs in 32 bits. */
 constexpr int SW_COMPOSE_THREADS = 512;
+constexpr int SW_COMPOSE_TILE = 1024;
 
 __global__ void __launch_bounds__(SW_COMPOSE_THREADS)
 swap_compose(int64_t k1, int64_t k2, const int64_t *ipiv, int64_t off, int64_t *dst,
              int64_t *src, int64_t *count) {
     __shared__ int warp_cnt[SW_COMPOSE_THREADS / 32];
+    __shared__ int64_t piv[SW_COMPOSE_TILE]; /* partners of pivots t0 .. t0 + tile - 1 */
+    __shared__ int piv32[SW_COMPOSE_TILE];   /* the same in 32 bits (narrow) */
     const int64_t w = k2 - k1, ncand = 2 * w;
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    const int64_t ntile = (w + SW_COMPOSE_TILE - 1) / SW_COMPOSE_TILE;
+    /* narrow: one tile, and every row index the walk can meet (the rows k1..k2-1 and the
+     * partners) in [0, INT_MAX]: the walk runs on 32-bit integers (half the instructions
+     * of the 64-bit compares and selects; the loop is issue-bound, one block) */
+    bool narrow = false;
+    if (ntile == 1) {
+        int bad = k2 > INT_MAX;
+        for (int64_t t = threadIdx.x; t < w; t += SW_COMPOSE_THREADS) {
+            const int64_t p = ipiv[k1 + t] - 1 - off;
+            piv[t] = p;
+            piv32[t] = (int)p;
+            bad |= p < 0 || p > INT_MAX;
+        }
+        narrow = !__syncthreads_or(bad);
+    }
     int64_t base = 0;
     for (int64_t c0 = 0; c0 < ncand; c0 += SW_COMPOSE_THREADS) {
         const int64_t t = c0 + threadIdx.x;
+        const bool act = t < ncand;
         bool keep = false;
-        int64_t d = 0, pos = 0;
-        if (t < ncand) {
-            int64_t i0 = -1; /* the pivot index whose partner this candidate is */
+        int64_t d = 0, pos = 0, i0 = -1; /* i0: the pivot index whose partner this is */
+        if (act) {
             if (t < w) {
                 d = k1 + t;
             } else {
@@ -320,16 +344,39 @@ swap_compose(int64_t k1, int64_t k2, const int64_t *ipiv, int64_t off, int64_t *
             }
             keep = t < w || d < k1 || d >= k2;
             pos = d;
-            if (keep) {
-                for (int64_t i = k2 - 1; i >= k1; --i) {
-                    const int64_t p = __ldg(ipiv + i) - 1 - off;
+        }
+        /* tiles from the last: pivots t0 .. t1 - 1 (global indices k1 + t0 ..) */
+        for (int64_t q = ntile - 1; q >= 0; --q) {
+            const int64_t t0 = q * SW_COMPOSE_TILE;
+            const int64_t t1 = t0 + SW_COMPOSE_TILE < w ? t0 + SW_COMPOSE_TILE : w;
+            if (ntile > 1) {
+                __syncthreads(); /* the previous tile is no longer read */
+                for (int64_t u = t0 + threadIdx.x; u < t1; u += SW_COMPOSE_THREADS)
+                    piv[u - t0] = ipiv[k1 + u] - 1 - off;
+                __syncthreads();
+            }
+            if (keep && narrow) { /* t0 = 0, t1 = w, all indices fit */
+                const int ik1 = (int)k1, id = (int)d, ii0 = (int)i0;
+                int ipos = (int)pos;
+#pragma unroll 8
+                for (int u = (int)w - 1; u >= 0; --u) {
+                    const int i = ik1 + u, p = piv32[u];
+                    if (ipos == i) ipos = p;
+                    else if (ipos == p) ipos = i;
+                    if (i < ii0 && p == id) keep = false; /* an earlier partner: a repeat */
+                }
+                pos = ipos;
+            } else if (keep) {
+#pragma unroll 8
+                for (int64_t u = t1 - 1; u >= t0; --u) {
+                    const int64_t i = k1 + u, p = piv[u - t0];
                     if (pos == i) pos = p;
                     else if (pos == p) pos = i;
                     if (i < i0 && p == d) keep = false; /* an earlier partner: a repeat */
                 }
             }
-            keep = keep && pos != d;
         }
+        keep = keep && pos != d;
         const unsigned ballot = __ballot_sync(0xffffffffu, keep);
         if (lane == 0) warp_cnt[wid] = __popc(ballot);
         __syncthreads();
@@ -349,13 +396,68 @@ swap_compose(int64_t k1, int64_t k2, const int64_t *ipiv, int64_t off, int64_t *
     if (threadIdx.x == 0) *count = base;
 }
 
-/* Apply the composed list in place: block b owns whole columns (b, b + gridDim.x, ...):
- * it reads the sources of all its column's changed rows into buf, waits, writes them to
- * the destinations. Columns 0..na-1 are the columns of A outside [skip0, skip1) (type T),
- * then ncols2 columns of the fp64 X2. With smem, the list and buf live in shared memory
- * (cap entries each), else the list is read from global memory and buf is this block's
- * cap doubles of gbuf. */
+/* Apply the composed list in place. Columns 0..na-1 are the columns of A outside
+ * [skip0, skip1) (type T), then ncols2 columns of the fp64 X2.
+ *
+ * Register path (cnt <= SW_APPLY_REG = 512, always the case for panels of nb <= 256: the list
+ * has at most 2·nb entries): thread t owns list entries t and t + 256 (their dst / src in
+ * registers, no shared memory); a block takes SW_APPLY_CB = 8 adjacent columns per step (a
+ * group: A's columns and X2's columns form separate groups, the last of each may be short),
+ * issues its up to 2 x 8 independent loads of the sources, one barrier, the 16 stores, one
+ * barrier (a destination row of one entry is the source row of another in the same column).
+ * Groups go to blocks in grid-stride order; when the host knows the list is short (2·(k2-k1)
+ * <= 512) it launches one block per group.
+ *
+ * Otherwise block b owns whole columns (b, b + gridDim.x, ...): it reads the sources of all
+ * its column's changed rows into buf, waits, writes them to the destinations. With smem, the
+ * list and buf live in shared memory (cap entries each), else the list is read from global
+ * memory and buf is this block's cap doubles of gbuf.
+ *
+ * Expected time of the register path (H100, n = 8192 fp64, nb = 256: cnt ~ 512, 8192
+ * columns). Per column the list's 256 panel rows are contiguous (dst of the first half, src
+ * of the partners: 2 KiB = 64 sectors read + 64 written) and the <= 256 partner rows are
+ * scattered (one 32-byte sector each, read, then written back: the read leaves the sector in
+ * L2, so 256 sectors from and 256 to DRAM). About 20 KiB of DRAM traffic per column, 168 MB
+ * per panel: 55 us at 3 TB/s, ~60-70 us at the 2.4-2.8 TB/s that half-random 32-byte sector
+ * traffic reaches. Loads in flight: 1025 blocks of 256 threads, at least 3 blocks (768
+ * threads) resident per SM by registers, 16 independent loads each between barriers: >= 12 K
+ * loads per SM in flight vs ~1 K needed (Little: ~3 MB over 132 SMs at ~1 us latency, ~20
+ * bytes of DRAM traffic per load). The old per-column path had ~2 loads per thread between
+ * barriers and measured 116 us per panel; expected now ~65 us (bandwidth-bound). */
 constexpr int SW_APPLY_THREADS = 256;
+constexpr int SW_APPLY_ROWS = 2;  /* list entries per thread in the register path */
+constexpr int SW_APPLY_CB = 8;    /* columns per barrier pair in the register path */
+constexpr int64_t SW_APPLY_REG = (int64_t)SW_APPLY_THREADS * SW_APPLY_ROWS;
+
+/* Columns c0 .. c0 + nc - 1 (nc <= SW_APPLY_CB; column c at M + (c < skip0 ? c : c + skipw)
+ * · ld) of the register path; entry r of this thread: source s[r] -> destination d[r]
+ * (s[r] < 0: none). Contains two block barriers: all threads of the block call it alike. */
+template <typename E>
+__device__ __forceinline__ void swap_cols_reg(E *M, int64_t ld, int64_t c0, int64_t nc,
+                                              int64_t skip0, int64_t skipw,
+                                              const int64_t (&s)[SW_APPLY_ROWS],
+                                              const int64_t (&d)[SW_APPLY_ROWS]) {
+    E *col[SW_APPLY_CB];
+    E v[SW_APPLY_ROWS][SW_APPLY_CB];
+#pragma unroll
+    for (int j = 0; j < SW_APPLY_CB; ++j) {
+        const int64_t c = c0 + (j < nc ? j : 0);
+        col[j] = M + (size_t)(c < skip0 ? c : c + skipw) * (size_t)ld;
+    }
+    /* unconditional loads (no branch between them): a missing entry reads row 0, a column
+     * past nc column c0 again; neither is stored */
+#pragma unroll
+    for (int j = 0; j < SW_APPLY_CB; ++j)
+#pragma unroll
+        for (int r = 0; r < SW_APPLY_ROWS; ++r) v[r][j] = col[j][s[r] >= 0 ? s[r] : 0];
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < SW_APPLY_CB; ++j)
+#pragma unroll
+        for (int r = 0; r < SW_APPLY_ROWS; ++r)
+            if (j < nc && s[r] >= 0) col[j][d[r]] = v[r][j];
+    __syncthreads(); /* the next group's loads come after every store of this one */
+}
 
 template <typename T>
 __global__ void __launch_bounds__(SW_APPLY_THREADS)
@@ -365,6 +467,29 @@ swap_apply(const int64_t *gdst, const int64_t *gsrc, const int64_t *count, int64
     extern __shared__ double sh[];
     const int64_t cnt = *count;
     if (cnt == 0) return;
+    if (cnt <= SW_APPLY_REG) {
+        int64_t s[SW_APPLY_ROWS], d[SW_APPLY_ROWS];
+#pragma unroll
+        for (int r = 0; r < SW_APPLY_ROWS; ++r) {
+            const int64_t t = threadIdx.x + (int64_t)r * SW_APPLY_THREADS;
+            s[r] = t < cnt ? gsrc[t] : -1;
+            d[r] = t < cnt ? gdst[t] : -1;
+        }
+        const int64_t ga = (na + SW_APPLY_CB - 1) / SW_APPLY_CB;
+        const int64_t ng = ga + (ncols2 + SW_APPLY_CB - 1) / SW_APPLY_CB;
+        for (int64_t g = blockIdx.x; g < ng; g += gridDim.x) {
+            if (g < ga) {
+                const int64_t c0 = g * SW_APPLY_CB, r = na - c0;
+                swap_cols_reg<T>(A, lda, c0, r < SW_APPLY_CB ? r : SW_APPLY_CB, skip0,
+                                 skip1 - skip0, s, d);
+            } else {
+                const int64_t c0 = (g - ga) * SW_APPLY_CB, r = ncols2 - c0;
+                swap_cols_reg<double>(X2, ldx2, c0, r < SW_APPLY_CB ? r : SW_APPLY_CB, INT64_MAX,
+                                      0, s, d);
+            }
+        }
+        return;
+    }
     const int64_t *dst = gdst, *src = gsrc;
     double *buf = smem ? nullptr : gbuf + (size_t)blockIdx.x * (size_t)cap;
     if (smem) {
@@ -406,21 +531,29 @@ abft_status_t laswp_dev_run(const abft_kctx_t *ctx, const abft_lu_laswp_args_t *
     const int64_t na = a->cols - (s1 - s0), n2 = a->X2 != nullptr ? a->cols2 : 0;
     if (a->k2 <= a->k1 || na + n2 == 0) return ABFT_STATUS_SUCCESS;
     const int64_t cap = 2 * (a->k2 - a->k1); /* at most this many changed rows */
-    /* shared memory: the list (2 int64) and buf (one double) per entry, within the 48 KiB
-     * every device gives without opting in; otherwise the global fallback. */
+    /* cap <= 512: the kernel surely takes its register path: no shared memory, one block per
+     * group of SW_APPLY_CB columns (the hardware balances them). Otherwise the list length
+     * is only known on the device: shared memory for the list (2 int64) and buf (one double)
+     * per entry, within the 48 KiB every device gives without opting in, or the global
+     * fallback; about 8 blocks per SM of an H100 (each block copies the list into shared
+     * memory once, then loops over its columns). */
+    const bool reg = cap <= SW_APPLY_REG;
     const size_t sbytes = (size_t)cap * 24;
-    const int smem = sbytes <= 48 * 1024;
-    /* about 8 blocks per SM of an H100 (each block copies the list into shared memory
-     * once, then loops over its columns) */
+    const int smem = !reg && sbytes <= 48 * 1024;
     int64_t grid = na + n2;
-    const int64_t gmax = smem ? 1056 : 264;
-    if (grid > gmax) grid = gmax;
+    if (reg) {
+        grid = (na + SW_APPLY_CB - 1) / SW_APPLY_CB + (n2 + SW_APPLY_CB - 1) / SW_APPLY_CB;
+        if (grid > (int64_t)1 << 20) grid = (int64_t)1 << 20;
+    } else {
+        const int64_t gmax = smem ? 1056 : 264;
+        if (grid > gmax) grid = gmax;
+    }
     size_t bytes = (2 * (size_t)cap + 1) * sizeof(int64_t);
-    if (!smem) bytes += (size_t)grid * (size_t)cap * sizeof(double);
+    if (!reg && !smem) bytes += (size_t)grid * (size_t)cap * sizeof(double);
     void *p = nullptr;
     ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &p));
     int64_t *dst = (int64_t *)p, *src = dst + cap, *count = src + cap;
-    double *gbuf = smem ? nullptr : (double *)(count + 1);
+    double *gbuf = !reg && !smem ? (double *)(count + 1) : nullptr;
     cudaStream_t s = abft_cuda_stream(ctx);
     swap_compose<<<1, SW_COMPOSE_THREADS, 0, s>>>(a->k1, a->k2, a->ipiv, a->ipiv_off, dst, src,
                                                   count);

@@ -168,11 +168,13 @@ static void *dput(const void *h, size_t bytes) {
 }
 
 /* 1-based pivots + off for rows k1..k2-1 of an m-row matrix: a quarter each p = i, a repeat
- * of an earlier partner, any row (also above k1), a row >= i (as getrf makes them). */
+ * of an earlier partner, any row (also above k1), a row >= i (as getrf makes them); sparse:
+ * p = i for 7 in 8 of them (a long panel with a short list of changed rows). */
 static void random_pivots(tu_rng_t *r, int64_t m, int64_t k1, int64_t k2, int64_t off,
-                          int64_t *ipiv) {
+                          int sparse, int64_t *ipiv) {
     for (int64_t i = k1; i < k2; ++i) {
         int64_t p, kind = tu_int(r, 0, 3);
+        if (sparse && tu_int(r, 0, 7) != 0) kind = 0;
         if (kind == 0) p = i;
         else if (kind == 1 && i > k1) p = ipiv[tu_int(r, k1, i - 1)] - 1 - off;
         else if (kind == 2) p = tu_int(r, 0, m - 1);
@@ -181,18 +183,41 @@ static void random_pivots(tu_rng_t *r, int64_t m, int64_t k1, int64_t k2, int64_
     }
 }
 
+/* The number of rows the interchanges k1..k2-1 change (the length of the device's list). */
+static int64_t changed_rows(int64_t m, int64_t k1, int64_t k2, const int64_t *ipiv, int64_t off) {
+    int64_t *perm = (int64_t *)malloc((size_t)m * sizeof(int64_t)), cnt = 0;
+    for (int64_t i = 0; i < m; ++i) perm[i] = i;
+    for (int64_t i = k1; i < k2; ++i) {
+        const int64_t p = ipiv[i] - 1 - off, t = perm[i];
+        perm[i] = perm[p];
+        perm[p] = t;
+    }
+    for (int64_t i = 0; i < m; ++i) cnt += perm[i] != i;
+    free(perm);
+    return cnt;
+}
+
 /* laswp with device pivots (composed on the device; the shared-memory and the global-buffer
  * paths) and with host pivots, skip range, X2: bitwise the CPU's. */
 static void test_laswp_op(gctx_t *g, tu_rng_t *r) {
     abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
     int runs = 0, bad = 0;
-    for (int t = 0; t < 120; ++t) {
+    /* device runs by swap_apply's path (kernels/cuda/abft_cuda_lu.cu): the register path
+     * (list <= 512 rows) launched per 8-column group (2(k2-k1) <= 512) or grid-stride (longer
+     * panel, short list), with a short last group of A's columns (na % 8 != 0), with X2; the
+     * shared-memory path (list > 512, 2(k2-k1) <= 2048); the global fallback (2(k2-k1) >
+     * 2048, also swap_compose's tiled pivots: k2 - k1 > 1024) */
+    int n_reg = 0, n_reg_stride = 0, n_reg_tail = 0, n_reg_x2 = 0, n_smem = 0, n_glob = 0;
+    for (int t = 0; t < 160; ++t) {
         const int wide = t % 10 == 9; /* > 1024 swaps: the global fallback */
-        const int64_t m = wide ? tu_int(r, 1200, 2500) : tu_int(r, 1, 1200);
+        const int mid = t % 10 == 4;  /* 600..1000 swaps: the shared-memory path */
+        const int sparse = t % 10 == 7 || t % 10 == 1; /* 300..600, few changed rows */
+        const int64_t w_lo = wide ? 1030 : mid ? 600 : sparse ? 300 : 0;
+        const int64_t w_hi = wide ? 1300 : mid ? 1000 : sparse ? 600 : 300;
+        const int64_t m = w_lo > 0 ? tu_int(r, w_lo + 100, 2 * w_hi) : tu_int(r, 1, 1200);
         const int64_t cols = tu_int(r, 1, t % 3 == 0 ? 2000 : 300), lda = m + tu_int(r, 0, 3);
-        const int64_t k1 = wide ? tu_int(r, 0, m - 1100) : tu_int(r, 0, m - 1);
-        const int64_t k2 = wide ? k1 + tu_int(r, 1030, m - k1 < 1300 ? m - k1 : 1300)
-                                : tu_int(r, k1, m < k1 + 300 ? m : k1 + 300);
+        const int64_t k1 = tu_int(r, 0, m - w_lo - (w_lo > 0 ? 0 : 1));
+        const int64_t k2 = k1 + tu_int(r, w_lo, m - k1 < w_hi ? m - k1 : w_hi);
         const int64_t off = tu_int(r, 0, 2) * 256, cols2 = tu_int(r, 0, 4);
         int64_t skip0 = 0, skip1 = 0;
         if (tu_int(r, 0, 1)) {
@@ -202,7 +227,7 @@ static void test_laswp_op(gctx_t *g, tu_rng_t *r) {
         const int dev = t % 4 != 3, sp = (int)tu_int(r, 0, 1);
         const size_t es = sp ? 4 : 8, bytes = (size_t)(lda * cols) * es;
         int64_t *ipiv = (int64_t *)malloc((size_t)m * sizeof(int64_t));
-        random_pivots(r, m, k1, k2, off, ipiv);
+        random_pivots(r, m, k1, k2, off, sparse, ipiv);
         char *A = (char *)malloc(bytes), *G = (char *)malloc(bytes);
         double *X = tu_alloc_d(m * (cols2 + 1)), *XG = tu_alloc_d(m * (cols2 + 1));
         for (int64_t q = 0; q < lda * cols; ++q) {
@@ -229,6 +254,21 @@ static void test_laswp_op(gctx_t *g, tu_rng_t *r) {
                  (long long)skip0, (long long)skip1, (long long)cols2, sp ? 's' : 'd', dev);
         bad += !ok;
         ++runs;
+        if (dev) {
+            const int64_t cnt = changed_rows(m, k1, k2, ipiv, off);
+            int64_t na = cols;
+            if (skip1 > skip0 && skip0 < cols) na -= (skip1 < cols ? skip1 : cols) - skip0;
+            if (cnt > 0 && cnt <= 512 && na + cols2 > 0) {
+                ++n_reg;
+                n_reg_stride += 2 * (k2 - k1) > 512;
+                n_reg_tail += na % 8 != 0;
+                n_reg_x2 += cols2 > 0;
+            }
+            if (cnt > 512 && na + cols2 > 0) {
+                if (2 * (k2 - k1) <= 2048) ++n_smem;
+                else ++n_glob;
+            }
+        }
         cudaFree(dA);
         cudaFree(dX);
         cudaFree(dp);
@@ -238,7 +278,11 @@ static void test_laswp_op(gctx_t *g, tu_rng_t *r) {
         free(X);
         free(XG);
     }
-    printf("laswp op: %d/%d random pivot sets as the CPU's\n", runs - bad, runs);
+    printf("laswp op: %d/%d random pivot sets as the CPU's (device paths: register %d, of them "
+           "grid-stride %d, short last group %d, with X2 %d; shared %d; global %d)\n",
+           runs - bad, runs, n_reg, n_reg_stride, n_reg_tail, n_reg_x2, n_smem, n_glob);
+    TU_CHECK(n_reg_stride > 0 && n_reg_tail > 0 && n_reg_x2 > 0 && n_smem > 0 && n_glob > 0,
+             "laswp op: every swap_apply path reached");
 }
 
 /* getrf with ipiv_off and the device info over three panels (zero columns in the second
