@@ -42,7 +42,7 @@ if [ "$what" = run ]; then
   # OpenBLAS's own threads fight the library's OpenMP threads on small matrices.
   export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
   ./build/tools/abft campaign --op gemm --out build/campaign
-  exec ./build/tools/abft campaign --op getrf --out build/campaign
+  exec ./build/tools/abft campaign --op getrf --lu-recovery on --out build/campaign
 fi
 
 cmake --build build -j"$jobs"
