@@ -187,10 +187,16 @@ static totals_t totals(const abft_campaign_summary_t *s) {
 static void describe(FILE *f, const abft_campaign_config_t *c, const abft_campaign_summary_t *s,
                      const char *op_name, int md) {
     const char *sep = md ? "\n\n" : "\n";
-    fprintf(f, "%s%s %s, m = %" PRId64 ", n = %" PRId64 ", k = %" PRId64 ", backend %s, %s checksums, "
+    char dims[96];
+    if (c->op == ABFT_CAMPAIGN_GEMM)
+        snprintf(dims, sizeof dims, "m = %" PRId64 ", n = %" PRId64 ", k = %" PRId64, c->m, c->n,
+                 c->k);
+    else /* LU: an n x n matrix */
+        snprintf(dims, sizeof dims, "n = %" PRId64, c->n);
+    fprintf(f, "%s%s %s, %s, backend %s, %s checksums, "
                "%s bound (factor %g), guarantee g = %g, seed %" PRIu64 "%s%s",
-            md ? "" : "abft campaign: ", op_name, c->precision == 'd' ? "fp64" : "fp32", c->m, c->n,
-            c->k, cli_backend_name(s->backend), c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
+            md ? "" : "abft campaign: ", op_name, c->precision == 'd' ? "fp64" : "fp32", dims,
+            cli_backend_name(s->backend), c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
             c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
             c->bound_factor, c->guarantee, c->seed,
             c->op == ABFT_CAMPAIGN_GEMM ? "" : c->lu_recovery ? ", LU recovery copy on"
