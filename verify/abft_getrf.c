@@ -529,16 +529,15 @@ static abft_status_t recover_row(struct abft_lu_plan *p, void *A, int64_t lda,
     const int64_t m = p->m, n = p->n, k = p->k, kr = r < k ? r : k;
     const size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
     *ok = 0;
-    void *old = malloc((size_t)n * es), *row = malloc((size_t)n * es), *x = NULL;
-    abft_status_t st = old == NULL || row == NULL ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_SUCCESS;
-    if (st == ABFT_STATUS_SUCCESS) st = h->ops->alloc(&h->kctx, (size_t)n * es, &x);
-    char *Ar = (char *)A + (size_t)r * es;
-    abft_copy_args_t c_old = {0, es, 1, n, old, 1, Ar, lda};
-    abft_copy_args_t c_a = {0, es, 1, n, row, 1, (char *)p->A0 + (size_t)perm[r] * es, m};
-    abft_copy_args_t c_x = {1, es, n, 1, row, n, x, n};
-    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c_old);
+    /* backend vectors: x (the new row, contiguous) and old (row r as it was); every copy
+     * below stays in backend memory (dir 2: `host` is the destination) */
+    void *x = NULL;
+    ABFT_TRY(h->ops->alloc(&h->kctx, 2 * (size_t)n * es, &x));
+    char *old = (char *)x + (size_t)n * es, *Ar = (char *)A + (size_t)r * es;
+    abft_copy_args_t c_old = {2, es, 1, n, old, 1, Ar, lda};
+    abft_copy_args_t c_a = {2, es, 1, n, x, 1, (char *)p->A0 + (size_t)perm[r] * es, m};
+    abft_status_t st = h->ops->copy(&h->kctx, &c_old);
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c_a);
-    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c_x);
     if (st == ABFT_STATUS_SUCCESS && kr > 0) { /* U11^T·l = a(0:kr) */
         abft_lu_trsm_args_t ts = {p->prec, 0, 1, kr, 1, A, lda, x, n};
         st = lo->lu_trsm(&h->kctx, &ts);
@@ -549,22 +548,18 @@ static abft_status_t recover_row(struct abft_lu_plan *p, void *A, int64_t lda,
                               (char *)x + (size_t)r * es, n};
         st = h->ops->gemm(&h->kctx, &g);
     }
-    abft_copy_args_t c_back = {0, es, n, 1, row, n, x, n};
-    abft_copy_args_t c_new = {1, es, 1, n, row, 1, Ar, lda};
-    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c_back);
+    abft_copy_args_t c_new = {2, es, 1, n, Ar, lda, x, 1};
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c_new);
     int64_t nflag = 0;
     double mr = 0.0;
     if (st == ABFT_STATUS_SUCCESS) st = check_factors(p, A, lda, &nflag, &mr);
     if (st == ABFT_STATUS_SUCCESS && nflag == 0) *ok = 1;
     else if (st == ABFT_STATUS_SUCCESS) {
-        abft_copy_args_t c_rev = {1, es, 1, n, old, 1, Ar, lda};
+        abft_copy_args_t c_rev = {2, es, 1, n, Ar, lda, old, 1};
         st = h->ops->copy(&h->kctx, &c_rev);
     }
-    if (x != NULL) h->ops->free(&h->kctx, x);
-    free(row);
-    free(old);
-    return st;
+    abft_status_t sf = h->ops->free(&h->kctx, x); /* after the stream's use of x */
+    return st != ABFT_STATUS_SUCCESS ? st : sf;
 }
 
 abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const int64_t *ipiv,
