@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "abft_cuda_blas.cuh"
 #include "abft_cuda_common.cuh"
 #include "abft_cuda_tuning.h"
 
@@ -133,14 +134,9 @@ extern "C" abft_status_t abft_cuda_gemm(const abft_kctx_t *ctx, const abft_gemm_
     if (a->m == 0 || a->n == 0) return ABFT_STATUS_SUCCESS;
     cublasHandle_t h = (cublasHandle_t)ctx->blas;
     if (h == NULL) return ABFT_STATUS_NOT_INITIALIZED;
-    /* Borrowed handles keep their settings: save what we change, restore it on every path. */
-    cudaStream_t old_stream = NULL;
-    cublasPointerMode_t old_mode = CUBLAS_POINTER_MODE_HOST;
-    if (cublasGetStream(h, &old_stream) != CUBLAS_STATUS_SUCCESS ||
-        cublasGetPointerMode(h, &old_mode) != CUBLAS_STATUS_SUCCESS)
-        return ABFT_STATUS_CUBLAS_ERROR;
-    cublasStatus_t s = cublasSetStream(h, abft_cuda_stream(ctx));
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
+    abft_blas_saved sv;
+    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+    if (!abft_blas_enter(h, ctx, &sv, &s)) return ABFT_STATUS_CUBLAS_ERROR;
     if (s == CUBLAS_STATUS_SUCCESS) {
         cublasOperation_t ta = a->transa ? CUBLAS_OP_T : CUBLAS_OP_N;
         cublasOperation_t tb = a->transb ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -154,9 +150,7 @@ extern "C" abft_status_t abft_cuda_gemm(const abft_kctx_t *ctx, const abft_gemm_
                                (const float *)a->B, a->ldb, &be, (float *)a->C, a->ldc);
         }
     }
-    cublasStatus_t r1 = cublasSetPointerMode(h, old_mode);
-    cublasStatus_t r2 = cublasSetStream(h, old_stream);
-    if (s != CUBLAS_STATUS_SUCCESS || r1 != CUBLAS_STATUS_SUCCESS || r2 != CUBLAS_STATUS_SUCCESS) {
+    if (abft_blas_leave(h, &sv, s) != CUBLAS_STATUS_SUCCESS) {
         (void)cudaGetLastError();
         return ABFT_STATUS_CUBLAS_ERROR;
     }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <vector>
 
+#include "abft_cuda_blas.cuh"
 #include "abft_cuda_common.cuh"
 #include "abft_lu_kernels.h"
 
@@ -667,13 +668,9 @@ extern "C" abft_status_t abft_cuda_lu_trsm(const abft_kctx_t *ctx, const abft_lu
     if (!fits_int(a->m) || !fits_int(a->n) || !fits_int(a->lda) || !fits_int(a->ldb))
         return ABFT_STATUS_NOT_SUPPORTED;
     cublasHandle_t hb = (cublasHandle_t)ctx->blas;
-    cudaStream_t old_stream = nullptr;
-    cublasPointerMode_t old_mode = CUBLAS_POINTER_MODE_HOST;
-    if (cublasGetStream(hb, &old_stream) != CUBLAS_STATUS_SUCCESS ||
-        cublasGetPointerMode(hb, &old_mode) != CUBLAS_STATUS_SUCCESS)
-        return ABFT_STATUS_CUBLAS_ERROR;
-    cublasStatus_t s = cublasSetStream(hb, abft_cuda_stream(ctx));
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasSetPointerMode(hb, CUBLAS_POINTER_MODE_HOST);
+    abft_blas_saved sv;
+    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+    if (!abft_blas_enter(hb, ctx, &sv, &s)) return ABFT_STATUS_CUBLAS_ERROR;
     cublasFillMode_t uplo = a->uplo ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
     cublasOperation_t tr = a->trans ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasDiagType_t dg = a->uplo ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
@@ -689,10 +686,7 @@ extern "C" abft_status_t abft_cuda_lu_trsm(const abft_kctx_t *ctx, const abft_lu
                             lda, (float *)a->B, ldb);
         }
     }
-    cublasStatus_t r1 = cublasSetPointerMode(hb, old_mode);
-    cublasStatus_t r2 = cublasSetStream(hb, old_stream);
-    if (s == CUBLAS_STATUS_SUCCESS) s = r1 != CUBLAS_STATUS_SUCCESS ? r1 : r2;
-    return blas_status(s);
+    return blas_status(abft_blas_leave(hb, &sv, s));
 }
 
 extern "C" abft_status_t abft_cuda_lu_gather(const abft_kctx_t *ctx, const abft_lu_gather_args_t *a) {
