@@ -1,12 +1,13 @@
 /* Protected LU against plain cuSOLVER getrf, measured in one run.
  *
  *   bench_lu [--quick] [--reps R] [--out DIR]
- *   bench_lu --profile d|s N cusolver|online|online0 [--no-warmup]
+ *   bench_lu --profile d|s N cusolver|online|online0|online-nola [--no-warmup]
  *            (one timed run of one variant, for a profiler: prints its time only)
  *
  * For n in {4096, 8192, 16384} (--quick: 4096 only), fp64 and fp32: median time of
  * cusolverDn?getrf (workspace preallocated, not timed), abft_?getrf (offline: encode +
- * getrf + check), abft_?getrf_online (check after every panel, and after every 4th).
+ * getrf + check), abft_?getrf_online (check after every panel, and after every 4th, with
+ * the GPU's default look-ahead; and after every panel without look-ahead).
  * Each run factors a fresh copy of the same matrix (the copy is not timed). Prints a table
  * and writes DIR/lu.json and DIR/lu.md (default bench/results). GIT_COMMIT in the
  * environment is recorded as the commit. */
@@ -35,11 +36,11 @@ static double median(double *v, int n) {
 typedef struct result {
     char prec;
     int64_t n;
-    double t_cusolver, t_offline, t_online1, t_online4, t_online_off;
+    double t_cusolver, t_offline, t_online1, t_online4, t_online_off, t_online1_nola;
     int64_t detected;
 } result_t;
 
-enum { V_CUSOLVER, V_OFFLINE, V_ONLINE1, V_ONLINE4, V_ONLINE_OFF, V_COUNT };
+enum { V_CUSOLVER, V_OFFLINE, V_ONLINE1, V_ONLINE4, V_ONLINE_OFF, V_ONLINE1_NOLA, V_COUNT };
 
 /* --profile: run only this variant, once (-1: all); g_warm = 0: without the warm-up run
  * (for ncu, which then sees the timed run's kernels only) */
@@ -51,7 +52,7 @@ static int64_t g_nb = 256, g_inb = 64;
 
 typedef struct sweep {
     char prec;
-    int64_t n, nb, inb;
+    int64_t n, nb, inb, la; /* la: the look-ahead option (0: default, -1: off) */
     double ms;
 } sweep_t;
 
@@ -95,13 +96,15 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
         int v = sweep != NULL ? V_ONLINE_OFF : vi;
         if (g_only >= 0 && v != g_only) continue;
         int64_t nb = sweep != NULL ? sweep[vi].nb : g_nb, inb = sweep != NULL ? sweep[vi].inb : g_inb;
+        int64_t la = sweep != NULL ? sweep[vi].la : 0;
         for (int r = g_warm ? -1 : 0; r < reps; ++r) { /* r = -1: warm-up */
             TU_CUDA_OK(cudaMemcpy(A, A0, bytes, cudaMemcpyDeviceToDevice));
             TU_CUDA_OK(cudaDeviceSynchronize());
             abft_report_t rep;
             int64_t info = 0;
             abft_status_t st = ABFT_STATUS_SUCCESS;
-            abft_lu_options_t o1 = {nb, 1, inb}, o4 = {nb, 4, inb}, ooff = {nb, CHECKS_OFF, inb};
+            abft_lu_options_t o1 = {nb, 1, inb, la}, o4 = {nb, 4, inb, la};
+            abft_lu_options_t ooff = {nb, CHECKS_OFF, inb, la}, o1n = {nb, 1, inb, -1};
             TU_CUDA_OK(cudaEventRecord(e0, 0));
             switch (v) {
             case V_CUSOLVER:
@@ -114,8 +117,10 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
                 break;
             case V_ONLINE1:
             case V_ONLINE4:
-            case V_ONLINE_OFF: {
-                abft_lu_options_t *o = v == V_ONLINE1 ? &o1 : v == V_ONLINE4 ? &o4 : &ooff;
+            case V_ONLINE_OFF:
+            case V_ONLINE1_NOLA: {
+                abft_lu_options_t *o = v == V_ONLINE1 ? &o1 : v == V_ONLINE4 ? &o4
+                                       : v == V_ONLINE_OFF ? &ooff : &o1n;
                 st = prec == 'd' ? abft_dgetrf_online(h, n, n, (double *)A, n, ip64, o, &info, &rep)
                                  : abft_sgetrf_online(h, n, n, (float *)A, n, ip64, o, &info, &rep);
                 break;
@@ -143,6 +148,7 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
         res->t_online1 = med[V_ONLINE1];
         res->t_online4 = med[V_ONLINE4];
         res->t_online_off = med[V_ONLINE_OFF];
+        res->t_online1_nola = med[V_ONLINE1_NOLA];
     }
     free(t);
     cudaEventDestroy(e0);
@@ -166,7 +172,8 @@ int main(int argc, char **argv) {
             pn = atoll(argv[i + 2]);
             const char *v = argv[i + 3];
             g_only = !strcmp(v, "cusolver") ? V_CUSOLVER : !strcmp(v, "online") ? V_ONLINE1
-                     : !strcmp(v, "online0") ? V_ONLINE_OFF : V_OFFLINE;
+                     : !strcmp(v, "online0") ? V_ONLINE_OFF
+                     : !strcmp(v, "online-nola") ? V_ONLINE1_NOLA : V_OFFLINE;
             i += 3;
         } else if (!strcmp(argv[i], "--no-warmup")) g_warm = 0;
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
@@ -194,7 +201,8 @@ int main(int argc, char **argv) {
         run_size(h, cs, pprec == 's' ? 's' : 'd', pn > 0 ? pn : 4096, 1, &r, NULL, 0);
         printf("profile %c n %lld variant %d: %.3f ms\n", pprec, (long long)pn, g_only,
                g_only == V_CUSOLVER ? r.t_cusolver : g_only == V_ONLINE1 ? r.t_online1
-               : g_only == V_ONLINE_OFF ? r.t_online_off : r.t_offline);
+               : g_only == V_ONLINE_OFF ? r.t_online_off
+               : g_only == V_ONLINE1_NOLA ? r.t_online1_nola : r.t_offline);
         cusolverDnDestroy(cs);
         abft_destroy(h);
         return 0;
@@ -205,10 +213,11 @@ int main(int argc, char **argv) {
     int nres = 0;
     /* Sweep of the online blocking (checks off) at n = 8192 (--quick: 4096), fp64 then
      * fp32; the fastest (nb, panel_nb) over both precisions drives the main table. */
-    const int64_t cfg[][2] = {{256, 256}, {256, 64}, {256, 32}, {512, 64}, {512, 128},
-                              {128, 32}, {384, 64}, {1024, 128}};
+    const int64_t cfg[][3] = {{256, 256, 0}, {256, 64, 0},   {256, 128, 0}, {512, 64, 0},
+                              {512, 128, 0}, {384, 128, 0}, {768, 128, 0}, {1024, 128, 0},
+                              {256, 256, -1}, {512, 128, -1}};
     const int ncfg = (int)(sizeof cfg / sizeof cfg[0]);
-    sweep_t sw[2 * 8];
+    sweep_t sw[2 * 10];
     int64_t sn = quick ? 4096 : 8192;
     for (int pi = 0; pi < 2; ++pi) {
         for (int c = 0; c < ncfg; ++c) {
@@ -216,6 +225,7 @@ int main(int argc, char **argv) {
             sw[pi * ncfg + c].n = sn;
             sw[pi * ncfg + c].nb = cfg[c][0];
             sw[pi * ncfg + c].inb = cfg[c][1];
+            sw[pi * ncfg + c].la = cfg[c][2];
         }
         run_size(h, cs, pi == 0 ? 'd' : 's', sn, reps < 5 ? reps : 5, NULL, sw + pi * ncfg, ncfg);
     }
@@ -223,29 +233,33 @@ int main(int argc, char **argv) {
     printf("online blocking sweep (checks off), n = %lld:\n", (long long)sn);
     for (int c = 0; c < ncfg; ++c) {
         double tot = sw[c].ms + sw[ncfg + c].ms;
-        printf("  nb %5lld panel_nb %4lld: fp64 %9.3f ms  fp32 %9.3f ms\n", (long long)cfg[c][0],
-               (long long)cfg[c][1], sw[c].ms, sw[ncfg + c].ms);
-        if (tot < best) {
+        printf("  nb %5lld panel_nb %4lld look-ahead %-7s: fp64 %9.3f ms  fp32 %9.3f ms\n",
+               (long long)cfg[c][0], (long long)cfg[c][1], cfg[c][2] < 0 ? "off" : "default",
+               sw[c].ms, sw[ncfg + c].ms);
+        if (cfg[c][2] == 0 && tot < best) { /* the table runs the default look-ahead */
             best = tot;
             g_nb = cfg[c][0];
             g_inb = cfg[c][1];
         }
     }
     printf("chosen: nb %lld panel_nb %lld\n", (long long)g_nb, (long long)g_inb);
-    printf("%-5s %6s %12s %12s %12s %12s %12s %9s %9s %9s %9s\n", "prec", "n", "cusolver ms",
-           "offline ms", "online1 ms", "online4 ms", "online0 ms", "off %", "on1 %", "on4 %", "on0 %");
+    printf("%-5s %6s %12s %12s %12s %12s %12s %12s %9s %9s %9s %9s %9s\n", "prec", "n",
+           "cusolver ms", "offline ms", "online1 ms", "online4 ms", "online0 ms", "on1-nola ms",
+           "off %", "on1 %", "on4 %", "on0 %", "nola %");
     for (int pi = 0; pi < 2; ++pi) {
         for (int s = 0; s < nsz; ++s) {
             result_t *r = &res[nres++];
             run_size(h, cs, pi == 0 ? 'd' : 's', sizes[s], sizes[s] >= 16384 ? (reps < 5 ? reps : 5) : reps, r,
                      NULL, 0);
-            printf("%-5s %6lld %12.3f %12.3f %12.3f %12.3f %12.3f %+8.2f%% %+8.2f%% %+8.2f%% %+8.2f%%  (detected %lld)\n",
+            printf("%-5s %6lld %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %+8.2f%% %+8.2f%% %+8.2f%% "
+                   "%+8.2f%% %+8.2f%%  (detected %lld)\n",
                    r->prec == 'd' ? "fp64" : "fp32", (long long)r->n, r->t_cusolver, r->t_offline,
-                   r->t_online1, r->t_online4, r->t_online_off,
+                   r->t_online1, r->t_online4, r->t_online_off, r->t_online1_nola,
                    100.0 * (r->t_offline / r->t_cusolver - 1.0),
                    100.0 * (r->t_online1 / r->t_cusolver - 1.0),
                    100.0 * (r->t_online4 / r->t_cusolver - 1.0),
-                   100.0 * (r->t_online_off / r->t_cusolver - 1.0), (long long)r->detected);
+                   100.0 * (r->t_online_off / r->t_cusolver - 1.0),
+                   100.0 * (r->t_online1_nola / r->t_cusolver - 1.0), (long long)r->detected);
             fflush(stdout);
         }
     }
@@ -262,16 +276,18 @@ int main(int argc, char **argv) {
                 date, prop.name, commit, reps, (long long)g_nb, (long long)g_inb);
         for (int i = 0; i < 2 * ncfg; ++i)
             fprintf(f, "    {\"precision\": \"%s\", \"n\": %lld, \"nb\": %lld, \"panel_nb\": %lld, "
-                       "\"online_checks_off_ms\": %.4f}%s\n", sw[i].prec == 'd' ? "fp64" : "fp32",
-                    (long long)sw[i].n, (long long)sw[i].nb, (long long)sw[i].inb, sw[i].ms,
+                       "\"lookahead\": %s, \"online_checks_off_ms\": %.4f}%s\n",
+                    sw[i].prec == 'd' ? "fp64" : "fp32", (long long)sw[i].n, (long long)sw[i].nb,
+                    (long long)sw[i].inb, sw[i].la < 0 ? "false" : "true", sw[i].ms,
                     i + 1 < 2 * ncfg ? "," : "");
         fprintf(f, "  ],\n  \"results\": [\n");
         for (int i = 0; i < nres; ++i)
             fprintf(f, "    {\"precision\": \"%s\", \"n\": %lld, \"cusolver_ms\": %.4f, \"offline_ms\": %.4f, "
                        "\"online_every1_ms\": %.4f, \"online_every4_ms\": %.4f, \"online_checks_off_ms\": %.4f, "
-                       "\"detected\": %lld}%s\n",
+                       "\"online_every1_no_lookahead_ms\": %.4f, \"detected\": %lld}%s\n",
                     res[i].prec == 'd' ? "fp64" : "fp32", (long long)res[i].n, res[i].t_cusolver,
                     res[i].t_offline, res[i].t_online1, res[i].t_online4, res[i].t_online_off,
+                    res[i].t_online1_nola,
                     (long long)res[i].detected, i + 1 < nres ? "," : "");
         fprintf(f, "  ]\n}\n");
         fclose(f);
@@ -283,25 +299,30 @@ int main(int argc, char **argv) {
                    "(5 at n = 16384) after one warm-up; each run factors a fresh copy of the same random "
                    "matrix (values in [-1, 1)). Overheads are relative to cusolverDn?getrf. Online: nb = %lld, "
                    "panel_nb = %lld (the fastest of the sweep below); \"checks off\" runs the same blocked LU "
-                   "with the carried checksums but no trailing checks (the final check still runs).\n\n",
+                   "with the carried checksums but no trailing checks (the final check still runs). Online "
+                   "runs use the GPU's default look-ahead (the next panel factored on a second stream), except "
+                   "the last column.\n\n",
                 date, prop.name, commit, reps, (long long)g_nb, (long long)g_inb);
         fprintf(f, "| prec | n | cuSOLVER ms | offline ms | offline | online (every panel) ms | online | "
-                   "online (every 4th) ms | online | online (checks off) ms | online |\n"
-                   "|---|---|---|---|---|---|---|---|---|---|---|\n");
+                   "online (every 4th) ms | online | online (checks off) ms | online | "
+                   "online (every panel, no look-ahead) ms | online |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < nres; ++i) {
             result_t *r = &res[i];
-            fprintf(f, "| %s | %lld | %.3f | %.3f | %+.2f %% | %.3f | %+.2f %% | %.3f | %+.2f %% | %.3f | %+.2f %% |\n",
+            fprintf(f, "| %s | %lld | %.3f | %.3f | %+.2f %% | %.3f | %+.2f %% | %.3f | %+.2f %% | "
+                       "%.3f | %+.2f %% | %.3f | %+.2f %% |\n",
                     r->prec == 'd' ? "fp64" : "fp32", (long long)r->n, r->t_cusolver, r->t_offline,
                     100.0 * (r->t_offline / r->t_cusolver - 1.0), r->t_online1,
                     100.0 * (r->t_online1 / r->t_cusolver - 1.0), r->t_online4,
                     100.0 * (r->t_online4 / r->t_cusolver - 1.0), r->t_online_off,
-                    100.0 * (r->t_online_off / r->t_cusolver - 1.0));
+                    100.0 * (r->t_online_off / r->t_cusolver - 1.0), r->t_online1_nola,
+                    100.0 * (r->t_online1_nola / r->t_cusolver - 1.0));
         }
-        fprintf(f, "\nOnline blocking sweep, checks off, n = %lld:\n\n| nb | panel_nb | fp64 ms | fp32 ms |\n"
-                   "|---|---|---|---|\n", (long long)sn);
+        fprintf(f, "\nOnline blocking sweep, checks off, n = %lld:\n\n| nb | panel_nb | look-ahead | "
+                   "fp64 ms | fp32 ms |\n|---|---|---|---|---|\n", (long long)sn);
         for (int c = 0; c < ncfg; ++c)
-            fprintf(f, "| %lld | %lld | %.3f | %.3f |\n", (long long)cfg[c][0], (long long)cfg[c][1],
-                    sw[c].ms, sw[ncfg + c].ms);
+            fprintf(f, "| %lld | %lld | %s | %.3f | %.3f |\n", (long long)cfg[c][0],
+                    (long long)cfg[c][1], cfg[c][2] < 0 ? "off" : "on", sw[c].ms, sw[ncfg + c].ms);
         fclose(f);
     }
     cusolverDnDestroy(cs);

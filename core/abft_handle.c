@@ -7,7 +7,7 @@
 
 static const abft_backend_ops_t cpu_ops = {
     abft_cpu_tsmm, abft_cpu_dual, abft_cpu_compare, abft_cpu_gemm,
-    abft_cpu_alloc, abft_cpu_free, abft_cpu_copy, abft_cpu_sync,
+    abft_cpu_alloc, abft_cpu_free, abft_cpu_copy, abft_cpu_sync, abft_cpu_order,
     abft_cpu_lu_tri, abft_cpu_lu_getrf, abft_cpu_lu_laswp, abft_cpu_lu_trsm,
     abft_cpu_lu_gather, abft_cpu_lu_axpy, abft_cpu_lu_get, abft_cpu_lu_set,
 };
@@ -15,7 +15,7 @@ static const abft_backend_ops_t cpu_ops = {
 #if ABFT_HAVE_CUDA
 static const abft_backend_ops_t cuda_ops = {
     abft_cuda_tsmm, abft_cuda_dual, abft_cuda_compare, abft_cuda_gemm,
-    abft_cuda_alloc, abft_cuda_free, abft_cuda_copy, abft_cuda_sync,
+    abft_cuda_alloc, abft_cuda_free, abft_cuda_copy, abft_cuda_sync, abft_cuda_order,
     abft_cuda_lu_tri, abft_cuda_lu_getrf, abft_cuda_lu_laswp, abft_cuda_lu_trsm,
     abft_cuda_lu_gather, abft_cuda_lu_axpy, abft_cuda_lu_get, abft_cuda_lu_set,
 };
@@ -78,18 +78,35 @@ abft_status_t abft_destroy(abft_handle_t h) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
     abft_buffer_release(h, &h->scratch);
     abft_buffer_release(h, &h->work);
+    abft_buffer_release(h, &h->aux_scratch);
     abft_status_t st = ABFT_STATUS_SUCCESS;
 #if ABFT_HAVE_CUDA
     if (h->backend == ABFT_BACKEND_CUDA) {
+        if (h->aux_ready) st = abft_cuda_aux_destroy(&h->aux);
         /* Destroy only what the handle created itself, not what it borrowed. */
         h->kctx.blas = h->own_blas;
         h->kctx.solver = h->own_solver;
-        st = abft_cuda_context_destroy(&h->kctx, 1, 1);
+        abft_status_t r = abft_cuda_context_destroy(&h->kctx, 1, 1);
+        if (st == ABFT_STATUS_SUCCESS) st = r;
     }
 #endif
     h->magic = 0;
     free(h);
     return st;
+}
+
+abft_status_t abft_aux_context(abft_handle_t h, const abft_kctx_t **aux) {
+    if (!h->aux_ready) {
+        abft_kctx_t c = h->kctx;
+        c.scratch = &h->aux_scratch;
+#if ABFT_HAVE_CUDA
+        if (h->backend == ABFT_BACKEND_CUDA) ABFT_TRY(abft_cuda_aux_create(&c));
+#endif
+        h->aux = c;
+        h->aux_ready = 1;
+    }
+    *aux = &h->aux;
+    return ABFT_STATUS_SUCCESS;
 }
 
 abft_status_t abft_get_backend(abft_handle_t h, abft_backend_t *backend) {

@@ -31,6 +31,7 @@ typedef struct abft_backend_ops {
     abft_status_t (*free)(const abft_kctx_t *, void *);
     abft_status_t (*copy)(const abft_kctx_t *, const abft_copy_args_t *);
     abft_status_t (*sync)(const abft_kctx_t *);
+    abft_status_t (*order)(const abft_kctx_t *waiter, const abft_kctx_t *signaler);
     /* LU kernels (kernels/abft_lu_kernels.h) */
     abft_status_t (*lu_tri)(const abft_kctx_t *, const abft_lu_tri_args_t *);
     abft_status_t (*lu_getrf)(const abft_kctx_t *, const abft_lu_getrf_args_t *);
@@ -50,6 +51,9 @@ struct abft_context {
     abft_buffer_t scratch; /* kernel scratch (kctx.scratch points here) */
     abft_buffer_t work;    /* protocol workspace (checksums of a protected call) */
     void *own_blas, *own_solver; /* the handle's own cuBLAS/cuSOLVER handles */
+    abft_kctx_t aux;             /* second context for overlapped work (abft_aux_context) */
+    abft_buffer_t aux_scratch;   /* its kernel scratch */
+    int aux_ready;
     /* options */
     abft_checksum_kind_t kind;
     abft_bound_mode_t bound_mode;
@@ -67,6 +71,12 @@ static inline int abft_handle_ok(abft_handle_t h) { return h != NULL && h->magic
 /* Ensure `buf` holds at least `bytes` of backend memory (contents are not preserved). */
 abft_status_t abft_buffer_reserve(abft_handle_t h, abft_buffer_t *buf, size_t bytes);
 void abft_buffer_release(abft_handle_t h, abft_buffer_t *buf);
+
+/* The handle's second execution context, created on first use (CUDA: a high-priority
+ * stream with its own cuBLAS/cuSOLVER handles and scratch; CPU: the main context with its
+ * own scratch, so work "on" it runs in call order). Work on it is ordered against the main
+ * context only through ops->order; the caller joins it back before returning. */
+abft_status_t abft_aux_context(abft_handle_t h, const abft_kctx_t **aux);
 
 /* Call the hook if one is set. */
 abft_status_t abft_call_hook(abft_handle_t h, abft_hook_site_t site, int which, abft_prec_t prec,

@@ -158,6 +158,8 @@ abft_status_t abft_cpu_alloc(const abft_kctx_t *ctx, size_t bytes, void **ptr);
 abft_status_t abft_cpu_free(const abft_kctx_t *ctx, void *ptr);
 abft_status_t abft_cpu_copy(const abft_kctx_t *ctx, const abft_copy_args_t *a);
 abft_status_t abft_cpu_sync(const abft_kctx_t *ctx);
+/* Everything runs in call order on the CPU: nothing to order. */
+abft_status_t abft_cpu_order(const abft_kctx_t *waiter, const abft_kctx_t *signaler);
 
 /* ---- CUDA backend (kernels/cuda), present when ABFT_HAVE_CUDA ------------------------- */
 /* Device presence: 1 when at least one usable GPU is visible, 0 otherwise (never fails). */
@@ -172,6 +174,15 @@ abft_status_t abft_cuda_alloc(const abft_kctx_t *ctx, size_t bytes, void **ptr);
 abft_status_t abft_cuda_free(const abft_kctx_t *ctx, void *ptr);
 abft_status_t abft_cuda_copy(const abft_kctx_t *ctx, const abft_copy_args_t *a);
 abft_status_t abft_cuda_sync(const abft_kctx_t *ctx);
+/* The work queued on waiter's stream from now on starts after all work queued so far on
+ * signaler's stream (an event recorded on one, waited for by the other). */
+abft_status_t abft_cuda_order(const abft_kctx_t *waiter, const abft_kctx_t *signaler);
+/* A second execution context on the current device for work that overlaps the main one:
+ * a non-blocking stream of the highest priority, with its own cuBLAS and cuSOLVER handles
+ * (a handle used from two streams at once would share its workspace). aux->scratch is left
+ * to the caller. Destroy releases all three. */
+abft_status_t abft_cuda_aux_create(abft_kctx_t *aux);
+abft_status_t abft_cuda_aux_destroy(abft_kctx_t *aux);
 /* Unit roundoff of the GEMM arithmetic cuBLAS uses under the handle's current math mode
  * for the given precision (2^-53 / 2^-24, larger for TF32 or reduced-precision modes). */
 double abft_cuda_gemm_unit_roundoff(const abft_kctx_t *ctx, abft_prec_t prec);

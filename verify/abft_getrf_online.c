@@ -33,28 +33,113 @@ typedef struct online {
     double *T, *Ta;  /* trailing products (m x 2, ld m) */
     double *U1, *Ua; /* U1·V, |U1|·V of the panel rows (nb x 2, ld nb) */
     int64_t *dinfo;  /* the first zero pivot, accumulated on the backend */
+    /* look-ahead (la): the next panel is factored on the second context aux */
+    int la;
+    const abft_kctx_t *aux;
+    double *Tp, *Tpa;     /* the next panel's share of the trailing products (m x 2) */
+    void *P;              /* the next panel as the check saw it (m x nb, ld m) */
+    int64_t *dinfo_save;  /* *dinfo before the next panel */
 } online_t;
 
 static void *elem_ptr(const online_t *o, int64_t i, int64_t j) {
     return (char *)o->A + ((size_t)i + (size_t)j * (size_t)o->lda) * o->es;
 }
 
-/* Trailing check of rows/cols K1.. after a panel; locate, correct, resync. */
-static abft_status_t trailing_check(online_t *o, int64_t K1, abft_report_t *rep) {
+/* Row interchanges k1..k2-1 of the global pivots ipiv (backend memory) on columns
+ * c0..c1-1 of A except skip0..skip1-1, and on W and B when wb (m x 4: B follows W). */
+static abft_status_t swap_rows(online_t *o, const abft_kctx_t *ctx, const int64_t *ipiv,
+                               int64_t k1, int64_t k2, int64_t c0, int64_t c1, int64_t skip0,
+                               int64_t skip1, int wb) {
+    const int skip = skip1 > skip0;
+    abft_lu_laswp_args_t a = {o->p->prec, 0, c1 - c0, elem_ptr(o, 0, c0), o->lda, k1, k2, ipiv,
+                              0, 1, skip ? skip0 - c0 : 0, skip ? skip1 - c0 : 0,
+                              wb ? o->W : NULL, wb ? 4 : 0, o->p->m};
+    return o->lo->lu_laswp(ctx, &a);
+}
+
+/* Factor the panel A(c0:m, c0:c0+w) (rows below c0, all of them), global pivots in ipiv
+ * (backend memory), the first zero pivot accumulated in *dinfo (backend memory): nothing
+ * here waits for the backend. Wider than inb: split in halves as LAPACK's getrf2 does (left
+ * half, swaps + trsm + gemm on the right half, right half, swaps on the left half), so that
+ * the backend's getrf only sees narrow panels. */
+static abft_status_t factor_panel(online_t *o, const abft_kctx_t *ctx, int64_t c0, int64_t w,
+                                  int64_t inb, int64_t *ipiv, int64_t *dinfo) {
+    abft_handle_t h = o->h;
+    const abft_lu_ops_t *lo = o->lo;
+    struct abft_lu_plan *p = o->p;
+    const int64_t m = p->m;
+    if (w <= inb) {
+        abft_lu_getrf_args_t gf = {p->prec, m - c0, w, elem_ptr(o, c0, c0), o->lda, ipiv + c0,
+                                   NULL, NULL, c0, dinfo};
+        return lo->lu_getrf(ctx, &gf);
+    }
+    const int64_t w1 = w / 2, w2 = w - w1, c1 = c0 + w1;
+    ABFT_TRY(factor_panel(o, ctx, c0, w1, inb, ipiv, dinfo));
+    ABFT_TRY(swap_rows(o, ctx, ipiv, c0, c1, c1, c0 + w, 0, 0, 0));
+    abft_lu_trsm_args_t ts = {p->prec, 1, 0, w1, w2, elem_ptr(o, c0, c0), o->lda,
+                              elem_ptr(o, c0, c1), o->lda};
+    ABFT_TRY(lo->lu_trsm(ctx, &ts));
+    abft_gemm_args_t ge = {p->prec, 0, 0, m - c1, w2, w1, -1.0, 1.0, elem_ptr(o, c1, c0), o->lda,
+                           elem_ptr(o, c0, c1), o->lda, elem_ptr(o, c1, c1), o->lda};
+    ABFT_TRY(h->ops->gemm(ctx, &ge));
+    ABFT_TRY(factor_panel(o, ctx, c1, w2, inb, ipiv, dinfo));
+    return swap_rows(o, ctx, ipiv, c1, c0 + w, c0, c1, 0, 0, 0);
+}
+
+/* Start the next panel, columns K1..K2-1, on the second context once the main one has
+ * updated them. When the check after this panel is due, the panel's share of the row
+ * checksums (Tp, Tpa), a copy of it (P) and of the info are taken first: the check reads
+ * them, and restores the panel from them when it corrects an entry there. */
+static abft_status_t start_next(online_t *o, int64_t K1, int64_t K2, int checking, int64_t inb,
+                                int64_t *ipiv) {
     abft_handle_t h = o->h;
     struct abft_lu_plan *p = o->p;
-    const int64_t m = p->m, n = p->n, mt = m - K1, nt = n - K1;
+    const int64_t m = p->m, n = p->n, mt = m - K1, w = K2 - K1;
+    if (checking) {
+        abft_tsmm_args_t t = {p->prec, 0, mt, w, 2, elem_ptr(o, K1, K1), o->lda, o->G + K1, n,
+                              NULL, 0, o->Tp, m, o->Tpa, m};
+        ABFT_TRY(h->ops->tsmm(&h->kctx, &t));
+        abft_copy_args_t ci = {2, 8, 1, 1, o->dinfo_save, 1, o->dinfo, 1};
+        ABFT_TRY(h->ops->copy(&h->kctx, &ci));
+    }
+    ABFT_TRY(h->ops->order(o->aux, &h->kctx));
+    if (checking) {
+        abft_copy_args_t cp = {2, o->es, mt, w, o->P, m, elem_ptr(o, K1, K1), o->lda};
+        ABFT_TRY(h->ops->copy(o->aux, &cp));
+    }
+    return factor_panel(o, o->aux, K1, w, inb, ipiv, o->dinfo);
+}
+
+/* Trailing check of rows/cols K1.. after a panel; locate, correct, resync. With look-ahead
+ * (K2 > K1) the next panel, columns K1..K2-1, is being factored on the second context: its
+ * share of the row checksums is in Tp, Tpa and its entries as the check sees them in P;
+ * a correction there restores the panel from P and factors it again. */
+static abft_status_t trailing_check(online_t *o, int64_t K1, int64_t K2, int64_t inb,
+                                    int64_t *ipiv, abft_report_t *rep) {
+    abft_handle_t h = o->h;
+    struct abft_lu_plan *p = o->p;
+    const int64_t m = p->m, n = p->n, mt = m - K1, nt = n - K1, np = K2 - K1, nr = n - K2;
     const double u = abft_lu_unit_roundoff(p->prec);
     const double g = abft_gamma(h, (double)(m > n ? m : n) + 1.0, u);
     const double slack = 1.0 + 4.0 * abft_gamma(h, (double)(m + n), 0x1.0p-53);
     const double floor = (double)(m + n + 2) * (double)n * ((double)n + 1.0) / 2.0 *
                          abft_lu_eta(p->prec);
-    abft_tsmm_args_t t = {p->prec, 0, mt, nt, 2, elem_ptr(o, K1, K1), o->lda, o->G + K1, n,
-                          NULL, 0, o->T, m, o->Ta, m};
-    ABFT_TRY(h->ops->tsmm(&h->kctx, &t));
+    double *T = o->T, *Ta = o->Ta;
+    if (nr > 0) {
+        abft_tsmm_args_t t = {p->prec, 0, mt, nr, 2, elem_ptr(o, K1, K2), o->lda, o->G + K2, n,
+                              NULL, 0, o->T, m, o->Ta, m};
+        ABFT_TRY(h->ops->tsmm(&h->kctx, &t));
+        if (np > 0) {
+            abft_lu_axpy_args_t ap = {mt, 2, 1.0, o->Tp, m, o->T, m, 1.0, o->Tpa, m, o->Ta, m};
+            ABFT_TRY(o->lo->lu_axpy(&h->kctx, &ap));
+        }
+    } else {
+        T = o->Tp;
+        Ta = o->Tpa;
+    }
     int64_t nflag = 0;
     double mr = 0.0;
-    abft_compare_args_t c = {mt, o->T, m, o->Ta, m, o->W + K1, m, o->B + K1, m, NULL, 0,
+    abft_compare_args_t c = {mt, T, m, Ta, m, o->W + K1, m, o->B + K1, m, NULL, 0,
                              NULL, 0, 1.0, 0.0, g * slack, 2.0 * g * slack, floor, 0, NULL,
                              &nflag, &mr};
     /* The only wait for the backend in a clean panel. A NaN or Inf in Ta (an overflowed
@@ -67,24 +152,26 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, abft_report_t *rep)
     if (mr > rep->max_ratio || isnan(mr)) rep->max_ratio = mr;
     if (nflag == 0) return ABFT_STATUS_SUCCESS;
 
-    /* Slow path on the host: rows of T, Ta, W, B. */
+    /* Slow path on the host: rows of T, Ta, W, B. The next panel's factorization first. */
+    if (np > 0) ABFT_TRY(h->ops->order(&h->kctx, o->aux));
     size_t mm = (size_t)mt;
     double *buf = (double *)malloc((8 * mm + (size_t)nt) * sizeof(double));
     void *row = malloc((size_t)nt * o->es);
     abft_status_t st = buf == NULL || row == NULL ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_SUCCESS;
-    double *T = buf, *Ta = T + 2 * mm, *W = Ta + 2 * mm, *B = W + 2 * mm;
-    abft_copy_args_t c1 = {0, 8, mt, 2, T, mt, o->T, m}, c2 = {0, 8, mt, 2, Ta, mt, o->Ta, m};
+    double *Th = buf, *Tah = Th + 2 * mm, *W = Tah + 2 * mm, *B = W + 2 * mm, *x = B + 2 * mm;
+    abft_copy_args_t c1 = {0, 8, mt, 2, Th, mt, T, m}, c2 = {0, 8, mt, 2, Tah, mt, Ta, m};
     abft_copy_args_t c3 = {0, 8, mt, 2, W, mt, o->W + K1, m}, c4 = {0, 8, mt, 2, B, mt, o->B + K1, m};
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c1);
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c2);
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c3);
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c4);
+    int restored = 0;
     for (int64_t i = 0; i < mt && st == ABFT_STATUS_SUCCESS; ++i) {
         double d[2], tb[2];
         int fl[2];
         for (int q = 0; q < 2; ++q) {
-            d[q] = T[i + q * mm] - W[i + q * mm];
-            tb[q] = g * slack * B[i + q * mm] + 2.0 * g * slack * Ta[i + q * mm] + floor;
+            d[q] = Th[i + q * mm] - W[i + q * mm];
+            tb[q] = g * slack * B[i + q * mm] + 2.0 * g * slack * Tah[i + q * mm] + floor;
             fl[q] = !(fabs(d[q]) <= tb[q]) || !isfinite(tb[q]);
         }
         if (!fl[0] && !fl[1]) continue;
@@ -106,27 +193,41 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, abft_report_t *rep)
         }
         int64_t gi = K1 + i;
         if (j >= 0) {
-            /* recompute A(gi, j) from the row's carried checksum without it */
-            abft_copy_args_t cr = {0, o->es, 1, nt, row, 1, elem_ptr(o, gi, K1), o->lda};
-            st = h->ops->copy(&h->kctx, &cr);
+            /* the row as the check saw it (the next panel's part from its copy), and A(gi, j)
+             * recomputed from the row's carried checksum without it */
+            abft_copy_args_t cp = {0, o->es, 1, np, row, 1, (char *)o->P + (size_t)i * o->es, m};
+            abft_copy_args_t cr = {0, o->es, 1, nr, (char *)row + (size_t)np * o->es, 1,
+                                   elem_ptr(o, gi, K2), o->lda};
+            if (np > 0) st = h->ops->copy(&h->kctx, &cp);
+            if (st == ABFT_STATUS_SUCCESS && nr > 0) st = h->ops->copy(&h->kctx, &cr);
             if (st != ABFT_STATUS_SUCCESS) break;
-            double s = W[i];
             for (int64_t l = 0; l < nt; ++l)
-                if (K1 + l != j)
-                    s -= o->es == 8 ? ((double *)row)[l] : (double)((float *)row)[l];
+                x[l] = o->es == 8 ? ((double *)row)[l] : (double)((float *)row)[l];
+            double s = W[i], old = x[j - K1];
+            for (int64_t l = 0; l < nt; ++l)
+                if (K1 + l != j) s -= x[l];
+            if (j < K2 && !restored) {
+                /* the next panel was factored with the error: back to the copy */
+                abft_copy_args_t rp = {2, o->es, mt, np, elem_ptr(o, K1, K1), o->lda, o->P, m};
+                abft_copy_args_t ri = {2, 8, 1, 1, o->dinfo, 1, o->dinfo_save, 1};
+                st = h->ops->copy(&h->kctx, &rp);
+                if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &ri);
+                if (st != ABFT_STATUS_SUCCESS) break;
+                restored = 1;
+            }
             abft_lu_elem_args_t e = {p->prec, o->A, o->lda, gi, j};
-            double old = 0.0;
-            st = o->lo->lu_get(&h->kctx, &e, &old);
-            if (st == ABFT_STATUS_SUCCESS) st = o->lo->lu_set(&h->kctx, &e, s);
-            /* re-verify the row */
-            double rr[2], ra[2];
-            abft_tsmm_args_t t1 = {p->prec, 0, 1, nt, 2, elem_ptr(o, gi, K1), o->lda, o->G + K1, n,
-                                   NULL, 0, o->T, m, o->Ta, m};
-            if (st == ABFT_STATUS_SUCCESS) st = h->ops->tsmm(&h->kctx, &t1);
-            abft_copy_args_t c5 = {0, 8, 1, 2, rr, 1, o->T, m}, c6 = {0, 8, 1, 2, ra, 1, o->Ta, m};
-            if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c5);
-            if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c6);
+            st = o->lo->lu_set(&h->kctx, &e, s);
             if (st != ABFT_STATUS_SUCCESS) break;
+            /* re-verify the row with the value as stored */
+            x[j - K1] = o->es == 8 ? s : (double)(float)s;
+            double rr[2] = {0.0, 0.0}, ra[2] = {0.0, 0.0};
+            for (int64_t l = 0; l < nt; ++l) {
+                const double w = (double)(K1 + l + 1);
+                rr[0] += x[l];
+                rr[1] += w * x[l];
+                ra[0] += fabs(x[l]);
+                ra[1] += w * fabs(x[l]);
+            }
             int ok = 1;
             for (int q = 0; q < 2; ++q) {
                 double tq = g * slack * B[i + q * mm] + 2.0 * g * slack * ra[q] + floor;
@@ -140,10 +241,10 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, abft_report_t *rep)
             }
             st = o->lo->lu_set(&h->kctx, &e, old); /* revert: never keep a guess */
             if (st != ABFT_STATUS_SUCCESS) break;
-        } else if (fl[0] != fl[1] && isfinite(T[i]) && isfinite(T[i + mm])) {
+        } else if (fl[0] != fl[1] && isfinite(Th[i]) && isfinite(Th[i + mm])) {
             /* One checksum column off, the other consistent: the checksum was hit, the data
              * is intact. Resync the carried checksum from the data. */
-            abft_copy_args_t cw = {1, 8, 1, 2, &T[i], mm, o->W + gi, m};
+            abft_copy_args_t cw = {1, 8, 1, 2, &Th[i], mm, o->W + gi, m};
             st = h->ops->copy(&h->kctx, &cw);
             if (st != ABFT_STATUS_SUCCESS) break;
             rep->checksum_faults += 1;
@@ -156,47 +257,10 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, abft_report_t *rep)
     }
     free(row);
     free(buf);
+    /* the restored (and corrected) next panel, factored again in order */
+    if (st == ABFT_STATUS_SUCCESS && restored)
+        st = factor_panel(o, &h->kctx, K1, np, inb, ipiv, o->dinfo);
     return st;
-}
-
-/* Row interchanges k1..k2-1 of the global pivots ipiv (backend memory) on columns
- * c0..c1-1 of A except skip0..skip1-1, and on W and B when wb (m x 4: B follows W). */
-static abft_status_t swap_rows(online_t *o, const int64_t *ipiv, int64_t k1, int64_t k2,
-                               int64_t c0, int64_t c1, int64_t skip0, int64_t skip1, int wb) {
-    const int skip = skip1 > skip0;
-    abft_lu_laswp_args_t a = {o->p->prec, 0, c1 - c0, elem_ptr(o, 0, c0), o->lda, k1, k2, ipiv,
-                              0, 1, skip ? skip0 - c0 : 0, skip ? skip1 - c0 : 0,
-                              wb ? o->W : NULL, wb ? 4 : 0, o->p->m};
-    return o->lo->lu_laswp(&o->h->kctx, &a);
-}
-
-/* Factor the panel A(c0:m, c0:c0+w) (rows below c0, all of them), global pivots in ipiv
- * (backend memory), the first zero pivot accumulated in *dinfo (backend memory): nothing
- * here waits for the backend. Wider than inb: split in halves as LAPACK's getrf2 does (left
- * half, swaps + trsm + gemm on the right half, right half, swaps on the left half), so that
- * the backend's getrf only sees narrow panels. */
-static abft_status_t factor_panel(online_t *o, int64_t c0, int64_t w, int64_t inb,
-                                  int64_t *ipiv, int64_t *dinfo) {
-    abft_handle_t h = o->h;
-    const abft_lu_ops_t *lo = o->lo;
-    struct abft_lu_plan *p = o->p;
-    const int64_t m = p->m;
-    if (w <= inb) {
-        abft_lu_getrf_args_t gf = {p->prec, m - c0, w, elem_ptr(o, c0, c0), o->lda, ipiv + c0,
-                                   NULL, NULL, c0, dinfo};
-        return lo->lu_getrf(&h->kctx, &gf);
-    }
-    const int64_t w1 = w / 2, w2 = w - w1, c1 = c0 + w1;
-    ABFT_TRY(factor_panel(o, c0, w1, inb, ipiv, dinfo));
-    ABFT_TRY(swap_rows(o, ipiv, c0, c1, c1, c0 + w, 0, 0, 0));
-    abft_lu_trsm_args_t ts = {p->prec, 1, 0, w1, w2, elem_ptr(o, c0, c0), o->lda,
-                              elem_ptr(o, c0, c1), o->lda};
-    ABFT_TRY(lo->lu_trsm(&h->kctx, &ts));
-    abft_gemm_args_t ge = {p->prec, 0, 0, m - c1, w2, w1, -1.0, 1.0, elem_ptr(o, c1, c0), o->lda,
-                           elem_ptr(o, c0, c1), o->lda, elem_ptr(o, c1, c1), o->lda};
-    ABFT_TRY(h->ops->gemm(&h->kctx, &ge));
-    ABFT_TRY(factor_panel(o, c1, w2, inb, ipiv, dinfo));
-    return swap_rows(o, ipiv, c1, c0 + w, c0, c1, 0, 0, 0);
 }
 
 static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t every, int64_t *hpiv,
@@ -220,13 +284,24 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t ev
     int64_t zero = 0;
     abft_copy_args_t ci = {1, 8, 1, 1, &zero, 1, o->dinfo, 1};
     ABFT_TRY(h->ops->copy(&h->kctx, &ci));
+    /* With look-ahead every panel after the first is factored on the second context as soon
+     * as its columns are updated; the main context waits for it before the panel's swaps.
+     * Without a hook it overlaps the rest of the trailing update and the check; with one,
+     * only the check (the hook must see A between two panels). */
+    const int early = o->la && h->hook == NULL;
+    if (o->la) ABFT_TRY(factor_panel(o, &h->kctx, 0, nb < k ? nb : k, inb, ipiv, o->dinfo));
     int64_t panel = 0;
     for (int64_t K0 = 0; K0 < k; K0 += nb, ++panel) {
         const int64_t jb = nb < k - K0 ? nb : k - K0, K1 = K0 + jb;
-        ABFT_TRY(factor_panel(o, K0, jb, inb, ipiv, o->dinfo));
+        const int64_t K2 = o->la && K1 < k ? (nb < k - K1 ? K1 + nb : k) : K1;
+        const int check = K1 < k && (panel + 1) % every == 0;
+        if (o->la)
+            ABFT_TRY(h->ops->order(&h->kctx, o->aux));
+        else
+            ABFT_TRY(factor_panel(o, &h->kctx, K0, jb, inb, ipiv, o->dinfo));
         /* the columns left and right of the panel, and W and B (adjacent, B = W + 2m: one
          * m x 4 block), in one call */
-        ABFT_TRY(swap_rows(o, ipiv, K0, K1, 0, n, K0, K1, 1));
+        ABFT_TRY(swap_rows(o, &h->kctx, ipiv, K0, K1, 0, n, K0, K1, 1));
         if (K1 < n) {
             abft_lu_trsm_args_t ts = {p->prec, 1, 0, jb, n - K1, elem_ptr(o, K0, K0), o->lda,
                                       elem_ptr(o, K0, K1), o->lda};
@@ -237,11 +312,15 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t ev
             abft_lu_tri_args_t tu = {p->prec, 0, 0, jb, n - K0, elem_ptr(o, K0, K0), o->lda,
                                      o->G + K0, n, NULL, 0, 0, o->U1, nb, o->Ua, nb};
             ABFT_TRY(lo->lu_tri(&h->kctx, &tu));
-            if (K1 < n) {
-                abft_gemm_args_t ge = {p->prec, 0, 0, m - K1, n - K1, jb, mone, 1.0,
-                                       elem_ptr(o, K1, K0), o->lda, elem_ptr(o, K0, K1), o->lda,
-                                       elem_ptr(o, K1, K1), o->lda};
+            /* the trailing update, the next panel's columns K1..K2-1 first */
+            for (int64_t c0 = K1; c0 < n;) {
+                const int64_t c1 = c0 == K1 && K2 > K1 ? K2 : n;
+                abft_gemm_args_t ge = {p->prec, 0, 0, m - K1, c1 - c0, jb, mone, 1.0,
+                                       elem_ptr(o, K1, K0), o->lda, elem_ptr(o, K0, c0), o->lda,
+                                       elem_ptr(o, K1, c0), o->lda};
                 ABFT_TRY(h->ops->gemm(&h->kctx, &ge));
+                if (c1 == K2 && early) ABFT_TRY(start_next(o, K1, K2, check, inb, ipiv));
+                c0 = c1;
             }
             abft_tsmm_args_t tl = {p->prec, 0, m - K1, jb, 2, elem_ptr(o, K1, K0), o->lda, o->U1,
                                    nb, o->Ua, nb, o->T, m, o->Ta, m};
@@ -255,7 +334,8 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t ev
                                     o->lda));
             ABFT_TRY(abft_call_hook(h, ABFT_SITE_CHECKSUM, (int)panel + 1, ABFT_PREC_D, o->W, m,
                                     2, m));
-            if ((panel + 1) % every == 0) ABFT_TRY(trailing_check(o, K1, rep));
+            if (o->la && !early) ABFT_TRY(start_next(o, K1, K2, check, inb, ipiv));
+            if (check) ABFT_TRY(trailing_check(o, K1, K2, inb, ipiv, rep));
         }
     }
     ABFT_TRY(abft_call_hook(h, ABFT_SITE_AFTER_LU, 0, p->prec, o->A, m, n, o->lda));
@@ -280,7 +360,8 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
     const int gpu = h->backend == ABFT_BACKEND_CUDA;
     int64_t nb = gpu ? 512 : 64, every = 1, inb = gpu ? 128 : 0;
     if (opt != NULL) {
-        ABFT_RETURN_IF(opt->nb < 0 || opt->check_every < 0 || opt->panel_nb < 0,
+        ABFT_RETURN_IF(opt->nb < 0 || opt->check_every < 0 || opt->panel_nb < 0 ||
+                           opt->lookahead < -1 || opt->lookahead > 1,
                        ABFT_STATUS_INVALID_VALUE);
         if (opt->nb > 0) nb = opt->nb;
         if (opt->check_every > 0) every = opt->check_every;
@@ -290,6 +371,8 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
      * H100 once swaps and pivots stayed on the device (1062a33: 43.8 ms against 44.6 ms
      * for nb = 256 without recursion, fp64 n = 8192, checks off). CPU: no recursion. */
     if (inb == 0) inb = nb;
+    int la = gpu && h->hook == NULL;
+    if (opt != NULL && opt->lookahead != 0) la = opt->lookahead > 0;
     abft_report_t local;
     abft_report_t *rep = report != NULL ? report : &local;
     memset(rep, 0, sizeof *rep);
@@ -300,11 +383,24 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
 
     struct abft_lu_plan p;
     ABFT_TRY(abft_lu_plan_init(h, prec, m, n, &p));
-    online_t o = {h, abft_lu_ops(h), &p, A, lda, prec == ABFT_PREC_D ? 8u : 4u, NULL,
-                  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    online_t o;
+    memset(&o, 0, sizeof o);
+    o.h = h;
+    o.lo = abft_lu_ops(h);
+    o.p = &p;
+    o.A = A;
+    o.lda = lda;
+    o.es = prec == ABFT_PREC_D ? 8u : 4u;
+    o.la = la && nb < k;
+    /* the copy of the next panel only when some check sees one */
+    const int copies = o.la && every <= (k - 1) / nb;
     size_t mm = (size_t)m, nn = (size_t)n, bb = (size_t)nb;
-    abft_status_t st =
-        h->ops->alloc(&h->kctx, (8 * mm + 2 * nn + 4 * bb + 1) * sizeof(double), &o.mem);
+    size_t pw = copies ? (mm * bb * o.es + 7) / 8 : 0; /* P in doubles */
+    abft_status_t st = ABFT_STATUS_SUCCESS;
+    if (o.la) st = abft_aux_context(h, &o.aux);
+    if (st == ABFT_STATUS_SUCCESS)
+        st = h->ops->alloc(&h->kctx, (12 * mm + 2 * nn + 4 * bb + 2 + pw) * sizeof(double),
+                           &o.mem);
     int64_t *hpiv = (int64_t *)malloc((size_t)(m > n ? m : n) * sizeof(int64_t));
     double *hg = (double *)malloc(2 * nn * sizeof(double));
     if (hpiv == NULL || hg == NULL) st = ABFT_STATUS_ALLOC_FAILED;
@@ -318,7 +414,11 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
         o.G = d + 8 * mm;
         o.U1 = o.G + 2 * nn;
         o.Ua = o.U1 + 2 * bb;
-        o.dinfo = (int64_t *)(o.Ua + 2 * bb);
+        o.Tp = o.Ua + 2 * bb;
+        o.Tpa = o.Tp + 2 * mm;
+        o.dinfo = (int64_t *)(o.Tpa + 2 * mm);
+        o.dinfo_save = o.dinfo + 1;
+        o.P = pw > 0 ? (void *)(o.dinfo_save + 1) : NULL;
         for (size_t j = 0; j < nn; ++j) {
             hg[j] = 1.0;
             hg[j + nn] = (double)(j + 1);
@@ -328,6 +428,11 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
     }
     if (st == ABFT_STATUS_SUCCESS) st = abft_lu_encode(&p, A, lda);
     if (st == ABFT_STATUS_SUCCESS) st = run_online(&o, nb, inb, every, hpiv, ipiv, &linfo, rep);
+    if (o.aux != NULL) {
+        /* the caller's stream is after everything (a failure may leave work queued there) */
+        abft_status_t r = h->ops->order(&h->kctx, o.aux);
+        if (st == ABFT_STATUS_SUCCESS) st = r;
+    }
     free(hg);
     free(hpiv);
     if (o.mem != NULL) h->ops->free(&h->kctx, o.mem);

@@ -56,6 +56,11 @@ typedef struct abft_lu_options {
     int64_t panel_nb;    /* panels wider than this are factored recursively (halves, as
                             LAPACK's getrf2), narrower ones by the backend's getrf (default
                             128 on the GPU, nb on the CPU: no recursion) */
+    int64_t lookahead;   /* 1: factor the next panel while the rest of the trailing matrix
+                            is updated and checked (CUDA: on a second stream, see docs/lu.md),
+                            -1: never; 0 (default): on for the GPU when no hook is set, off
+                            on the CPU. With a hook set, look-ahead overlaps only the check:
+                            the hook still sees A between two panels. */
 } abft_lu_options_t;
 
 /* Online protected LU ("checksums inside the factorization"): a blocked right-looking LU

@@ -104,6 +104,44 @@ extern "C" abft_status_t abft_cuda_sync(const abft_kctx_t *ctx) {
     return ABFT_STATUS_SUCCESS;
 }
 
+extern "C" abft_status_t abft_cuda_order(const abft_kctx_t *waiter, const abft_kctx_t *signaler) {
+    cudaStream_t w = abft_cuda_stream(waiter), s = abft_cuda_stream(signaler);
+    if (w == s) return ABFT_STATUS_SUCCESS;
+    cudaEvent_t e = nullptr;
+    ABFT_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    cudaError_t r = cudaEventRecord(e, s);
+    if (r == cudaSuccess) r = cudaStreamWaitEvent(w, e, 0);
+    /* the wait keeps what it needs: the event can go now */
+    cudaError_t d = cudaEventDestroy(e);
+    return abft_cuda_status(r != cudaSuccess ? r : d);
+}
+
+extern "C" abft_status_t abft_cuda_aux_create(abft_kctx_t *aux) {
+    int least = 0, greatest = 0;
+    ABFT_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    cudaStream_t s = nullptr;
+    ABFT_CUDA_TRY(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest));
+    abft_kctx_t c = *aux;
+    c.stream = s;
+    abft_status_t st = abft_cuda_context_create(&c);
+    if (st != ABFT_STATUS_SUCCESS) {
+        cudaStreamDestroy(s);
+        return st;
+    }
+    *aux = c;
+    return ABFT_STATUS_SUCCESS;
+}
+
+extern "C" abft_status_t abft_cuda_aux_destroy(abft_kctx_t *aux) {
+    abft_status_t st = abft_cuda_context_destroy(aux, 1, 1);
+    if (aux->stream != nullptr) {
+        abft_status_t r = abft_cuda_status(cudaStreamDestroy(abft_cuda_stream(aux)));
+        if (st == ABFT_STATUS_SUCCESS) st = r;
+        aux->stream = nullptr;
+    }
+    return st;
+}
+
 abft_status_t abft_cuda_scratch(const abft_kctx_t *ctx, size_t bytes, void **ptr) {
     abft_buffer_t *b = ctx->scratch;
     if (b == NULL) return ABFT_STATUS_INTERNAL_ERROR;

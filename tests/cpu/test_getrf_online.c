@@ -14,6 +14,9 @@ void sgetrf_(const int *m, const int *n, float *A, const int *lda, int *ipiv, in
 
 static const char *NAME = "test_getrf_online";
 
+/* look-ahead option of every run (the tests run with 0, the CPU's default: off, and 1) */
+static int64_t g_la = 0;
+
 static void test_clean(abft_handle_t h, tu_rng_t *r) {
     const int64_t shapes[][3] = {{1, 1, 0},    {5, 5, 2},    {63, 63, 0},  {64, 64, 0},
                                  {65, 65, 0},  {150, 150, 0}, {257, 257, 0}, {200, 120, 0},
@@ -23,7 +26,7 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
         for (int kind = 0; kind < 4; ++kind) {
             int64_t m = shapes[s][0], n = shapes[s][1], lda = m + (kind == 1 ? 5 : 0);
             int64_t k = m < n ? m : n;
-            abft_lu_options_t opt = {shapes[s][2], kind == 3 ? 2 : 1, kind == 2 ? 8 : 0};
+            abft_lu_options_t opt = {shapes[s][2], kind == 3 ? 2 : 1, kind == 2 ? 8 : 0, g_la};
             double *A = tu_alloc_d(lda * n), *R = tu_alloc_d(lda * n);
             tu_fill_d(r, (tu_kind_t)kind, m, n, A, lda);
             memcpy(R, A, (size_t)(lda * n) * sizeof(double));
@@ -65,7 +68,7 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
     /* fp32 */
     for (int t = 0; t < 20; ++t) {
         int64_t n = tu_int(r, 1, 200), m = n, k = n;
-        abft_lu_options_t opt = {tu_int(r, 0, 40), 1};
+        abft_lu_options_t opt = {tu_int(r, 0, 40), 1, 0, g_la};
         float *A = tu_alloc_s(n * n), *R = tu_alloc_s(n * n);
         tu_fill_s(r, TU_UNIFORM, n, n, A, n);
         memcpy(R, A, (size_t)(n * n) * sizeof(float));
@@ -94,7 +97,7 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
 /* A flip in the trailing matrix between panels: corrected online; with the trailing checks
  * off the final check detects what spread. */
 static void test_between_panels(abft_handle_t h, tu_rng_t *r) {
-    int corrected = 0, detected_off = 0, total = 0;
+    int corrected = 0, detected_off = 0, total = 0, next_panel = 0;
     for (int t = 0; t < 60; ++t) {
         int64_t nb = 16, n = tu_int(r, 40, 130), lda = n;
         int64_t npanels = (n + nb - 1) / nb;
@@ -106,7 +109,7 @@ static void test_between_panels(abft_handle_t h, tu_rng_t *r) {
         int64_t *ip = (int64_t *)malloc((size_t)n * sizeof(int64_t));
         int64_t *cp = (int64_t *)malloc((size_t)n * sizeof(int64_t)), info;
         abft_report_t rep;
-        abft_lu_options_t on = {nb, 1}, off = {nb, 1000};
+        abft_lu_options_t on = {nb, 1, 0, g_la}, off = {nb, 1000, 0, g_la};
         TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, C, n, cp, &on, &info, &rep), ABFT_STATUS_SUCCESS);
         tu_flip_t f = {ABFT_SITE_LU_PANEL, which, tu_int(r, K1, n - 1), tu_int(r, K1, n - 1),
                     (int)tu_int(r, 50, 61), 0, 0, 0};
@@ -128,6 +131,7 @@ static void test_between_panels(abft_handle_t h, tu_rng_t *r) {
                          (long long)rep.uncorrectable, rep.spread);
                 if (rep.corrected == 1) {
                     ++corrected;
+                    next_panel += f.j < K1 + nb; /* with look-ahead: restored, factored again */
                     TU_CHECK(rep.faults[0].row == f.i && rep.faults[0].col == f.j,
                              "located (%lld,%lld) flipped (%lld,%lld)", (long long)rep.faults[0].row,
                              (long long)rep.faults[0].col, (long long)f.i, (long long)f.j);
@@ -154,8 +158,9 @@ static void test_between_panels(abft_handle_t h, tu_rng_t *r) {
         free(ip);
         free(cp);
     }
-    printf("between panels: online corrected %d/%d; checks off: detected %d/%d\n", corrected,
-           total, detected_off, total);
+    printf("between panels: online corrected %d/%d (%d in the next panel); checks off: "
+           "detected %d/%d\n", corrected, total, next_panel, detected_off, total);
+    TU_CHECK(next_panel >= 5, "only %d flips in the next panel's columns", next_panel);
 }
 
 /* A flip in the carried checksum columns: the data is untouched. */
@@ -169,7 +174,7 @@ static void test_checksum(abft_handle_t h, tu_rng_t *r) {
         memcpy(C, A, (size_t)(n * n) * sizeof(double));
         int64_t *ip = (int64_t *)malloc((size_t)n * sizeof(int64_t)), info;
         abft_report_t rep;
-        abft_lu_options_t opt = {nb, 1};
+        abft_lu_options_t opt = {nb, 1, 0, g_la};
         TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, C, n, ip, &opt, &info, &rep), ABFT_STATUS_SUCCESS);
         tu_flip_t f = {ABFT_SITE_CHECKSUM, which, tu_int(r, which * nb, n - 1), tu_int(r, 0, 1),
                     (int)tu_int(r, 50, 61), 0, 0, 0};
@@ -202,7 +207,7 @@ static void test_l_between_panels(abft_handle_t h, tu_rng_t *r) {
         memcpy(C, A, (size_t)(n * n) * sizeof(double));
         int64_t *ip = (int64_t *)malloc((size_t)n * sizeof(int64_t)), info;
         abft_report_t rep;
-        abft_lu_options_t opt = {nb, 1};
+        abft_lu_options_t opt = {nb, 1, 0, g_la};
         TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, C, n, ip, &opt, &info, &rep), ABFT_STATUS_SUCCESS);
         int64_t j = tu_int(r, 0, K1 - 1), i = tu_int(r, K1, n - 1);
         tu_flip_t f = {ABFT_SITE_LU_PANEL, which, i, j, (int)tu_int(r, 50, 61), 0, 0, 0};
@@ -355,7 +360,7 @@ static void test_overflow_between_panels(abft_handle_t h, tu_rng_t *r) {
         tu_fill_d(r, TU_UNIFORM, n, n, A, n);
         int64_t *ip = (int64_t *)malloc((size_t)n * sizeof(int64_t)), info;
         abft_report_t rep;
-        abft_lu_options_t opt = {nb, 1, 0};
+        abft_lu_options_t opt = {nb, 1, 0, g_la};
         tu_flip_t f = {ABFT_SITE_LU_PANEL, which, tu_int(r, K1, n - 1), tu_int(r, K1, n - 1), 62,
                        0, 0, 0};
         abft_set_hook(h, tu_flip_hook, &f);
@@ -392,8 +397,10 @@ static void test_singular_args(abft_handle_t h, tu_rng_t *r) {
     TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, A, n, ip, &opt, &info, &rep), ABFT_STATUS_SINGULAR);
     TU_CHECK(info == 21, "info %lld, want 21", (long long)info);
     TU_CHECK(rep.detected == 0, "singular: false positive (max_ratio %g)", rep.max_ratio);
-    abft_lu_options_t bad = {-1, 1};
+    abft_lu_options_t bad = {-1, 1}, bad_la = {16, 1, 0, 2};
     TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, A, n, ip, &bad, &info, &rep), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, A, n, ip, &bad_la, &info, &rep),
+                    ABFT_STATUS_INVALID_VALUE);
     TU_CHECK_STATUS(abft_dgetrf_online(NULL, n, n, A, n, ip, NULL, &info, &rep),
                     ABFT_STATUS_NOT_INITIALIZED);
     TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, A, n - 1, ip, NULL, &info, &rep),
@@ -409,14 +416,18 @@ int main(void) {
     tu_rng_init(&r, tu_seed(NAME));
     abft_handle_t h;
     TU_CHECK_STATUS(abft_create(&h, ABFT_BACKEND_CPU), ABFT_STATUS_SUCCESS);
-    test_clean(h, &r);
-    test_between_panels(h, &r);
-    test_checksum(h, &r);
-    test_l_between_panels(h, &r);
+    for (g_la = 0; g_la <= 1; ++g_la) {
+        printf("-- look-ahead %s\n", g_la ? "on" : "default (off)");
+        test_clean(h, &r);
+        test_between_panels(h, &r);
+        test_checksum(h, &r);
+        test_l_between_panels(h, &r);
+        test_overflow_between_panels(h, &r);
+    }
+    g_la = 0;
     test_singular_args(h, &r);
     test_laswp_op(&r);
     test_getrf_axpy_ops(&r);
-    test_overflow_between_panels(h, &r);
     abft_destroy(h);
     return tu_finish(NAME);
 }

@@ -38,7 +38,7 @@ static abft_status_t flip_hook(void *user, abft_hook_site_t site, int which, cha
     return ABFT_STATUS_SUCCESS;
 }
 
-static int64_t g_panel_nb = 0, g_recomputed = 0;
+static int64_t g_panel_nb = 0, g_recomputed = 0, g_la = 0;
 
 static void one(abft_handle_t hc, abft_handle_t hg, tu_rng_t *r, char prec, int online,
                 int64_t m, int64_t n, int64_t nb, flip_t *f) {
@@ -56,7 +56,7 @@ static void one(abft_handle_t hc, abft_handle_t hg, tu_rng_t *r, char prec, int 
     cudaMalloc(&dA, bytes);
     cudaMalloc((void **)&dp, (size_t)k * 8);
     cudaMemcpy(dA, Ag, bytes, cudaMemcpyHostToDevice);
-    abft_lu_options_t opt = {nb, 1, g_panel_nb};
+    abft_lu_options_t opt = {nb, 1, g_panel_nb, g_la};
     abft_report_t rc, rg;
     int64_t ic, ig;
     abft_status_t sc, sg;
@@ -459,6 +459,18 @@ int main(void) {
         flip_t g = {ABFT_SITE_LU_PANEL, 1, tu_int(&r, 128, 299), tu_int(&r, 128, 299), (int)tu_int(&r, 52, 60), 0};
         one(hc, hg, &r, 'd', 1, 300, 300, 64, &g);
     }
+    /* the same with look-ahead forced on (a hook turns the default off): a flip in the next
+     * panel's columns (128..191) is corrected after that panel was factored on the second
+     * stream, which then factors it again from its copy */
+    g_la = 1;
+    for (int t = 0; t < 8; ++t) {
+        int64_t j = t < 4 ? tu_int(&r, 128, 191) : tu_int(&r, 192, 299);
+        const char prec = t & 1 ? 's' : 'd';
+        int bit = prec == 'd' ? (int)tu_int(&r, 52, 60) : (int)tu_int(&r, 23, 28);
+        flip_t g = {ABFT_SITE_LU_PANEL, 1, tu_int(&r, 128, 299), j, bit, 0};
+        one(hc, hg, &r, prec, 1, 300, 300, 64, &g);
+    }
+    g_la = 0;
     /* the recovery copy: middling flips (which two checksums often cannot pin to one
      * element) are corrected or their row recomputed on the device */
     TU_CHECK_STATUS(abft_set_lu_recovery(hg, 1), ABFT_STATUS_SUCCESS);
