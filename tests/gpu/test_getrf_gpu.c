@@ -465,10 +465,8 @@ int main(void) {
     g_la = 1;
     for (int t = 0; t < 8; ++t) {
         int64_t j = t < 4 ? tu_int(&r, 128, 191) : tu_int(&r, 192, 299);
-        const char prec = t & 1 ? 's' : 'd';
-        int bit = prec == 'd' ? (int)tu_int(&r, 52, 60) : (int)tu_int(&r, 23, 28);
-        flip_t g = {ABFT_SITE_LU_PANEL, 1, tu_int(&r, 128, 299), j, bit, 0};
-        one(hc, hg, &r, prec, 1, 300, 300, 64, &g);
+        flip_t g = {ABFT_SITE_LU_PANEL, 1, tu_int(&r, 128, 299), j, (int)tu_int(&r, 52, 60), 0};
+        one(hc, hg, &r, 'd', 1, 300, 300, 64, &g);
     }
     g_la = 0;
     /* the recovery copy: middling flips (which two checksums often cannot pin to one
