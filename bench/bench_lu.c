@@ -13,7 +13,6 @@
  * environment is recorded as the commit. */
 #include <abft/abft.h>
 #include <cuda_runtime.h>
-#include <cublas_v2.h>
 #include <cusolverDn.h>
 
 #include <math.h>
@@ -47,17 +46,13 @@ enum { V_CUSOLVER, V_OFFLINE, V_ONLINE1, V_ONLINE4, V_ONLINE_OFF, V_ONLINE1_NOLA
  * (for ncu, which then sees the timed run's kernels only) */
 static int g_only = -1, g_warm = 1;
 
-/* the online configuration the main table uses: the library's GPU default */
-static int64_t g_nb = 512, g_inb = 128;
-/* the cuBLAS handle the library runs its main-stream GEMMs on (the sweep sets its SM count
- * target: how many SMs the trailing update leaves to the next panel's factorization) */
-static cublasHandle_t g_blas;
+/* the online configuration the main table uses: 0 = the library's GPU default */
+static int64_t g_nb = 0, g_inb = 0;
 #define CHECKS_OFF ((int64_t)1 << 40)
 
 typedef struct sweep {
     char prec;
     int64_t n, nb, inb, la; /* la: the look-ahead option (0: default, -1: off) */
-    int sm;                 /* cublasSetSmCountTarget of the main stream's cuBLAS handle */
     double ms;
 } sweep_t;
 
@@ -102,7 +97,6 @@ static void run_size(abft_handle_t h, cusolverDnHandle_t cs, char prec, int64_t 
         if (g_only >= 0 && v != g_only) continue;
         int64_t nb = sweep != NULL ? sweep[vi].nb : g_nb, inb = sweep != NULL ? sweep[vi].inb : g_inb;
         int64_t la = sweep != NULL ? sweep[vi].la : 0;
-        TU_LIB_OK(cublasSetSmCountTarget(g_blas, sweep != NULL ? sweep[vi].sm : 0));
         for (int r = g_warm ? -1 : 0; r < reps; ++r) { /* r = -1: warm-up */
             TU_CUDA_OK(cudaMemcpy(A, A0, bytes, cudaMemcpyDeviceToDevice));
             TU_CUDA_OK(cudaDeviceSynchronize());
@@ -197,8 +191,6 @@ int main(int argc, char **argv) {
     }
     cusolverDnHandle_t cs;
     TU_LIB_OK(cusolverDnCreate(&cs));
-    TU_LIB_OK(cublasCreate(&g_blas));
-    if (abft_set_cublas_handle(h, g_blas) != ABFT_STATUS_SUCCESS) return 1;
     struct cudaDeviceProp prop;
     int dev = 0;
     TU_CUDA_OK(cudaGetDevice(&dev));
@@ -221,12 +213,10 @@ int main(int argc, char **argv) {
     int nres = 0;
     /* Sweep of the online blocking (checks off) at n = 8192 (--quick: 4096), fp64 then
      * fp32; the fastest (nb, panel_nb) over both precisions drives the main table. */
-    const int64_t cfg[][4] = {{256, 256, 0, 0},   {256, 128, 0, 0},   {512, 128, 0, 0},
-                              {384, 128, 0, 0},   {1024, 128, 0, 0},  {256, 256, 0, 116},
-                              {256, 256, 0, 100}, {512, 128, 0, 116}, {512, 128, 0, 100},
-                              {512, 128, 0, 124}, {256, 256, -1, 0},  {512, 128, -1, 0}};
+    const int64_t cfg[][3] = {{256, 256, 0},  {256, 128, 0},  {512, 128, 0},  {384, 128, 0},
+                              {1024, 128, 0}, {256, 256, -1}, {512, 128, -1}};
     const int ncfg = (int)(sizeof cfg / sizeof cfg[0]);
-    sweep_t sw[2 * 12];
+    sweep_t sw[2 * 7];
     int64_t sn = quick ? 4096 : 8192;
     for (int pi = 0; pi < 2; ++pi) {
         for (int c = 0; c < ncfg; ++c) {
@@ -235,18 +225,15 @@ int main(int argc, char **argv) {
             sw[pi * ncfg + c].nb = cfg[c][0];
             sw[pi * ncfg + c].inb = cfg[c][1];
             sw[pi * ncfg + c].la = cfg[c][2];
-            sw[pi * ncfg + c].sm = (int)cfg[c][3];
         }
         run_size(h, cs, pi == 0 ? 'd' : 's', sn, reps < 5 ? reps : 5, NULL, sw + pi * ncfg, ncfg);
     }
-    char smtxt[12][8];
-    for (int c = 0; c < ncfg; ++c) snprintf(smtxt[c], sizeof smtxt[c], "%d", (int)cfg[c][3]);
     printf("online blocking sweep (checks off), n = %lld:\n", (long long)sn);
     for (int c = 0; c < ncfg; ++c)
-        printf("  nb %5lld panel_nb %4lld look-ahead %-7s gemm SMs %3s: fp64 %9.3f ms  fp32 %9.3f ms\n",
+        printf("  nb %5lld panel_nb %4lld look-ahead %-7s: fp64 %9.3f ms  fp32 %9.3f ms\n",
                (long long)cfg[c][0], (long long)cfg[c][1], cfg[c][2] < 0 ? "off" : "default",
-               cfg[c][3] > 0 ? smtxt[c] : "all", sw[c].ms, sw[ncfg + c].ms);
-    printf("table: the library's default nb %lld panel_nb %lld\n", (long long)g_nb, (long long)g_inb);
+               sw[c].ms, sw[ncfg + c].ms);
+    printf("table: the library's default blocking\n");
     printf("%-5s %6s %12s %12s %12s %12s %12s %12s %9s %9s %9s %9s %9s\n", "prec", "n",
            "cusolver ms", "offline ms", "online1 ms", "online4 ms", "online0 ms", "on1-nola ms",
            "off %", "on1 %", "on4 %", "on0 %", "nola %");
@@ -276,13 +263,14 @@ int main(int argc, char **argv) {
     FILE *f = fopen(path, "w");
     if (f != NULL) {
         fprintf(f, "{\n  \"date\": \"%s\",\n  \"device\": \"%s\",\n  \"commit\": \"%s\",\n  \"reps\": %d,\n"
-                   "  \"online_nb\": %lld,\n  \"online_panel_nb\": %lld,\n  \"sweep\": [\n",
-                date, prop.name, commit, reps, (long long)g_nb, (long long)g_inb);
+                   "  \"online_blocking\": \"library default (GPU: nb 256 up to n = 8192, 512 in 128-column leaves above)\",\n"
+                   "  \"sweep\": [\n",
+                date, prop.name, commit, reps);
         for (int i = 0; i < 2 * ncfg; ++i)
             fprintf(f, "    {\"precision\": \"%s\", \"n\": %lld, \"nb\": %lld, \"panel_nb\": %lld, "
-                       "\"lookahead\": %s, \"gemm_sm_target\": %d, \"online_checks_off_ms\": %.4f}%s\n",
+                       "\"lookahead\": %s, \"online_checks_off_ms\": %.4f}%s\n",
                     sw[i].prec == 'd' ? "fp64" : "fp32", (long long)sw[i].n, (long long)sw[i].nb,
-                    (long long)sw[i].inb, sw[i].la < 0 ? "false" : "true", sw[i].sm, sw[i].ms,
+                    (long long)sw[i].inb, sw[i].la < 0 ? "false" : "true", sw[i].ms,
                     i + 1 < 2 * ncfg ? "," : "");
         fprintf(f, "  ],\n  \"results\": [\n");
         for (int i = 0; i < nres; ++i)
@@ -301,12 +289,12 @@ int main(int argc, char **argv) {
     if (f != NULL) {
         fprintf(f, "# Protected LU vs cuSOLVER getrf\n\nDate %s, device %s, commit %s. Median of %d runs "
                    "(5 at n = 16384) after one warm-up; each run factors a fresh copy of the same random "
-                   "matrix (values in [-1, 1)). Overheads are relative to cusolverDn?getrf. Online: nb = %lld, "
-                   "panel_nb = %lld (the library's GPU default); \"checks off\" runs the same blocked LU "
+                   "matrix (values in [-1, 1)). Overheads are relative to cusolverDn?getrf. Online: the library's GPU "
+                   "default blocking (nb = 256 up to n = 8192, 512 in 128-column leaves above); \"checks off\" runs the same blocked LU "
                    "with the carried checksums but no trailing checks (the final check still runs). Online "
                    "runs use the GPU's default look-ahead (the next panel factored on a second stream), except "
                    "the last column.\n\n",
-                date, prop.name, commit, reps, (long long)g_nb, (long long)g_inb);
+                date, prop.name, commit, reps);
         fprintf(f, "| prec | n | cuSOLVER ms | offline ms | offline | online (every panel) ms | online | "
                    "online (every 4th) ms | online | online (checks off) ms | online | "
                    "online (every panel, no look-ahead) ms | online |\n"
@@ -322,13 +310,11 @@ int main(int argc, char **argv) {
                     100.0 * (r->t_online_off / r->t_cusolver - 1.0), r->t_online1_nola,
                     100.0 * (r->t_online1_nola / r->t_cusolver - 1.0));
         }
-        fprintf(f, "\nOnline blocking sweep, checks off, n = %lld (gemm SMs: cublasSetSmCountTarget of "
-                   "the main stream's cuBLAS handle):\n\n| nb | panel_nb | look-ahead | gemm SMs | "
-                   "fp64 ms | fp32 ms |\n|---|---|---|---|---|---|\n", (long long)sn);
+        fprintf(f, "\nOnline blocking sweep, checks off, n = %lld:\n\n| nb | panel_nb | look-ahead | "
+                   "fp64 ms | fp32 ms |\n|---|---|---|---|---|\n", (long long)sn);
         for (int c = 0; c < ncfg; ++c)
-            fprintf(f, "| %lld | %lld | %s | %s | %.3f | %.3f |\n", (long long)cfg[c][0],
-                    (long long)cfg[c][1], cfg[c][2] < 0 ? "off" : "on",
-                    cfg[c][3] > 0 ? smtxt[c] : "all", sw[c].ms, sw[ncfg + c].ms);
+            fprintf(f, "| %lld | %lld | %s | %.3f | %.3f |\n", (long long)cfg[c][0],
+                    (long long)cfg[c][1], cfg[c][2] < 0 ? "off" : "on", sw[c].ms, sw[ncfg + c].ms);
         fclose(f);
     }
     cusolverDnDestroy(cs);

@@ -358,7 +358,14 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
     const int64_t k = m < n ? m : n;
     ABFT_RETURN_IF(k > 0 && ipiv == NULL, ABFT_STATUS_INVALID_VALUE);
     const int gpu = h->backend == ABFT_BACKEND_CUDA;
-    int64_t nb = gpu ? 512 : 64, every = 1, inb = gpu ? 128 : 0;
+    /* GPU default, from bench_lu on the H100 with look-ahead (b362505, 84b2c08): up to
+     * k = 8192, nb = 256 without recursion (fp64 8192, checks off: 42.1 ms against 42.6 ms
+     * for 512 in 128-column leaves; every 4th panel checked: +8.8 % against +10.7 % over
+     * cuSOLVER); above, nb = 512 in 128-column leaves (fp64 16384, every 4th: +1.8 % against
+     * +11.2 % for 256: the tall panels gain from the recursion, and half as many checks read
+     * the trailing matrix). CPU: LAPACK's 64, no recursion. */
+    const int wide = gpu && k > 8192;
+    int64_t nb = gpu ? (wide ? 512 : 256) : 64, every = 1, inb = wide ? 128 : 0;
     if (opt != NULL) {
         ABFT_RETURN_IF(opt->nb < 0 || opt->check_every < 0 || opt->panel_nb < 0 ||
                            opt->lookahead < -1 || opt->lookahead > 1,
@@ -367,9 +374,6 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
         if (opt->check_every > 0) every = opt->check_every;
         if (opt->panel_nb > 0) inb = opt->panel_nb;
     }
-    /* GPU default nb = 512 with 128-column leaves: the fastest of bench_lu's sweep on the
-     * H100 once swaps and pivots stayed on the device (1062a33: 43.8 ms against 44.6 ms
-     * for nb = 256 without recursion, fp64 n = 8192, checks off). CPU: no recursion. */
     if (inb == 0) inb = nb;
     int la = gpu && h->hook == NULL;
     if (opt != NULL && opt->lookahead != 0) la = opt->lookahead > 0;

@@ -50,12 +50,13 @@ ABFT_API abft_status_t abft_sgetrf(abft_handle_t handle, int64_t m, int64_t n, f
 
 /* Options of the online factorization; a NULL pointer or 0 fields mean the defaults. */
 typedef struct abft_lu_options {
-    int64_t nb;          /* panel width (default 64 on the CPU, 512 on the GPU) */
+    int64_t nb;          /* panel width (default 64 on the CPU; on the GPU 256 up to
+                            min(m, n) = 8192, 512 above) */
     int64_t check_every; /* verify the trailing matrix after every check_every-th panel
                             (default 1: after each panel) */
     int64_t panel_nb;    /* panels wider than this are factored recursively (halves, as
                             LAPACK's getrf2), narrower ones by the backend's getrf (default
-                            128 on the GPU, nb on the CPU: no recursion) */
+                            nb, no recursion, except 128 on the GPU above min(m, n) = 8192) */
     int64_t lookahead;   /* 1: factor the next panel while the rest of the trailing matrix
                             is updated and checked (CUDA: on a second stream, see docs/lu.md),
                             -1: never; 0 (default): on for the GPU when no hook is set, off
