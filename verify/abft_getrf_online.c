@@ -299,12 +299,27 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t ev
             ABFT_TRY(h->ops->order(&h->kctx, o->aux));
         else
             ABFT_TRY(factor_panel(o, &h->kctx, K0, jb, inb, ipiv, o->dinfo));
-        /* the columns left and right of the panel, and W and B (adjacent, B = W + 2m: one
-         * m x 4 block), in one call */
-        ABFT_TRY(swap_rows(o, &h->kctx, ipiv, K0, K1, 0, n, K0, K1, 1));
-        if (K1 < n) {
-            abft_lu_trsm_args_t ts = {p->prec, 1, 0, jb, n - K1, elem_ptr(o, K0, K0), o->lda,
+        /* With look-ahead the next panel's columns K1..K2-1 go first (swaps, trsm, update),
+         * so that its factorization starts as early as possible (without a hook: before
+         * the rest of this panel's work). nx = 0 without look-ahead. */
+        const int64_t nx = K2 - K1;
+        if (nx > 0) {
+            ABFT_TRY(swap_rows(o, &h->kctx, ipiv, K0, K1, K1, K2, 0, 0, 0));
+            abft_lu_trsm_args_t ts = {p->prec, 1, 0, jb, nx, elem_ptr(o, K0, K0), o->lda,
                                       elem_ptr(o, K0, K1), o->lda};
+            ABFT_TRY(lo->lu_trsm(&h->kctx, &ts));
+            abft_gemm_args_t ge = {p->prec, 0, 0, m - K1, nx, jb, mone, 1.0,
+                                   elem_ptr(o, K1, K0), o->lda, elem_ptr(o, K0, K1), o->lda,
+                                   elem_ptr(o, K1, K1), o->lda};
+            ABFT_TRY(h->ops->gemm(&h->kctx, &ge));
+            if (early) ABFT_TRY(start_next(o, K1, K2, check, inb, ipiv));
+        }
+        /* the other columns left and right of the panel, and W and B (adjacent, B = W + 2m:
+         * one m x 4 block), in one call */
+        ABFT_TRY(swap_rows(o, &h->kctx, ipiv, K0, K1, 0, n, K0, K2, 1));
+        if (K2 < n) {
+            abft_lu_trsm_args_t ts = {p->prec, 1, 0, jb, n - K2, elem_ptr(o, K0, K0), o->lda,
+                                      elem_ptr(o, K0, K2), o->lda};
             ABFT_TRY(lo->lu_trsm(&h->kctx, &ts));
         }
         if (K1 < m) {
@@ -312,15 +327,11 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t ev
             abft_lu_tri_args_t tu = {p->prec, 0, 0, jb, n - K0, elem_ptr(o, K0, K0), o->lda,
                                      o->G + K0, n, NULL, 0, 0, o->U1, nb, o->Ua, nb};
             ABFT_TRY(lo->lu_tri(&h->kctx, &tu));
-            /* the trailing update, the next panel's columns K1..K2-1 first */
-            for (int64_t c0 = K1; c0 < n;) {
-                const int64_t c1 = c0 == K1 && K2 > K1 ? K2 : n;
-                abft_gemm_args_t ge = {p->prec, 0, 0, m - K1, c1 - c0, jb, mone, 1.0,
-                                       elem_ptr(o, K1, K0), o->lda, elem_ptr(o, K0, c0), o->lda,
-                                       elem_ptr(o, K1, c0), o->lda};
+            if (K2 < n) {
+                abft_gemm_args_t ge = {p->prec, 0, 0, m - K1, n - K2, jb, mone, 1.0,
+                                       elem_ptr(o, K1, K0), o->lda, elem_ptr(o, K0, K2), o->lda,
+                                       elem_ptr(o, K1, K2), o->lda};
                 ABFT_TRY(h->ops->gemm(&h->kctx, &ge));
-                if (c1 == K2 && early) ABFT_TRY(start_next(o, K1, K2, check, inb, ipiv));
-                c0 = c1;
             }
             abft_tsmm_args_t tl = {p->prec, 0, m - K1, jb, 2, elem_ptr(o, K1, K0), o->lda, o->U1,
                                    nb, o->Ua, nb, o->T, m, o->Ta, m};
