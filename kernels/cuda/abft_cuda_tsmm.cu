@@ -1,6 +1,7 @@
 /* abft CUDA backend: tall-and-skinny products and the fused dual pass. Chooses the launch
  * shape from the tuning table (abft_cuda_tuning.h) and the sizes, instantiates the kernels
- * of abft_cuda_tsmm.cuh for {double, float} x c-bucket {2, 4, 8, 16} x {plain, with |A|}. */
+ * of abft_cuda_tsmm.cuh for {double, float} x c-bucket {2, 4, 8, 16} x {plain, with |A|},
+ * and for c-bucket 2 their implicit-weight instances (V = [1, l+1] from the index). */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -76,7 +77,8 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     p.part = NULL;
     const int pr = sizeof(T) == 8 ? 0 : 1;
     /* Implicit weights V = [1, l+1] with |V| = V: the rows kernel computes them from the
-     * column index (tsmm_n_kernel<..., IMPL = true>). */
+     * column index (tsmm_n_kernel<..., IMPL = true>), the cols kernel from the row index
+     * (tsmm_t_kernel<..., IMPL = true>). */
     bool impl = false;
     if constexpr (CB == 2) impl = p.implicit && (!ABS || p.Xa == NULL);
     const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
@@ -136,12 +138,15 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         int64_t rs = ABFT_CUDA_SMEM_BYTES / (8 * nacc);
         rs = rs / step * step;
         if (rs < step) rs = step;
+        /* Implicit weights stage nothing: one stage per slice (a multiple of step, so each
+         * lane sums the same rows in the same order as with any stage length). */
+        if (impl) rs = ((int64_t)1 << 30) / step * step;
         if (rs > chunk) rs = chunk;
         p.lanes = lanes;
         p.chunk = chunk;
         p.stage = (int)rs;
         p.vec_ok = wide_ok(a->A, a->lda, sizeof(T), 16);
-        smem = (size_t)rs * nacc * 8;
+        smem = impl ? 0 : (size_t)rs * nacc * 8;
         grid = dim3((unsigned)tiles, (unsigned)S, 1);
         out_len = a->cols;
     }
@@ -153,10 +158,13 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     }
     if (a->trans == 0 && impl) {
         if constexpr (CB == 2) tsmm_n_kernel<T, 2, ABS, true><<<grid, NT, smem, st>>>(p);
-    } else if (a->trans == 0)
+    } else if (a->trans == 0) {
         tsmm_n_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
-    else
+    } else if (impl) {
+        if constexpr (CB == 2) tsmm_t_kernel<T, 2, ABS, true><<<grid, NT, smem, st>>>(p);
+    } else {
         tsmm_t_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
+    }
     ABFT_CUDA_LAUNCHED();
     if (S > 1) {
         reduce_job j = {p.part, (int)S, out_len, (int)a->c, ABS ? 1 : 0,

@@ -89,7 +89,8 @@ struct tsmm_params {
     int c;
     int lanes;     /* rows kernel: lanes along rows per column group; cols kernel: per column */
     int64_t chunk; /* slice of the long dimension per blockIdx.y */
-    int stage;     /* columns (rows kernel) / rows (cols kernel) of X staged per pass */
+    int stage;     /* columns (rows kernel) / rows (cols kernel) per pass, X staged for them
+                    * (implicit cols kernel: nothing staged, the whole slice) */
     int vec_ok;    /* base pointer and lda allow the wide loads */
     double *Y;
     int64_t ldy;
@@ -357,13 +358,61 @@ __global__ void __launch_bounds__(NT, IMPL ? 4 : 0) tsmm_n_kernel(const tsmm_par
 
 /* ---- trans = T: Y = A^T·X (column checksums) -------------------------------------------
  * Block: NT/lanes columns, `lanes` threads down each column, each loading R contiguous rows
- * (16 bytes), U loads in flight. X for `stage` rows sits in shared memory as [q][i], so the
- * lanes of a column read neighbouring 16-byte words and the columns share them (broadcast).
- * The lanes of a column meet by a butterfly of shuffles at the end (fixed order). */
-template <typename T, int CB, bool ABS, bool VEC>
+ * (16 bytes), U loads in flight; the weights come from a weight source of the column sweep
+ * (below). The lanes of a column meet by a butterfly of shuffles at the end (fixed order).
+ *
+ * Weights of the column sweep: for load u of the pass at rb (the stage's rows r .. r+R-1,
+ * r = rb + (u·lanes + l)·R) and output q the sweep takes a handle hq = col(rb, u, r, q)
+ * (cola(...) for |A|^T·Xa), and from it the weights of the rows r + rr and r + rr + 1,
+ * pair(hq, rr). Two sources, one sweep:
+ *   staged_col_weights:   X (and Xa) for `stage` rows in shared memory as [q][i], so the
+ *                         lanes of a column read neighbouring 16-byte words and the columns
+ *                         of the block share them (broadcast); hq is a pointer;
+ *   implicit_col_weights: V = [1, i+1] (c = 2, |V| = V) from the row index i of the matrix
+ *                         passed: hq (asked for q = 1 only) is the weight of the load's first
+ *                         row as a double, from the thread's first row of the stage by sums
+ *                         of integers (exact below 2^53); no staging, no barriers, no LDS in
+ *                         the loop. The weight 1 is applied as x + s (unit0, as in the row
+ *                         sweep: nvcc does not fold fma(x, 1, s)), the same operation, so
+ *                         both sources give the same bits for the same launch shape.
+ * The staged source forms its addresses as the sweep did before it had sources (per output,
+ * from r): a per-load handle in between (the same values) moved ptxas's register counts of
+ * the general |A| kernels by -10..+12 (fp64 c = 4: 80 -> 92, 3 -> 2 blocks per SM). */
+template <int CB>
+struct staged_col_weights {
+    static constexpr bool unit0 = false;
+    const double *xs, *xas; /* [q][RS] */
+    int RS;
+    __device__ __forceinline__ const double *col(int, int, int r, int q) const {
+        return xs + (size_t)q * RS + r;
+    }
+    __device__ __forceinline__ const double *cola(int, int, int r, int q) const {
+        return xas + (size_t)q * RS + r;
+    }
+    __device__ __forceinline__ double2 pair(const double *xq, int rr) const {
+        return *reinterpret_cast<const double2 *>(xq + rr);
+    }
+};
+
+struct implicit_col_weights {
+    static constexpr bool unit0 = true;
+    double first; /* (double)(s0 + l·R + 1): the weight of the thread's first row in the stage */
+    double ustep; /* (double)(lanes·R): rows from one load of a pass to the next */
+    __device__ __forceinline__ double col(int rb, int u, int, int) const {
+        const double b = first + (double)rb;
+        return u == 0 ? b : fma((double)u, ustep, b);
+    }
+    __device__ __forceinline__ double cola(int rb, int u, int r, int q) const {
+        return col(rb, u, r, q);
+    }
+    __device__ __forceinline__ double2 pair(double h, int rr) const {
+        return make_double2(rr == 0 ? h : h + (double)rr, h + (double)(rr + 1));
+    }
+};
+
+template <typename T, int CB, bool ABS, bool VEC, class W>
 __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int lanes, int l,
-                                          int RS, const double *xs, const double *xas,
-                                          double (&acc)[CB], double (&acca)[CB]) {
+                                          const W &wt, double (&acc)[CB], double (&acca)[CB]) {
     constexpr int R = vec_width<T>::value;
     const int step = UNR * lanes * R;
     for (int rb = 0; rb < ns; rb += step) {
@@ -382,18 +431,27 @@ __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int
             const int r = rb + (u * lanes + l) * R;
 #pragma unroll
             for (int q = 0; q < CB; ++q) {
-                const double *xq = xs + (size_t)q * RS + r;
+                if (W::unit0 && q == 0) {
+#pragma unroll
+                    for (int rr = 0; rr < R; ++rr) acc[q] += (double)v[u][rr];
+                    if constexpr (ABS) {
+#pragma unroll
+                        for (int rr = 0; rr < R; ++rr) acca[q] += fabs((double)v[u][rr]);
+                    }
+                    continue;
+                }
+                const auto xq = wt.col(rb, u, r, q);
 #pragma unroll
                 for (int rr = 0; rr < R; rr += 2) {
-                    const double2 w = *reinterpret_cast<const double2 *>(xq + rr);
+                    const double2 w = wt.pair(xq, rr);
                     acc[q] = fma((double)v[u][rr], w.x, acc[q]);
                     acc[q] = fma((double)v[u][rr + 1], w.y, acc[q]);
                 }
                 if constexpr (ABS) {
-                    const double *xa = xas + (size_t)q * RS + r;
+                    const auto xa = wt.cola(rb, u, r, q);
 #pragma unroll
                     for (int rr = 0; rr < R; rr += 2) {
-                        const double2 w = *reinterpret_cast<const double2 *>(xa + rr);
+                        const double2 w = wt.pair(xa, rr);
                         acca[q] = fma(fabs((double)v[u][rr]), w.x, acca[q]);
                         acca[q] = fma(fabs((double)v[u][rr + 1]), w.y, acca[q]);
                     }
@@ -403,8 +461,11 @@ __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int
     }
 }
 
-template <typename T, int CB, bool ABS>
+/* IMPL: the implicit V = [1, i+1] (c-bucket 2 only), computed from the row index. */
+template <typename T, int CB, bool ABS, bool IMPL = false>
 __global__ void __launch_bounds__(NT) tsmm_t_kernel(const tsmm_params p) {
+    static_assert(!IMPL || CB == 2, "implicit weights are two columns");
+    constexpr int R = vec_width<T>::value;
     extern __shared__ double smem[];
     const T *__restrict__ A = static_cast<const T *>(p.A);
     const int tid = threadIdx.x;
@@ -423,6 +484,20 @@ __global__ void __launch_bounds__(NT) tsmm_t_kernel(const tsmm_params p) {
 
     for (int64_t s0 = i0; s0 < i1; s0 += RS) {
         const int ns = (int)min((int64_t)RS, i1 - s0);
+        if constexpr (IMPL) {
+            if (colok) {
+                const T *col = A + j * p.lda + s0;
+                /* s0 counts from the first row of the matrix passed (i0 = the slice's first
+                 * row): the weight of row i is i + 1. */
+                const implicit_col_weights wt{(double)(s0 + (int64_t)l * R + 1),
+                                              (double)(lanes * R)};
+                if (p.vec_ok)
+                    cols_body<T, CB, ABS, true>(col, ns, lanes, l, wt, acc, acca);
+                else
+                    cols_body<T, CB, ABS, false>(col, ns, lanes, l, wt, acc, acca);
+            }
+            continue;
+        }
         __syncthreads();
         for (int idx = tid; idx < RS * CB; idx += NT) {
             const int q = idx / RS, r = idx - q * RS;
@@ -437,10 +512,11 @@ __global__ void __launch_bounds__(NT) tsmm_t_kernel(const tsmm_params p) {
         __syncthreads();
         if (colok) {
             const T *col = A + j * p.lda + s0;
+            const staged_col_weights<CB> wt{xs, xas, RS};
             if (p.vec_ok)
-                cols_body<T, CB, ABS, true>(col, ns, lanes, l, RS, xs, xas, acc, acca);
+                cols_body<T, CB, ABS, true>(col, ns, lanes, l, wt, acc, acca);
             else
-                cols_body<T, CB, ABS, false>(col, ns, lanes, l, RS, xs, xas, acc, acca);
+                cols_body<T, CB, ABS, false>(col, ns, lanes, l, wt, acc, acca);
         }
     }
     for (int off = lanes / 2; off >= 1; off /= 2) {

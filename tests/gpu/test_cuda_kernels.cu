@@ -1,5 +1,6 @@
 /* GPU test of the CUDA backend's kernels against the CPU oracle (kernels/cpu):
- * abft_cuda_tsmm (both trans, c = 1..16, implicit weights, abs companions), abft_cuda_dual
+ * abft_cuda_tsmm (both trans, c = 1..16, implicit weights, abs companions; implicit =
+ * explicit [1, l+1] bit for bit where the launch shapes agree), abft_cuda_dual
  * (explicit or implicit weights on either side; implicit = explicit [1, l+1] bit for bit),
  * abft_cuda_compare (bit-exact flags, ratio and list), abft_cuda_gemm (and the restore of a
  * borrowed handle's stream and pointer mode), abft_cuda_gemm_unit_roundoff, the public
@@ -247,16 +248,20 @@ static void test_tsmm(tu_rng_t *rng, gpuctx_t *g) {
     printf("tsmm: %d cases\n", n_tsmm_cases);
 }
 
-/* |A|·[1, l+1] (m x 2) on the host: the scale of the fp64 accumulation bound. */
-static double *abs_times_v(abft_prec_t prec, const void *A, int64_t m, int64_t n, int64_t lda) {
-    double *S = tu_alloc_d(m * 2 + 1);
-    for (int64_t i = 0; i < m; ++i) S[i] = S[i + m] = 0.0;
+/* |op(A)|·[1, l+1] (len x 2, len = m for trans = 0, n for trans = 1) on the host: the
+ * scale of the fp64 accumulation bound. */
+static double *abs_times_v(abft_prec_t prec, int trans, const void *A, int64_t m, int64_t n,
+                           int64_t lda) {
+    const int64_t len = trans ? n : m;
+    double *S = tu_alloc_d(len * 2 + 1);
+    for (int64_t i = 0; i < len; ++i) S[i] = S[i + len] = 0.0;
     for (int64_t l = 0; l < n; ++l)
         for (int64_t i = 0; i < m; ++i) {
             double a = prec == ABFT_PREC_D ? ((const double *)A)[i + l * lda]
                                            : (double)((const float *)A)[i + l * lda];
-            S[i] += fabs(a);
-            S[i + m] += fabs(a) * (double)(l + 1);
+            const int64_t o = trans ? l : i, w = trans ? i : l; /* output, weight index */
+            S[o] += fabs(a);
+            S[o + len] += fabs(a) * (double)(w + 1);
         }
     return S;
 }
@@ -282,64 +287,107 @@ static void check_same(const char *what, const char *out, const double *dY, cons
     free(Z);
 }
 
-/* Rows kernel: the implicit weights (computed from the column index) and the same weights
- * given explicitly, X = [1, l+1] with |X| taken from X, give the same bits: both run the
- * same fp64 operations in the same order (sizes with a split of k, ragged rows, odd lda). */
+/* Implicit weights (computed from the column index by the rows kernel, from the row index
+ * by the cols kernel) and the same weights given explicitly, X = [1, l+1] with |X| taken
+ * from X, on fresh random A: both paths run the same fp64 operations in the same order
+ * (the weight 1 as an addition is fma(x, 1, s)), so where they also run the same launch
+ * shape they give the same bits. Sizes with a split of the long dimension across blocks
+ * (cols: the weight of row i is i + 1 of the matrix passed, in whichever slice it is),
+ * ragged tiles, odd lda, a base moved by one element (the scalar loads), 0 and 1. */
 static void test_tsmm_implicit_bits(tu_rng_t *rng, gpuctx_t *g) {
-    static const int64_t sizes[][3] = {{1531, 389, 0}, {4099, 2053, 1}, {30000, 700, 3},
-                                       {700, 30000, 0}, {8192, 4096, 0}};
+    /* m, n, lda - m, offset of the base in elements */
+    static const int64_t sizes[][4] = {{1531, 389, 0, 0},  {4099, 2053, 1, 0},
+                                       {30000, 700, 3, 0}, {700, 30000, 0, 0},
+                                       {8192, 4096, 0, 0}, {65537, 33, 1, 1},
+                                       {2053, 1031, 2, 1}, {7, 3, 1, 1},
+                                       {1, 1, 0, 0},       {0, 5, 0, 0}};
+    const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
     int cases = 0;
-    for (int s = 0; s < 5; ++s) {
-        const int64_t m = sizes[s][0], n = sizes[s][1], lda = m + sizes[s][2];
+    for (int s = 0; s < nsizes; ++s) {
+        const int64_t m = sizes[s][0], n = sizes[s][1], lda = (m > 1 ? m : 1) + sizes[s][2];
+        const int64_t off = sizes[s][3];
         if (g_small && m * n > 3000000) continue;
-        for (int p = 0; p < 2; ++p)
-            for (int ab = 0; ab < 2; ++ab) {
-                const abft_prec_t prec = p ? ABFT_PREC_S : ABFT_PREC_D;
-                size_t abytes;
-                void *A = host_matrix(rng, prec, m, n, lda, 0, &abytes);
-                const int64_t ldx = n + 1;
-                double *X = tu_alloc_d(ldx * 2);
-                for (int64_t l = 0; l < n; ++l) {
-                    X[l] = 1.0;
-                    X[l + ldx] = (double)(l + 1);
+        for (int t = 0; t < 2; ++t)
+            for (int p = 0; p < 2; ++p)
+                for (int ab = 0; ab < 2; ++ab) {
+                    const abft_prec_t prec = p ? ABFT_PREC_S : ABFT_PREC_D;
+                    const size_t es = p ? 4 : 8;
+                    size_t abytes;
+                    void *A = host_matrix(rng, prec, m, n, lda, off, &abytes);
+                    const int64_t xlen = t ? m : n, ylen = t ? n : m, ldx = xlen + 1;
+                    double *X = tu_alloc_d(ldx * 2);
+                    for (int64_t l = 0; l < xlen; ++l) {
+                        X[l] = 1.0;
+                        X[l + ldx] = (double)(l + 1);
+                    }
+                    void *dA = dup_to_dev(A, abytes);
+                    const char *dAo = (const char *)dA + off * es;
+                    double *dX = (double *)dup_to_dev(X, (size_t)(ldx * 2) * 8);
+                    double *dY = (double *)dmalloc((size_t)ylen * 2 * 8);
+                    double *dYa = (double *)dmalloc((size_t)ylen * 2 * 8);
+                    double *dZ = (double *)dmalloc((size_t)ylen * 2 * 8);
+                    double *dZa = (double *)dmalloc((size_t)ylen * 2 * 8);
+                    abft_tsmm_args_t ia = {prec, t, m, n, 2, dAo, lda, NULL, 0, NULL, 0,
+                                           dY, ylen, ab ? dYa : NULL, ylen};
+                    abft_tsmm_args_t ea = {prec, t, m, n, 2, dAo, lda, dX, ldx, NULL, 0,
+                                           dZ, ylen, ab ? dZa : NULL, ylen};
+                    TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ia), ABFT_STATUS_SUCCESS);
+                    TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ea), ABFT_STATUS_SUCCESS);
+                    CU(cudaStreamSynchronize(g->stream));
+                    CU(cudaGetLastError());
+                    /* Same launch shape, so the same bits: rows fp32, and cols (the lanes cap
+                     * for an explicit X, c·32·lanes <= 256·sizeof(T), leaves the table's
+                     * lanes at c = 2: <= 16 fp32, <= 32 fp64). Rows fp64: the explicit path
+                     * keeps more lanes than the implicit one (the tuning rule of fb2e813),
+                     * so the sums run in another order: equal to within the fp64
+                     * accumulation bound 2(len+2)·2^-53·(|op(A)|·V). */
+                    const int bits = t == 1 || p != 0;
+                    double *S = abs_times_v(prec, t, (const char *)A + off * es, m, n, lda);
+                    char what[160];
+                    snprintf(what, sizeof what,
+                             "tsmm %c trans=%d m=%lld n=%lld lda+%lld off=%lld: implicit and "
+                             "explicit",
+                             p ? 's' : 'd', t, (long long)m, (long long)n,
+                             (long long)sizes[s][2], (long long)off);
+                    check_same(what, "op(A)·[1, l+1]", dY, dZ, ylen, S, t ? m : n, bits);
+                    if (ab)
+                        check_same(what, "|op(A)|·[1, l+1]", dYa, dZa, ylen, S, t ? m : n,
+                                   bits);
+                    free(S);
+                    ++cases;
+                    free(A);
+                    free(X);
+                    cudaFree(dA);
+                    cudaFree(dX);
+                    cudaFree(dY);
+                    cudaFree(dYa);
+                    cudaFree(dZ);
+                    cudaFree(dZa);
                 }
-                void *dA = dup_to_dev(A, abytes);
-                double *dX = (double *)dup_to_dev(X, (size_t)(ldx * 2) * 8);
-                double *dY = (double *)dmalloc((size_t)m * 2 * 8);
-                double *dYa = (double *)dmalloc((size_t)m * 2 * 8);
-                double *dZ = (double *)dmalloc((size_t)m * 2 * 8);
-                double *dZa = (double *)dmalloc((size_t)m * 2 * 8);
-                abft_tsmm_args_t ia = {prec, 0, m, n, 2, dA, lda, NULL, 0, NULL, 0,
-                                       dY, m, ab ? dYa : NULL, m};
-                abft_tsmm_args_t ea = {prec, 0, m, n, 2, dA, lda, dX, ldx, NULL, 0,
-                                       dZ, m, ab ? dZa : NULL, m};
-                TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ia), ABFT_STATUS_SUCCESS);
-                TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ea), ABFT_STATUS_SUCCESS);
-                CU(cudaStreamSynchronize(g->stream));
-                CU(cudaGetLastError());
-                /* fp32: the two paths run the same launch shape, so the same bits. fp64:
-                 * the explicit path keeps more lanes than the implicit one (the tuning
-                 * rule of fb2e813), so the sums run in another order: equal to within
-                 * the fp64 accumulation bound 2(n+2)·2^-53·(|A|·V). */
-                double *S = abs_times_v(prec, A, m, n, lda);
-                char what[120];
-                snprintf(what, sizeof what, "tsmm %c m=%lld n=%lld: implicit and explicit",
-                         p ? 's' : 'd', (long long)m, (long long)n);
-                check_same(what, "A·[1, l+1]", dY, dZ, m, S, n, p != 0);
-                if (ab) check_same(what, "|A|·[1, l+1]", dYa, dZa, m, S, n, p != 0);
-                free(S);
-                ++cases;
-                free(A);
-                free(X);
-                cudaFree(dA);
-                cudaFree(dX);
-                cudaFree(dY);
-                cudaFree(dYa);
-                cudaFree(dZ);
-                cudaFree(dZa);
-            }
     }
-    printf("tsmm implicit = explicit bits: %d cases\n", cases);
+    printf("tsmm implicit = explicit: %d cases\n", cases);
+}
+
+/* Cols kernel with the implicit weights (computed from the row index) against the CPU
+ * oracle on fresh random A: sizes 0 and 1, no tile multiples, many slices of the rows across
+ * blocks (65537 x 33), lda > m (random extra, odd ones included), aligned base and a base
+ * moved by one element, both precisions, with and without |A|. */
+static void test_tsmm_cols_implicit(tu_rng_t *rng, gpuctx_t *g) {
+    static const int64_t sizes[][2] = {{0, 5},      {5, 0},      {1, 1},     {1, 7},
+                                       {7, 1},      {3, 1000},   {513, 77},  {1000, 999},
+                                       {2053, 1031}, {4099, 129}, {129, 4099}, {65537, 33},
+                                       {30000, 700}};
+    const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
+    const int before = n_tsmm_cases;
+    for (int s = 0; s < nsizes; ++s) {
+        const int64_t m = sizes[s][0], n = sizes[s][1];
+        if (g_small && m * n > 300000) continue;
+        for (int p = 0; p < 2; ++p)
+            for (int a = 0; a < 4; ++a)
+                tsmm_case(rng, g, p ? ABFT_PREC_S : ABFT_PREC_D, 1, m, n, 2, 1, a & 1, 0,
+                          EXTRAS[tu_int(rng, 0, 3)], a >> 1);
+    }
+    printf("tsmm cols implicit vs cpu: %d cases\n", n_tsmm_cases - before);
 }
 
 /* implicit: bit 1 X == NULL (P side, c1 = 2), bit 2 Z == NULL (Q side, c2 = 2). */
@@ -873,6 +921,7 @@ int main(void) {
     gpu_open(&g1, 1); /* a non-blocking stream of its own */
     test_tsmm(&rng, &g1);
     test_tsmm_implicit_bits(&rng, &g1);
+    test_tsmm_cols_implicit(&rng, &g1);
     test_dual(&rng, &g0);
     test_dual(&rng, &g1);
     test_dual_implicit_bits(&rng, &g1);
