@@ -234,7 +234,7 @@ int main(int argc, char **argv) {
         const int64_t *sizes = isd ? sizes_d : sizes_s;
         for (int si = 0; sizes[si] != 0; ++si) {
             const int64_t m = sizes[si], n = sizes[si];
-            if (sweep && !(m == 2048 || m == 8192 || m == 30720)) continue;
+            if (sweep && !(m == 2048 || m == 8192 || m == 16384 || m == 30720)) continue;
             const int64_t lda = m;
             const size_t bytes = (size_t)lda * n * es;
             int nbuf = (int)(((size_t)256 << 20) / bytes) + 1;
@@ -316,8 +316,8 @@ int main(int argc, char **argv) {
                 /* Tile sweep: each override alone on top of the table row. */
                 const int lanes_r[] = {8, 16, 32, 64, 128};
                 const int lanes_c[] = {2, 4, 8, 16, 32};
-                const int bps[] = {2, 4, 8, 16};
-                for (int b = 0; b < 4; ++b) {
+                const int bps[] = {2, 3, 4, 8, 16};
+                for (int b = 0; b < 5; ++b) {
                     for (int l = 0; l < 5; ++l) {
                         abft_cuda_tune_override(lanes_r[l], lanes_c[l], bps[b]);
                         double tr = time_ms([&](int k) { ours_tsmm(k, 0, 2, NULL, NULL); }, batch, 9);

@@ -213,11 +213,33 @@ abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     int64_t chunk;
     const abft_cuda_kshape_t sh = abft_cuda_tune_shape(
         tune, 2, sizeof(T) == 8 ? 0 : 1, (double)a->rows * (double)a->cols * (double)sizeof(T));
-    /* Up to 2 blocks fit on an SM for the explicit-weight fp32 kernels (110-128 registers;
-     * the implicit-weight fp32 kernel without |M| fits 3, v5); a bps of at most 2 is that
-     * occupancy, and the split must then not spill into a second wave. */
-    const int64_t S = choose_slices(tiles, a->cols, UNR, sms, sh.bps, tune->dual_min_split,
-                                    &chunk, sh.bps <= 2);
+    /* Implicit weights V = [1, l+1] with |V| = V on a side: computed from the index
+     * (dual_kernel<..., IMPL>, c-bucket 2 only). */
+    int impl = 0;
+    void (*kern)(const dual_params) = dual_kernel<T, CB, ABS>;
+    if constexpr (CB == 2) {
+        if (p.implicit_x && p.Xa == NULL) impl |= DUAL_IMPL_X;
+        if (p.implicit_z && p.Za == NULL) impl |= DUAL_IMPL_Z;
+        if (impl == DUAL_IMPL_X) kern = dual_kernel<T, 2, ABS, DUAL_IMPL_X>;
+        if (impl == DUAL_IMPL_Z) kern = dual_kernel<T, 2, ABS, DUAL_IMPL_Z>;
+        if (impl == (DUAL_IMPL_X | DUAL_IMPL_Z))
+            kern = dual_kernel<T, 2, ABS, DUAL_IMPL_X | DUAL_IMPL_Z>;
+    }
+    /* A table bps of at most 4 asks for one wave: it is capped at the instance's occupancy
+     * (blocks per SM with the most dynamic shared memory a launch asks for, asked once per
+     * instance: fp32 explicit 2, fp32 implicit 3, fp64 4, v6) and the split must then not
+     * spill into a second wave. Larger values ask for several waves. */
+    static int occ_cache[4] = {0, 0, 0, 0};
+    if (occ_cache[impl] == 0) {
+        int o = 0;
+        ABFT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, kern, NT,
+                                                                    ABFT_CUDA_SMEM_BYTES));
+        occ_cache[impl] = o > 0 ? o : 1;
+    }
+    const bool one_wave = sh.bps <= 4;
+    const int bps = one_wave && sh.bps > occ_cache[impl] ? occ_cache[impl] : sh.bps;
+    const int64_t S = choose_slices(tiles, a->cols, UNR, sms, bps, tune->dual_min_split,
+                                    &chunk, one_wave);
     int64_t ks = ABFT_CUDA_SMEM_BYTES / (8 * nacc * (1 + NT / 32));
     ks = ks / UNR * UNR;
     if (ks < UNR) ks = UNR;
@@ -237,25 +259,7 @@ abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     }
     if (tiles > 0x7fffffff) return ABFT_STATUS_NOT_SUPPORTED;
     dim3 grid((unsigned)tiles, (unsigned)S, 1);
-    /* Implicit weights V = [1, l+1] with |V| = V on a side: computed from the index
-     * (dual_kernel<..., IMPL>, c-bucket 2 only). */
-    int impl = 0;
-    if constexpr (CB == 2) {
-        if (p.implicit_x && p.Xa == NULL) impl |= DUAL_IMPL_X;
-        if (p.implicit_z && p.Za == NULL) impl |= DUAL_IMPL_Z;
-    }
-    if constexpr (CB == 2) {
-        switch (impl) {
-        case DUAL_IMPL_X: dual_kernel<T, 2, ABS, DUAL_IMPL_X><<<grid, NT, smem, st>>>(p); break;
-        case DUAL_IMPL_Z: dual_kernel<T, 2, ABS, DUAL_IMPL_Z><<<grid, NT, smem, st>>>(p); break;
-        case DUAL_IMPL_X | DUAL_IMPL_Z:
-            dual_kernel<T, 2, ABS, DUAL_IMPL_X | DUAL_IMPL_Z><<<grid, NT, smem, st>>>(p);
-            break;
-        default: dual_kernel<T, 2, ABS><<<grid, NT, smem, st>>>(p);
-        }
-    } else {
-        dual_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
-    }
+    kern<<<grid, NT, smem, st>>>(p);
     ABFT_CUDA_LAUNCHED();
     reduce_job jp = {p.part_p, (int)S, a->rows, (int)a->c1, ABS ? 1 : 0,
                      a->P, a->ldp, a->Pabs, a->ldpabs};
