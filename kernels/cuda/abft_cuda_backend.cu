@@ -125,7 +125,7 @@ extern "C" abft_status_t abft_cuda_aux_create(abft_kctx_t *aux) {
     c.stream = s;
     abft_status_t st = abft_cuda_context_create(&c);
     if (st != ABFT_STATUS_SUCCESS) {
-        cudaStreamDestroy(s);
+        (void)cudaStreamDestroy(s); /* cleanup: the first failure is the one reported */
         return st;
     }
     *aux = c;

@@ -227,6 +227,47 @@ static void test_l_between_panels(abft_handle_t h, tu_rng_t *r) {
     }
 }
 
+/* A fault that makes the next panel singular: after panel 0 (an identity) the only nonzero
+ * of column 16 below the diagonal is zeroed. With look-ahead that panel is factored with the
+ * zero (info 17) before the check corrects the entry; the restore must bring the info back
+ * with the panel, so the result is the clean, nonsingular factorization. */
+static abft_status_t zero_hook(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
+                               int64_t rows, int64_t cols, int64_t ld) {
+    (void)rows;
+    (void)cols;
+    int *fired = (int *)user;
+    if (site != ABFT_SITE_LU_PANEL || which != 0 || prec != 'd' || *fired) return ABFT_STATUS_SUCCESS;
+    ((double *)ptr)[20 + 16 * ld] = 0.0;
+    *fired = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
+static void test_singular_next_panel(abft_handle_t h, tu_rng_t *r) {
+    const int64_t n = 48, nb = 16;
+    double *A = tu_alloc_d(n * n), *C = tu_alloc_d(n * n);
+    tu_fill_d(r, TU_UNIFORM, n, n, A, n);
+    for (int64_t j = 0; j < nb; ++j)
+        for (int64_t i = 0; i < n; ++i) A[i + j * n] = i == j ? 1.0 : 0.0;
+    for (int64_t i = nb; i < n; ++i) A[i + nb * n] = i == 20 ? 0.75 : 0.0;
+    memcpy(C, A, (size_t)(n * n) * sizeof(double));
+    int64_t ip[48], cp[48], info = -1;
+    abft_report_t rep;
+    abft_lu_options_t opt = {nb, 1, 0, g_la};
+    TU_CHECK_STATUS(abft_dgetrf_online(h, n, n, C, n, cp, &opt, &info, &rep), ABFT_STATUS_SUCCESS);
+    int fired = 0;
+    abft_set_hook(h, zero_hook, &fired);
+    abft_status_t st = abft_dgetrf_online(h, n, n, A, n, ip, &opt, &info, &rep);
+    abft_set_hook(h, NULL, NULL);
+    TU_CHECK(fired && st == ABFT_STATUS_SUCCESS && info == 0 && rep.corrected == 1,
+             "next panel made singular (look-ahead %lld): fired %d status %s info %lld "
+             "corrected %lld", (long long)g_la, fired, abft_status_name(st), (long long)info,
+             (long long)rep.corrected);
+    TU_CHECK(memcmp(ip, cp, sizeof ip) == 0 && tu_rel_diff(n, n, A, C, n) < 1e-12,
+             "next panel made singular: factors differ from the clean run");
+    free(A);
+    free(C);
+}
+
 /* ---- the LU ops the online driver uses, against plain references ------------------------ */
 
 /* 1-based pivots + off for rows k1..k2-1 of an m-row matrix: a quarter each p = i, a repeat
@@ -423,6 +464,7 @@ int main(void) {
         test_checksum(h, &r);
         test_l_between_panels(h, &r);
         test_overflow_between_panels(h, &r);
+        test_singular_next_panel(h, &r);
     }
     g_la = 0;
     test_singular_args(h, &r);
