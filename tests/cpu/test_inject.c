@@ -75,7 +75,8 @@ static void test_direct_d(abft_handle_t h, tu_rng_t *r) {
     double *A = tu_alloc_d(ld * n), *B = tu_alloc_d(ld * n);
     abft_flip_t f[ABFT_INJECT_MAX_ELEMS], g[ABFT_INJECT_MAX_ELEMS];
     int seen[64] = {0};
-    for (int it = 0; it < 400; ++it) {
+    /* 1200 draws: at 400 a seed left one bit position unflipped (seed 465434516308815) */
+    for (int it = 0; it < 1200; ++it) {
         abft_fault_spec_t s = abft_fault_spec_default();
         s.bit_class = (int32_t)tu_int(r, 0, 5);
         s.bit = (int32_t)tu_int(r, 0, 62);
