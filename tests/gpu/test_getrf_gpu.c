@@ -452,6 +452,17 @@ int main(void) {
     if (g.scratch.ptr) abft_cuda_free(&g.ctx, g.scratch.ptr);
     TU_CHECK_STATUS(abft_cuda_context_destroy(&g.ctx, 1, 1), ABFT_STATUS_SUCCESS);
     test_singular_online(hc, hg, &r);
+    /* look-ahead on a caller's non-blocking stream (the second stream is ordered against it
+     * by events only; the legacy stream orders nothing here): the factors as on the CPU */
+    {
+        cudaStream_t us;
+        TU_CHECK(cudaStreamCreateWithFlags(&us, cudaStreamNonBlocking) == cudaSuccess,
+                 "stream create");
+        TU_CHECK_STATUS(abft_set_stream(hg, us), ABFT_STATUS_SUCCESS);
+        for (int p = 0; p < 2; ++p) one(hc, hg, &r, p ? 's' : 'd', 1, 1000, 1000, 96, NULL);
+        TU_CHECK_STATUS(abft_set_stream(hg, NULL), ABFT_STATUS_SUCCESS);
+        cudaStreamDestroy(us);
+    }
     /* faults: in the factors (offline), between panels (online) */
     for (int t = 0; t < 6; ++t) {
         flip_t f = {ABFT_SITE_AFTER_LU, 0, tu_int(&r, 0, 299), tu_int(&r, 0, 299), (int)tu_int(&r, 52, 60), 0};
