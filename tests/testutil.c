@@ -135,6 +135,41 @@ abft_status_t tu_flip_hook(void *user, abft_hook_site_t site, int which, char pr
     return ABFT_STATUS_SUCCESS;
 }
 
+double tu_lu_backward(int64_t m, int64_t n, const double *A0, const double *F, int64_t ld,
+                      const int64_t *ipiv) {
+    const int64_t k = m < n ? m : n;
+    double *PA = (double *)malloc(sizeof(double) * (size_t)(ld * n));
+    if (PA == NULL) return INFINITY;
+    memcpy(PA, A0, sizeof(double) * (size_t)(ld * n));
+    for (int64_t i = 0; i < k; ++i) {
+        const int64_t p = ipiv[i] - 1;
+        if (p < 0 || p >= m) {
+            free(PA);
+            return INFINITY;
+        }
+        for (int64_t j = 0; j < n; ++j) {
+            double x = PA[i + j * ld];
+            PA[i + j * ld] = PA[p + j * ld];
+            PA[p + j * ld] = x;
+        }
+    }
+    double worst = 0.0;
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < m; ++i) {
+            double lu = 0.0, alu = 0.0;
+            const int64_t lmax = i < j ? i : j;
+            for (int64_t l = 0; l <= lmax && l < k; ++l) {
+                const double L = l == i ? 1.0 : F[i + l * ld], U = F[l + j * ld];
+                lu += L * U;
+                alu += fabs(L * U);
+            }
+            const double e = fabs(PA[i + j * ld] - lu) / ((double)k * 0x1p-53 * alu + 1e-300);
+            if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
+        }
+    free(PA);
+    return worst;
+}
+
 double tu_rel_diff(int64_t m, int64_t n, const double *A, const double *B, int64_t ld) {
     double num = 0, den = 0;
     for (int64_t j = 0; j < n; ++j)

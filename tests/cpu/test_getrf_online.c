@@ -21,15 +21,17 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
     const int64_t shapes[][3] = {{1, 1, 0},    {5, 5, 2},    {63, 63, 0},  {64, 64, 0},
                                  {65, 65, 0},  {150, 150, 0}, {257, 257, 0}, {200, 120, 0},
                                  {120, 200, 0}, {100, 100, 7}, {97, 97, 16}, {300, 300, 32}};
-    int bitwise = 0, runs = 0, npiv_diff = 0;
+    int bitwise = 0, runs = 0, npiv_diff = 0, nbe = 0;
+    double worst_be = 0.0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
         for (int kind = 0; kind < 4; ++kind) {
             int64_t m = shapes[s][0], n = shapes[s][1], lda = m + (kind == 1 ? 5 : 0);
             int64_t k = m < n ? m : n;
             abft_lu_options_t opt = {shapes[s][2], kind == 3 ? 2 : 1, kind == 2 ? 8 : 0, g_la};
-            double *A = tu_alloc_d(lda * n), *R = tu_alloc_d(lda * n);
+            double *A = tu_alloc_d(lda * n), *R = tu_alloc_d(lda * n), *A0 = tu_alloc_d(lda * n);
             tu_fill_d(r, (tu_kind_t)kind, m, n, A, lda);
             memcpy(R, A, (size_t)(lda * n) * sizeof(double));
+            memcpy(A0, A, (size_t)(lda * n) * sizeof(double));
             int *rp = (int *)malloc((size_t)k * sizeof(int));
             int im = (int)m, in = (int)n, il = (int)lda, rinfo = 0;
             dgetrf_(&im, &in, R, &il, rp, &rinfo);
@@ -43,24 +45,37 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
                      "false positive %lldx%lld kind %d nb %lld: detected %lld max_ratio %g",
                      (long long)m, (long long)n, kind, (long long)opt.nb, (long long)rep.detected,
                      rep.max_ratio);
-            /* With LAPACK's blocking (nb 64, no recursion below it) the operations are
-             * LAPACK's: same pivots. Another blocking rounds differently and may resolve a
-             * near-tie of pivots the other way: then the factors are another valid LU
-             * (the final check above passed the bound), not LAPACK's. */
+            /* With LAPACK's blocking (nb 64 and no recursion below it) the operations are
+             * LAPACK's: same pivots, factors equal to rounding. Another blocking (another
+             * nb, or panels split into leaves of panel_nb columns) rounds differently: it
+             * may resolve a near-tie of pivots the other way, and even with the same pivots
+             * its factors differ from LAPACK's by more than a fixed relative tolerance on
+             * cancelling data (seed 12478675339584: 1.03e-12 at 120 x 200, panel_nb 8). What
+             * holds for it is backward stability: |P·A - L·U| <= 4k·u·|L||U|. */
             int same_piv = 1;
             for (int64_t i = 0; i < k; ++i) same_piv &= ip[i] == rp[i];
-            int lapack_blocking = opt.nb == 0 || opt.nb == 64;
+            const int lapack_blocking = (opt.nb == 0 || opt.nb == 64) && opt.panel_nb == 0;
             TU_CHECK(same_piv || !lapack_blocking, "%lldx%lld kind %d: pivots differ from LAPACK",
                      (long long)m, (long long)n, kind);
-            double e = tu_rel_diff(m, n, A, R, lda);
-            TU_CHECK(!same_piv || e < 1e-12, "%lldx%lld kind %d: factors differ from LAPACK by %g",
-                     (long long)m, (long long)n, kind, e);
+            if (lapack_blocking && same_piv) {
+                double e = tu_rel_diff(m, n, A, R, lda);
+                TU_CHECK(e < 1e-12, "%lldx%lld kind %d: factors differ from LAPACK by %g",
+                         (long long)m, (long long)n, kind, e);
+            } else if (info == 0) {
+                double be = tu_lu_backward(m, n, A0, A, lda, ip);
+                worst_be = fmax(worst_be, be);
+                ++nbe;
+                TU_CHECK(be <= 4.0, "%lldx%lld kind %d nb %lld panel_nb %lld: backward error %g "
+                         "of k·u·|L||U|", (long long)m, (long long)n, kind, (long long)opt.nb,
+                         (long long)opt.panel_nb, be);
+            }
             npiv_diff += !same_piv;
             TU_CHECK(rep.checked >= m, "checked %lld", (long long)rep.checked);
             bitwise += memcmp(A, R, (size_t)(lda * n) * sizeof(double)) == 0;
             ++runs;
             free(A);
             free(R);
+            free(A0);
             free(rp);
             free(ip);
         }
@@ -91,7 +106,8 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
         free(ip);
     }
     printf("clean: %d fp64 + 20 fp32 factorizations, %d bitwise equal to LAPACK, %d with other "
-           "(valid) pivots under a non-LAPACK blocking\n", runs, bitwise, npiv_diff);
+           "(valid) pivots under a non-LAPACK blocking; %d backward errors checked, worst %.3g "
+           "of k·u·|L||U|\n", runs, bitwise, npiv_diff, nbe, worst_be);
 }
 
 /* A flip in the trailing matrix between panels: corrected online; with the trailing checks
