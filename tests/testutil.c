@@ -136,7 +136,7 @@ abft_status_t tu_flip_hook(void *user, abft_hook_site_t site, int which, char pr
 }
 
 double tu_lu_backward(int64_t m, int64_t n, const double *A0, const double *F, int64_t ld,
-                      const int64_t *ipiv) {
+                      const int64_t *ipiv, double u) {
     const int64_t k = m < n ? m : n;
     double *PA = (double *)malloc(sizeof(double) * (size_t)(ld * n));
     if (PA == NULL) return INFINITY;
@@ -163,7 +163,7 @@ double tu_lu_backward(int64_t m, int64_t n, const double *A0, const double *F, i
                 lu += L * U;
                 alu += fabs(L * U);
             }
-            const double e = fabs(PA[i + j * ld] - lu) / ((double)k * 0x1p-53 * alu + 1e-300);
+            const double e = fabs(PA[i + j * ld] - lu) / ((double)k * u * alu + 1e-300);
             if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
         }
     free(PA);

@@ -57,10 +57,11 @@ abft_status_t tu_flip_hook(void *user, abft_hook_site_t site, int which, char pr
 double tu_rel_diff(int64_t m, int64_t n, const double *A, const double *B, int64_t ld);
 /* Backward error of an LU factorization F (L unit lower, U upper, LAPACK layout, m x n, ld)
  * with 1-based pivots ipiv of the matrix A0 (ld): the largest |P·A0 - L·U|(i, j) over
- * k·u·(|L||U|)(i, j) + tiny, with u = 2^-53 and k = min(m, n). A value <= 4 is the bound a
+ * k·u·(|L||U|)(i, j) + tiny, k = min(m, n), u the unit roundoff of the factorization
+ * (2^-53, or 2^-24 for fp32 data given here in double). A value <= 4 is the bound a
  * backward-stable LU meets whatever its blocking. */
 double tu_lu_backward(int64_t m, int64_t n, const double *A0, const double *F, int64_t ld,
-                      const int64_t *ipiv);
+                      const int64_t *ipiv, double u);
 
 /* Exit 77 (skipped) when no GPU or no CUDA backend; otherwise return. */
 void tu_require_gpu(void);

@@ -62,7 +62,7 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
                 TU_CHECK(e < 1e-12, "%lldx%lld kind %d: factors differ from LAPACK by %g",
                          (long long)m, (long long)n, kind, e);
             } else if (info == 0) {
-                double be = tu_lu_backward(m, n, A0, A, lda, ip);
+                double be = tu_lu_backward(m, n, A0, A, lda, ip, 0x1p-53);
                 worst_be = fmax(worst_be, be);
                 ++nbe;
                 TU_CHECK(be <= 4.0, "%lldx%lld kind %d nb %lld panel_nb %lld: backward error %g "
@@ -84,9 +84,10 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
     for (int t = 0; t < 20; ++t) {
         int64_t n = tu_int(r, 1, 200), m = n, k = n;
         abft_lu_options_t opt = {tu_int(r, 0, 40), 1, 0, g_la};
-        float *A = tu_alloc_s(n * n), *R = tu_alloc_s(n * n);
+        float *A = tu_alloc_s(n * n), *R = tu_alloc_s(n * n), *A0s = tu_alloc_s(n * n);
         tu_fill_s(r, TU_UNIFORM, n, n, A, n);
         memcpy(R, A, (size_t)(n * n) * sizeof(float));
+        memcpy(A0s, A, (size_t)(n * n) * sizeof(float));
         int *rp = (int *)malloc((size_t)k * sizeof(int));
         int in = (int)n, rinfo = 0;
         sgetrf_(&in, &in, R, &in, rp, &rinfo);
@@ -95,18 +96,30 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
         TU_CHECK_STATUS(abft_sgetrf_online(h, m, n, A, n, ip, &opt, &info, &rep), ABFT_STATUS_SUCCESS);
         TU_CHECK(rep.detected == 0, "fp32 false positive n %lld nb %lld max_ratio %g", (long long)n,
                  (long long)opt.nb, rep.max_ratio);
+        /* Pivots as sgetrf's; except that the LAPACK here may be OpenBLAS, whose own sgetrf
+         * rounds differently from the reference algorithm the online LU follows, so a near
+         * tie can go the other way even with nb 64 (seed 15407843035865: n 167). Then the
+         * factors must be a backward-stable LU of P·A with their own pivots. */
         int same = 1;
         for (int64_t i = 0; i < k; ++i) same &= ip[i] == rp[i];
-        TU_CHECK(same || (opt.nb != 0 && opt.nb != 64), "fp32 n %lld nb %lld: pivots differ",
-                 (long long)n, (long long)opt.nb);
+        if (!same) {
+            double *A0d = tu_alloc_d(n * n), *Fd = tu_alloc_d(n * n);
+            for (int64_t t = 0; t < n * n; ++t) A0d[t] = (double)A0s[t], Fd[t] = (double)A[t];
+            double be = tu_lu_backward(n, n, A0d, Fd, n, ip, 0x1p-24);
+            TU_CHECK(be <= 4.0, "fp32 n %lld nb %lld: pivots differ from sgetrf's and the "
+                     "backward error is %g of k·u·|L||U|", (long long)n, (long long)opt.nb, be);
+            free(A0d);
+            free(Fd);
+        }
         npiv_diff += !same;
         free(A);
         free(R);
+        free(A0s);
         free(rp);
         free(ip);
     }
     printf("clean: %d fp64 + 20 fp32 factorizations, %d bitwise equal to LAPACK, %d with other "
-           "(valid) pivots under a non-LAPACK blocking; %d backward errors checked, worst %.3g "
+           "valid pivots (a near tie); %d backward errors checked, worst %.3g "
            "of k·u·|L||U|\n", runs, bitwise, npiv_diff, nbe, worst_be);
 }
 
