@@ -13,7 +13,9 @@
  *   one error per flagged row of A22 is located (ratio = global column + 1), recomputed
  *   from the row's checksum, re-verified; a row whose checksum alone is off is resynced.
  * The final factors get the offline check of abft_getrf.c (it covers L, which the carried
- * row checksums do not). */
+ * row checksums do not). With look-ahead (the GPU default) the next panel's columns are
+ * swapped, solved and updated first and that panel is factored on a second context while
+ * this one finishes the update and the check (docs/lu.md, "Look-ahead"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
