@@ -107,42 +107,22 @@ static void one(abft_handle_t hc, abft_handle_t hg, tu_rng_t *r, char prec, int 
     } else {
         /* fp32: a near tie in a pivot column can go either way under different (equally
          * valid) rounding in LAPACK and cuSOLVER. Then the GPU factors must still be a
-         * backward-stable LU of P·A: check sampled rows of P·A - L·U against
-         * 4·k·u·(|L||U|). */
-        double *PA = tu_alloc_d(lda * n);
-        for (int64_t t = 0; t < lda * n; ++t) PA[t] = (double)(float)Ad[t];
-        for (int64_t i = 0; i < k; ++i) {
-            int64_t piv = pg[i] - 1;
-            TU_CHECK(piv >= i && piv < m, "gpu pivot %lld out of range at %lld", (long long)pg[i],
-                     (long long)i);
-            if (piv < i || piv >= m) break;
-            for (int64_t j = 0; j < n; ++j) {
-                double x = PA[i + j * lda];
-                PA[i + j * lda] = PA[piv + j * lda];
-                PA[piv + j * lda] = x;
-            }
+         * backward-stable LU of P·A: |P·A - L·U| <= 4·k·u·(|L||U|). */
+        for (int64_t i = 0; i < k; ++i)
+            TU_CHECK(pg[i] - 1 >= i && pg[i] - 1 < m, "gpu pivot %lld out of range at %lld",
+                     (long long)pg[i], (long long)i);
+        double *A0 = tu_alloc_d(lda * n), *F = tu_alloc_d(lda * n);
+        for (int64_t t = 0; t < lda * n; ++t) {
+            A0[t] = (double)(float)Ad[t];
+            F[t] = (double)((const float *)Ag)[t];
         }
-        const float *F = (const float *)Ag;
-        double worst = 0.0;
-        for (int t = 0; t < 40; ++t) {
-            int64_t i = tu_int(r, 0, m - 1);
-            for (int64_t j = 0; j < n; ++j) {
-                double lu = 0.0, alu = 0.0;
-                int64_t lmax = i < j ? i : j;
-                for (int64_t l = 0; l <= lmax && l < k; ++l) {
-                    double L = l == i ? 1.0 : F[i + l * lda], U = F[l + j * lda];
-                    lu += L * U;
-                    alu += fabs(L * U);
-                }
-                double e = fabs(PA[i + j * lda] - lu) / (4.0 * (double)k * 0x1p-24 * alu + 1e-30);
-                if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
-            }
-        }
+        const double worst = tu_lu_backward(m, n, A0, F, lda, pg, 0x1p-24) / 4.0;
         printf("s %s %lldx%lld: pivots differ from LAPACK's (a near tie); GPU backward error "
                "%.3g of 4ku|L||U|\n", online ? "online" : "offline", (long long)m, (long long)n,
                worst);
         TU_CHECK(worst <= 1.0, "fp32 GPU factors not a backward-stable LU of P·A: %g", worst);
-        free(PA);
+        free(A0);
+        free(F);
     }
     cudaFree(dA);
     cudaFree(dp);
