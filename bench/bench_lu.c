@@ -47,7 +47,7 @@ enum { V_CUSOLVER, V_OFFLINE, V_ONLINE1, V_ONLINE4, V_ONLINE_OFF, V_ONLINE1_NOLA
 static int g_only = -1, g_warm = 1;
 
 /* the online configuration the main table uses: 0 = the library's GPU default */
-static int64_t g_nb = 0, g_inb = 0;
+static const int64_t g_nb = 0, g_inb = 0;
 #define CHECKS_OFF ((int64_t)1 << 40)
 
 typedef struct sweep {
@@ -197,7 +197,6 @@ int main(int argc, char **argv) {
     TU_CUDA_OK(cudaGetDeviceProperties(&prop, dev));
     if (g_only >= 0) {
         result_t r;
-        g_inb = g_nb;
         run_size(h, cs, pprec == 's' ? 's' : 'd', pn > 0 ? pn : 4096, 1, &r, NULL, 0);
         printf("profile %c n %lld variant %d: %.3f ms\n", pprec, (long long)pn, g_only,
                g_only == V_CUSOLVER ? r.t_cusolver : g_only == V_ONLINE1 ? r.t_online1
