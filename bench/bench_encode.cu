@@ -6,11 +6,13 @@
  * Usage: bench_encode [out_dir]   (default bench/results)
  *   writes out_dir/encode_fp64.json, out_dir/encode_fp32.json and out_dir/encode.md.
  * Env: ABFT_COMMIT (else git), ABFT_BENCH_SWEEP=1 (tile sweep only, printed and written to
- *   out_dir/encode_sweep.txt), ABFT_BENCH_SIZES=2048,4096 (subset of m = k).
+ *   out_dir/encode_sweep.txt), ABFT_BENCH_SIZES=2048,4096 (subset of m = k),
+ *   ABFT_BENCH_FUSE_AB=1 (only: the in-kernel split reduction against the separate launch).
  * Timing: each sample is a batch of calls on rotated inputs (together > 256 MB, so never
  * served from the 50 MB L2), timed by CUDA events; the median sample over the batch size is
  * reported after warm-up. Inputs are random in [-1, 1], never zero. */
 #include <cublas_v2.h>
+#include <algorithm>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -143,6 +145,7 @@ static int g_nrec = 0;
 int main(int argc, char **argv) {
     const char *out_dir = argc > 1 ? argv[1] : "bench/results";
     const int sweep = getenv("ABFT_BENCH_SWEEP") && atoi(getenv("ABFT_BENCH_SWEEP")) != 0;
+    const int fuse_ab = getenv("ABFT_BENCH_FUSE_AB") && atoi(getenv("ABFT_BENCH_FUSE_AB")) != 0;
     TU_CUDA_OK(cudaSetDevice(0));
     cudaDeviceProp prop;
     TU_CUDA_OK(cudaGetDeviceProperties(&prop, 0));
@@ -242,7 +245,7 @@ int main(int argc, char **argv) {
             void *A = NULL, *Aabs = NULL;
             TU_CUDA_OK(cudaMalloc(&A, bytes * nbuf));
             fill_kernel<<<8 * sms, 256, 0, g_stream>>>(A, bytes * nbuf / es, isd, 12345 + si);
-            if (!sweep) {
+            if (!sweep && !fuse_ab) {
                 TU_CUDA_OK(cudaMalloc(&Aabs, bytes * nbuf));
                 abs_kernel<<<8 * sms, 256, 0, g_stream>>>(A, Aabs, bytes * nbuf / es, isd);
             }
@@ -312,7 +315,32 @@ int main(int argc, char **argv) {
                 fflush(stdout);
             };
 
-            if (sweep) {
+            if (fuse_ab) {
+                /* The split reduction in the kernel (split_finish) against the separate reduce
+                 * launch, interleaved 4 times; the median of the 4 medians each. */
+                struct { const char *name; int trans; const double *X; double *Yabs; } cs[] = {
+                    {"rows", 0, NULL, NULL}, {"bound", 0, NULL, Ya}, {"cols", 1, NULL, NULL},
+                    {"gen_n+abs", 0, X64, Ya}, {"gen_t", 1, X64, NULL}};
+                for (const auto &c : cs) {
+                    double on[4], off[4];
+                    for (int r = 0; r < 4; ++r) {
+                        for (int f = 1; f >= 0; --f) {
+                            abft_cuda_tune_fuse(f);
+                            (f ? on : off)[r] = time_ms(
+                                [&](int k) { ours_tsmm(k, c.trans, 2, c.X, c.Yabs); }, batch, 9);
+                        }
+                    }
+                    abft_cuda_tune_fuse(1);
+                    std::sort(on, on + 4);
+                    std::sort(off, off + 4);
+                    const double ton = 0.5 * (on[1] + on[2]), toff = 0.5 * (off[1] + off[2]);
+                    printf("fuse %s %-9s m=%-6lld  in-kernel %8.4f ms %5.1f%% of read | separate "
+                           "launch %8.4f ms %5.1f%% | gain %+.2f us\n",
+                           isd ? "fp64" : "fp32", c.name, (long long)m, ton, 100 * read_ms / ton,
+                           toff, 100 * read_ms / toff, 1e3 * (toff - ton));
+                }
+                fflush(stdout);
+            } else if (sweep) {
                 /* Tile sweep: each override alone on top of the table row. */
                 const int lanes_r[] = {8, 16, 32, 64, 128};
                 const int lanes_c[] = {2, 4, 8, 16, 32};
@@ -381,7 +409,7 @@ int main(int argc, char **argv) {
         }
     }
     if (sweepf) fclose(sweepf);
-    if (sweep) return 0;
+    if (sweep || fuse_ab) return 0;
 
     /* ---- JSON per precision and the markdown table ---- */
     char date[32];

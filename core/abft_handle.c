@@ -220,6 +220,7 @@ void abft_buffer_release(abft_handle_t h, abft_buffer_t *buf) {
     if (buf->ptr != NULL) h->ops->free(&h->kctx, buf->ptr);
     buf->ptr = NULL;
     buf->bytes = 0;
+    buf->zeroed = 0;
 }
 
 double abft_gamma(abft_handle_t h, double n, double u) {

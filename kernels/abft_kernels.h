@@ -24,6 +24,11 @@ typedef enum abft_prec { ABFT_PREC_D = 0, ABFT_PREC_S = 1 } abft_prec_t;
 typedef struct abft_buffer {
     void *ptr;
     size_t bytes;
+    size_t zeroed; /* CUDA scratch: bytes at the front that kernels keep at zero between
+                    * launches (arrival counters), not handed out as scratch */
+    void *host;    /* CUDA scratch: pinned host staging for small results (NULL until used;
+                    * freed by abft_cuda_context_destroy) */
+    size_t host_bytes;
 } abft_buffer_t;
 
 /* Execution context handed to every kernel. */

@@ -56,6 +56,13 @@ extern "C" abft_status_t abft_cuda_context_destroy(abft_kctx_t *ctx, int own_bla
     }
     if (own_solver) ctx->solver = NULL;
     if (own_blas) ctx->blas = NULL;
+    if (ctx->scratch != NULL && ctx->scratch->host != NULL) {
+        if (cudaFreeHost(ctx->scratch->host) != cudaSuccess && st == ABFT_STATUS_SUCCESS)
+            st = ABFT_STATUS_CUDA_ERROR;
+        (void)cudaGetLastError();
+        ctx->scratch->host = NULL;
+        ctx->scratch->host_bytes = 0;
+    }
     return st;
 }
 
@@ -142,28 +149,65 @@ extern "C" abft_status_t abft_cuda_aux_destroy(abft_kctx_t *aux) {
     return st;
 }
 
-abft_status_t abft_cuda_scratch(const abft_kctx_t *ctx, size_t bytes, void **ptr) {
+abft_status_t abft_cuda_scratch_counted(const abft_kctx_t *ctx, size_t ncount, size_t bytes,
+                                        unsigned **count, void **ptr) {
     abft_buffer_t *b = ctx->scratch;
     if (b == NULL) return ABFT_STATUS_INTERNAL_ERROR;
-    if (b->ptr == NULL || b->bytes < bytes) {
+    /* the counter region only grows (4096 counters at least, 256-byte aligned) */
+    size_t z = 0;
+    if (ncount > 0) {
+        z = (ncount < 4096 ? 4096 : ncount) * sizeof(unsigned);
+        z = (z + 255) / 256 * 256;
+    }
+    if (z < b->zeroed) z = b->zeroed;
+    if (b->ptr == NULL || z > b->zeroed || b->bytes < z + bytes) {
         /* Grow by at least 1/4 so a sequence of slightly larger calls does not reallocate
          * each time. */
-        size_t want = bytes + bytes / 4;
+        size_t want = z + bytes + bytes / 4;
         void *p = NULL;
         ABFT_CUDA_TRY(cudaMalloc(&p, want > 0 ? want : 256));
-        if (b->ptr != NULL) {
-            cudaError_t e = cudaStreamSynchronize(abft_cuda_stream(ctx));
+        cudaError_t e = z > 0 ? cudaMemsetAsync(p, 0, z, abft_cuda_stream(ctx)) : cudaSuccess;
+        if (e == cudaSuccess && b->ptr != NULL) {
+            e = cudaStreamSynchronize(abft_cuda_stream(ctx));
             if (e == cudaSuccess) e = cudaFree(b->ptr);
-            if (e != cudaSuccess) {
-                cudaFree(p);
-                return abft_cuda_status(e);
-            }
+        }
+        if (e != cudaSuccess) {
+            cudaFree(p);
+            return abft_cuda_status(e);
         }
         b->ptr = p;
         b->bytes = want;
+        b->zeroed = z;
     }
-    *ptr = b->ptr;
+    if (count != NULL) *count = (unsigned *)b->ptr;
+    *ptr = (char *)b->ptr + b->zeroed;
     return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_cuda_pinned(const abft_kctx_t *ctx, size_t bytes, void **ptr) {
+    abft_buffer_t *b = ctx->scratch;
+    if (b == NULL) return ABFT_STATUS_INTERNAL_ERROR;
+    if (b->host == NULL || b->host_bytes < bytes) {
+        /* the old block is only ever read by the host after a synchronization: free now */
+        size_t want = bytes < 4096 ? 4096 : bytes + bytes / 4;
+        void *p = NULL;
+        ABFT_CUDA_TRY(cudaHostAlloc(&p, want, cudaHostAllocDefault));
+        if (b->host != NULL) {
+            cudaError_t e = cudaFreeHost(b->host);
+            if (e != cudaSuccess) {
+                cudaFreeHost(p);
+                return abft_cuda_status(e);
+            }
+        }
+        b->host = p;
+        b->host_bytes = want;
+    }
+    *ptr = b->host;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_cuda_scratch(const abft_kctx_t *ctx, size_t bytes, void **ptr) {
+    return abft_cuda_scratch_counted(ctx, 0, bytes, NULL, ptr);
 }
 
 /* ---- GEMM through cuBLAS -------------------------------------------------------------- */
@@ -277,6 +321,12 @@ extern "C" void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps)
     abft_cuda_over_cols = cols_lanes;
     abft_cuda_over_bps = bps;
 }
+
+static int abft_cuda_no_fuse = 0;
+
+extern "C" void abft_cuda_tune_fuse(int on) { abft_cuda_no_fuse = !on; }
+
+extern "C" int abft_cuda_tune_fuse_on(void) { return !abft_cuda_no_fuse; }
 
 extern "C" abft_cuda_kshape_t abft_cuda_tune_shape(const abft_cuda_tune_t *t, int kernel,
                                                    int prec, double bytes) {

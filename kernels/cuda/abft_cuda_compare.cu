@@ -1,10 +1,13 @@
 /* abft CUDA backend: the checksum comparison (residual against bound).
  *
- * Two small kernels and two copies: (1) each block counts its flagged entries and takes the
- * max ratio of its chunk; (2) only when a list is asked for, each block whose first flagged
- * entry can still be in the list finds its offset (sum of the counts before it) and writes
- * its flagged indices in ascending order by a block scan. The host adds the per-block counts
- * and maxima in block order. Every operation is spelled with explicit rounding
+ * (1) Each block counts its flagged entries and takes the max ratio of its chunk (one entry
+ * per thread: each entry is a chain of dependent loads and two divisions, so the kernel
+ * wants many threads, not many entries per thread); the per-block counts and maxima come to
+ * the host through pinned memory and are added there in block order. (2) Only when something
+ * was flagged and a list is asked for (the rare path, one more round trip), each block whose
+ * first flagged entry can still be in the list finds its offset (sum of the counts before
+ * it) and writes its flagged indices in ascending order by a block scan. Every operation is
+ * spelled with explicit rounding
  * (__dmul_rn/__dadd_rn) so that no multiply-add is contracted: the flags and ratios are those
  * of the CPU oracle, bit for bit. */
 #include <cuda_runtime.h>
@@ -17,7 +20,7 @@
 namespace {
 
 constexpr int CMP_THREADS = 256;
-constexpr int CMP_PER_THREAD = 8;
+constexpr int CMP_PER_THREAD = 1;
 constexpr int CMP_CHUNK = CMP_THREADS * CMP_PER_THREAD;
 
 struct cmp_params {
@@ -168,27 +171,19 @@ extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_co
     if (nb > 0x7fffffff) return ABFT_STATUS_NOT_SUPPORTED;
     const int64_t nlist = a->max_list > 0 ? (a->max_list < a->n ? a->max_list : a->n) : 0;
     const size_t bytes = (size_t)nb * 16 + (size_t)nlist * 8;
-    void *scr = NULL;
+    void *scr = NULL, *hp = NULL;
     ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &scr));
+    ABFT_TRY_STATUS(abft_cuda_pinned(ctx, (size_t)nb * 16, &hp));
     int64_t *d_counts = (int64_t *)scr;
     double *d_maxes = (double *)(d_counts + nb);
     int64_t *d_list = (int64_t *)(d_maxes + nb);
 
     compare_count_kernel<<<(unsigned)nb, CMP_THREADS, 0, st>>>(p, d_counts, d_maxes);
     ABFT_CUDA_LAUNCHED();
-    if (nlist > 0) {
-        compare_list_kernel<<<(unsigned)nb, CMP_THREADS, 0, st>>>(p, d_counts, nlist, d_list);
-        ABFT_CUDA_LAUNCHED();
-    }
     /* Per-block counts and maxima to the host, added there in block order. */
-    int64_t *h = (int64_t *)malloc((size_t)nb * 16);
-    if (h == NULL) return ABFT_STATUS_ALLOC_FAILED;
-    cudaError_t e = cudaMemcpyAsync(h, d_counts, (size_t)nb * 16, cudaMemcpyDeviceToHost, st);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(st);
-    if (e != cudaSuccess) {
-        free(h);
-        return abft_cuda_status(e);
-    }
+    ABFT_CUDA_TRY(cudaMemcpyAsync(hp, d_counts, (size_t)nb * 16, cudaMemcpyDeviceToHost, st));
+    ABFT_CUDA_TRY(cudaStreamSynchronize(st));
+    const int64_t *h = (const int64_t *)hp;
     const double *hm = (const double *)(h + nb);
     int64_t total = 0;
     double mr = 0.0;
@@ -196,12 +191,13 @@ extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_co
         total += h[b];
         if (hm[b] > mr) mr = hm[b];
     }
-    free(h);
     const int64_t ncopy = total < nlist ? total : nlist;
     if (ncopy > 0) {
-        e = cudaMemcpyAsync(a->list, d_list, (size_t)ncopy * 8, cudaMemcpyDeviceToHost, st);
-        if (e == cudaSuccess) e = cudaStreamSynchronize(st);
-        ABFT_CUDA_TRY(e);
+        compare_list_kernel<<<(unsigned)nb, CMP_THREADS, 0, st>>>(p, d_counts, nlist, d_list);
+        ABFT_CUDA_LAUNCHED();
+        ABFT_CUDA_TRY(cudaMemcpyAsync(a->list, d_list, (size_t)ncopy * 8, cudaMemcpyDeviceToHost,
+                                      st));
+        ABFT_CUDA_TRY(cudaStreamSynchronize(st));
     }
     *a->nflagged = total;
     *a->max_ratio = mr;

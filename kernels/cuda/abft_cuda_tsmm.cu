@@ -151,9 +151,17 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         out_len = a->cols;
     }
     if (grid.x > 0x7fffffffu) return ABFT_STATUS_NOT_SUPPORTED;
+    /* Split: the last block of each tile adds its partials (split_finish) when that is a
+     * small job, else a second launch adds them all. */
+    p.count = NULL;
+    const int64_t tile_outs = a->trans == 0 ? (int64_t)p.lanes * rows_per_thread<T, CB, ABS, 1>::value
+                                            : (int64_t)(NT / p.lanes);
+    const bool fuse = S > 1 && abft_cuda_tune_fuse_on() && tile_outs * a->c * (ABS ? 2 : 1) * S <= FUSE_LOADS;
     if (S > 1) {
         void *scr = NULL;
-        ABFT_TRY_STATUS(abft_cuda_scratch(ctx, (size_t)S * a->c * (ABS ? 2 : 1) * out_len * 8, &scr));
+        ABFT_TRY_STATUS(abft_cuda_scratch_counted(
+            ctx, fuse ? (size_t)grid.x : 0, (size_t)S * a->c * (ABS ? 2 : 1) * out_len * 8,
+            fuse ? &p.count : NULL, &scr));
         p.part = (double *)scr;
     }
     if (a->trans == 0 && impl) {
@@ -166,7 +174,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         tsmm_t_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
     }
     ABFT_CUDA_LAUNCHED();
-    if (S > 1) {
+    if (S > 1 && !fuse) {
         reduce_job j = {p.part, (int)S, out_len, (int)a->c, ABS ? 1 : 0,
                         a->Y,   a->ldy, a->Yabs, a->ldyabs};
         ABFT_TRY_STATUS(launch_reduce(j, NULL, st));

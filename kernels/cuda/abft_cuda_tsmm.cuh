@@ -97,6 +97,7 @@ struct tsmm_params {
     double *Ya;
     int64_t ldya;
     double *part; /* partials [split][c or 2c][len] when gridDim.y > 1 */
+    unsigned *count; /* arrival counters, one per tile (blockIdx.x), or NULL: split_finish */
 };
 
 struct dual_params {
@@ -126,6 +127,61 @@ struct dual_params {
     double *part_p; /* [split][2*c1][m] when gridDim.y > 1 */
     double *part_q; /* [row tile][2*c2][n] when gridDim.x > 1 */
 };
+
+/* ---- adding the split partials in a fixed order ---------------------------------------
+ * A job: len outputs per column o of NOc = c·(1 + abs), each the sum over S partials
+ * part[sp][o][i], sp = 0, 1, ..., S-1 in this order, written to Y (o < c) or Ya. */
+struct reduce_job {
+    const double *part; /* [S][NOc][len] */
+    int S;
+    int64_t len;
+    int c, abs; /* NOc = c * (1 + abs) */
+    double *Y;
+    int64_t ldy;
+    double *Ya; /* may be NULL: the abs half is then dropped */
+    int64_t ldya;
+};
+
+/* Outputs [lo, hi) of job j, e = the output's index in the range (all NOc columns). */
+__device__ __forceinline__ void reduce_outputs(const reduce_job &j, int64_t lo, int64_t hi,
+                                               int64_t e) {
+    const int64_t w = hi - lo;
+    const int o = (int)(e / w);
+    const int64_t i = lo + (e - (int64_t)o * w);
+    const int NOc = j.c * (j.abs ? 2 : 1);
+    double s = 0.0;
+    for (int sp = 0; sp < j.S; ++sp)
+        s += __ldcg(j.part + ((size_t)sp * NOc + o) * (size_t)j.len + i);
+    if (o < j.c)
+        j.Y[i + o * j.ldy] = s;
+    else if (j.Ya != NULL)
+        j.Ya[i + (o - j.c) * j.ldya] = s;
+}
+
+/* The split reduction inside the kernel that wrote the partials, for one group of blocks
+ * (the S slices of one tile): every block, once its partials for outputs [lo, hi) are
+ * written, counts itself in; the last to arrive adds the group's partials in slice order,
+ * as the separate reduce_kernel does (the same bits), and sets the counter back to zero for
+ * the next launch. Called by every thread of the block, after its last partial store.
+ * Used when that block's share is small (run_tsmm / run_dual: at most FUSE_LOADS partial
+ * loads), since it runs on one SM at the end; larger ones go to reduce_kernel. */
+constexpr int64_t FUSE_LOADS = 8192;
+__device__ __forceinline__ void split_finish(unsigned *count, const reduce_job &j, int64_t lo,
+                                             int64_t hi) {
+    __shared__ int last;
+    __threadfence(); /* this thread's partials are visible device-wide before it counts */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned before = atomicAdd(count, 1u);
+        last = before + 1u == (unsigned)j.S;
+        if (last) *count = 0u; /* every block of the group has arrived */
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence(); /* the other blocks' partials, read through L2 (__ldcg) */
+    const int NOc = j.c * (j.abs ? 2 : 1);
+    for (int64_t e = threadIdx.x; e < (hi - lo) * NOc; e += NT) reduce_outputs(j, lo, hi, e);
+}
 
 /* Weight (l, q) of an explicit X or of the implicit V = [1, l+1]; 0 for q >= c. */
 __device__ __forceinline__ double weight_at(const double *X, int64_t ldx, int implicit, int c,
@@ -354,6 +410,12 @@ __global__ void __launch_bounds__(NT, IMPL ? 4 : 0) tsmm_n_kernel(const tsmm_par
             }
         }
     }
+    if (split && p.count != NULL) {
+        const reduce_job j = {p.part, (int)gridDim.y, p.m, p.c, ABS ? 1 : 0,
+                              p.Y,    p.ldy,          p.Ya, p.ldya};
+        const int64_t lo = (int64_t)blockIdx.x * TR;
+        split_finish(p.count + blockIdx.x, j, lo, min(p.m, lo + TR));
+    }
 }
 
 /* ---- trans = T: Y = A^T·X (column checksums) -------------------------------------------
@@ -542,6 +604,12 @@ __global__ void __launch_bounds__(NT) tsmm_t_kernel(const tsmm_params p) {
                 }
             }
         }
+    }
+    if (gridDim.y > 1 && p.count != NULL) {
+        const reduce_job jr = {p.part, (int)gridDim.y, p.n, p.c, ABS ? 1 : 0,
+                               p.Y,    p.ldy,          p.Ya, p.ldya};
+        const int64_t lo = (int64_t)blockIdx.x * (NT / p.lanes);
+        split_finish(p.count + blockIdx.x, jr, lo, min(p.n, lo + NT / p.lanes));
     }
 }
 
@@ -782,18 +850,7 @@ __global__ void __launch_bounds__(NT, dual_min_blocks<T, ABS, IMPL>())
     }
 }
 
-/* ---- second stage: add the split partials in a fixed order ---------------------------- */
-struct reduce_job {
-    const double *part; /* [S][NOc][len] */
-    int S;
-    int64_t len;
-    int c, abs; /* NOc = c * (1 + abs) */
-    double *Y;
-    int64_t ldy;
-    double *Ya; /* may be NULL: the abs half is then dropped */
-    int64_t ldya;
-};
-
+/* ---- second stage: the split partials of whole jobs in a separate launch -------------- */
 __global__ void __launch_bounds__(NT) reduce_kernel(const reduce_job a, const reduce_job b,
                                                     int64_t blocks_a) {
     const bool first = (int64_t)blockIdx.x < blocks_a;
@@ -801,15 +858,7 @@ __global__ void __launch_bounds__(NT) reduce_kernel(const reduce_job a, const re
     const int64_t blk = first ? (int64_t)blockIdx.x : (int64_t)blockIdx.x - blocks_a;
     const int NOc = jb.c * (jb.abs ? 2 : 1);
     const int64_t idx = blk * NT + threadIdx.x;
-    if (idx >= jb.len * NOc) return;
-    const int o = (int)(idx / jb.len);
-    const int64_t i = idx - (int64_t)o * jb.len;
-    double s = 0.0;
-    for (int sp = 0; sp < jb.S; ++sp) s += jb.part[((size_t)sp * NOc + o) * (size_t)jb.len + i];
-    if (o < jb.c)
-        jb.Y[i + o * jb.ldy] = s;
-    else if (jb.Ya != NULL)
-        jb.Ya[i + (o - jb.c) * jb.ldya] = s;
+    if (idx < jb.len * NOc) reduce_outputs(jb, 0, jb.len, idx);
 }
 
 } /* namespace abft_cuda */

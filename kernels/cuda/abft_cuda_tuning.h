@@ -48,6 +48,11 @@ abft_cuda_kshape_t abft_cuda_tune_shape(const abft_cuda_tune_t *t, int kernel, i
 /* Benchmarks only (tile sweeps): force lanes / bps (> 0) for every kernel and size;
  * (0, 0, 0) clears. Not thread-safe; not part of the library's API. */
 void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps);
+/* Benchmarks only: 0 sends every split of the tall-and-skinny kernels to the separate
+ * reduce launch (to measure the in-kernel reduction, split_finish, against it); 1 (the
+ * default) restores. abft_cuda_tune_fuse_on says which is in effect. */
+void abft_cuda_tune_fuse(int on);
+int abft_cuda_tune_fuse_on(void);
 
 #ifdef __cplusplus
 }

@@ -288,6 +288,70 @@ static void check_same(const char *what, const char *out, const double *dY, cons
     free(Z);
 }
 
+/* The split of the long dimension across blocks is added either by the last block of each
+ * tile inside the kernel (split_finish, arrival counters in the scratch) or by a separate
+ * reduce launch: both add the partials in slice order, so they give the same bits. Each case
+ * runs the separate launch, then the in-kernel path twice into poisoned outputs (the second
+ * run finds the counters the first left at zero, or its outputs stay poisoned), with
+ * implicit and explicit weights, |A| or not; sizes whose tiles are fewer than the device's
+ * block slots (so the long dimension is split), ragged tiles, odd lda. */
+static void test_tsmm_fused_bits(tu_rng_t *rng, gpuctx_t *g) {
+    static const int64_t sizes[][3] = {{2048, 2048, 0}, {8192, 4096, 0}, {4099, 2053, 1},
+                                       {700, 30000, 3}, {30000, 700, 0}, {129, 70001, 1}};
+    const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
+    int cases = 0;
+    for (int s = 0; s < nsizes; ++s) {
+        const int64_t m = sizes[s][0], n = sizes[s][1], lda = m + sizes[s][2];
+        if (g_small && m * n > 3000000) continue;
+        for (int t = 0; t < 2; ++t)
+            for (int p = 0; p < 2; ++p)
+                for (int v = 0; v < 4; ++v) { /* bit 0: |A|; bit 1: explicit X */
+                    const abft_prec_t prec = p ? ABFT_PREC_S : ABFT_PREC_D;
+                    size_t abytes;
+                    void *A = host_matrix(rng, prec, m, n, lda, 0, &abytes);
+                    const int64_t xlen = t ? m : n, ylen = t ? n : m;
+                    double *X = host_small(rng, xlen, 2, xlen, 0);
+                    void *dA = dup_to_dev(A, abytes);
+                    double *dX = (double *)dup_to_dev(X, (size_t)xlen * 2 * 8);
+                    double *dZ = (double *)dmalloc((size_t)ylen * 4 * 8);
+                    abft_tsmm_args_t a = {prec, t, m, n, 2, dA, lda, (v & 2) ? dX : NULL,
+                                          xlen, NULL, 0, dZ, ylen, (v & 1) ? dZ + 2 * ylen : NULL,
+                                          ylen};
+                    abft_cuda_tune_fuse(0);
+                    TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &a), ABFT_STATUS_SUCCESS);
+                    abft_cuda_tune_fuse(1);
+                    char what[160];
+                    snprintf(what, sizeof what,
+                             "tsmm %c trans=%d m=%lld n=%lld lda+%lld %s%s: in-kernel and "
+                             "separate split reduction",
+                             p ? 's' : 'd', t, (long long)m, (long long)n,
+                             (long long)sizes[s][2], (v & 2) ? "explicit X" : "implicit V",
+                             (v & 1) ? " with |A|" : "");
+                    for (int rep = 0; rep < 2; ++rep) {
+                        double *hp = poisoned(ylen * 4);
+                        double *dY = (double *)dup_to_dev(hp, (size_t)ylen * 4 * 8);
+                        free(hp);
+                        a.Y = dY;
+                        a.Yabs = (v & 1) ? dY + 2 * ylen : NULL;
+                        TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &a), ABFT_STATUS_SUCCESS);
+                        CU(cudaStreamSynchronize(g->stream));
+                        CU(cudaGetLastError());
+                        check_same(what, "op(A)·X", dY, dZ, ylen, NULL, 0, 1);
+                        if (v & 1) check_same(what, "|op(A)|·|X|", dY + 2 * ylen, dZ + 2 * ylen,
+                                              ylen, NULL, 0, 1);
+                        cudaFree(dY);
+                    }
+                    ++cases;
+                    free(A);
+                    free(X);
+                    cudaFree(dA);
+                    cudaFree(dX);
+                    cudaFree(dZ);
+                }
+    }
+    printf("tsmm in-kernel = separate split reduction: %d cases\n", cases);
+}
+
 /* Implicit weights (computed from the column index by the rows kernel, from the row index
  * by the cols kernel) and the same weights given explicitly, X = [1, l+1] with |X| taken
  * from X, on fresh random A: both paths run the same fp64 operations in the same order
@@ -927,6 +991,7 @@ int main(void) {
     gpu_open(&g1, 1); /* a non-blocking stream of its own */
     test_tsmm(&rng, &g1);
     test_tsmm_implicit_bits(&rng, &g1);
+    test_tsmm_fused_bits(&rng, &g1);
     test_tsmm_cols_implicit(&rng, &g1);
     test_dual(&rng, &g0);
     test_dual(&rng, &g1);
