@@ -3,6 +3,8 @@
 // at the streaming-read rate this run measures.
 //
 //   bench_gemm [--quick] [--out DIR]
+//   bench_gemm --profile d|s N row|full ITERS   (ITERS 0: encode and verify timed apart;
+//                                               else ITERS bare calls for a kernel profiler)
 //
 // Prints a table and writes DIR/gemm.json and DIR/gemm.md (default DIR: bench/results).
 #include <abft/abft.h>
@@ -207,14 +209,92 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
     TU_CUDA_OK(cudaFree(C));
 }
 
+// --profile: where the split form's time goes for one square size (encode and verify timed
+// apart, median of 20; then `iters` plain split calls for a kernel profiler to attribute).
+template <typename T>
+static void profile(abft_handle_t h, cudaStream_t st, int64_t n, bool full, int iters) {
+    const bool dbl = sizeof(T) == 8;
+    T *A, *B, *C;
+    TU_CUDA_OK(cudaMalloc(&A, sizeof(T) * n * n));
+    TU_CUDA_OK(cudaMalloc(&B, sizeof(T) * n * n));
+    TU_CUDA_OK(cudaMalloc(&C, sizeof(T) * n * n));
+    fill_kernel<T><<<1024, 256, 0, st>>>(A, (size_t)(n * n), 1);
+    fill_kernel<T><<<1024, 256, 0, st>>>(B, (size_t)(n * n), 2);
+    TU_CUDA_OK(cudaGetLastError());
+    TU_ABFT_OK(abft_set_checksum_kind(h, full ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW));
+    abft_report_t rep;
+    // C = A·B through the library, so that C verifies clean
+    if (dbl)
+        TU_ABFT_OK(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0, (const double *)A, n,
+                              (const double *)B, n, 0.0, (double *)C, n, &rep));
+    else
+        TU_ABFT_OK(abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0f, (const float *)A, n,
+                              (const float *)B, n, 0.0f, (float *)C, n, &rep));
+    abft_gemm_plan_t plan;
+    TU_ABFT_OK(abft_gemm_plan_create(h, dbl ? 'd' : 's', ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0, 0.0, &plan));
+    auto enc = [&]() {
+        if (dbl) TU_ABFT_OK(abft_dgemm_encode(h, plan, (const double *)A, n, (const double *)B, n, nullptr, n));
+        else TU_ABFT_OK(abft_sgemm_encode(h, plan, (const float *)A, n, (const float *)B, n, nullptr, n));
+    };
+    auto ver = [&]() {
+        if (dbl) TU_ABFT_OK(abft_dgemm_verify(h, plan, (const double *)A, n, (const double *)B, n, (double *)C, n, &rep));
+        else TU_ABFT_OK(abft_sgemm_verify(h, plan, (const float *)A, n, (const float *)B, n, (float *)C, n, &rep));
+        if (rep.detected != 0) {
+            std::fprintf(stderr, "profile: unexpected detection\n");
+            std::exit(1);
+        }
+    };
+    if (iters > 0) {
+        for (int r = 0; r < iters; ++r) enc(), ver();
+        TU_CUDA_OK(cudaStreamSynchronize(st));
+    } else {
+        cudaEvent_t a, b, c;
+        TU_CUDA_OK(cudaEventCreate(&a));
+        TU_CUDA_OK(cudaEventCreate(&b));
+        TU_CUDA_OK(cudaEventCreate(&c));
+        std::vector<float> te, tv;
+        for (int r = 0; r < 22; ++r) {
+            TU_CUDA_OK(cudaEventRecord(a, st));
+            enc();
+            TU_CUDA_OK(cudaEventRecord(b, st));
+            ver();
+            TU_CUDA_OK(cudaEventRecord(c, st));
+            TU_CUDA_OK(cudaEventSynchronize(c));
+            float x, y;
+            TU_CUDA_OK(cudaEventElapsedTime(&x, a, b));
+            TU_CUDA_OK(cudaEventElapsedTime(&y, b, c));
+            if (r >= 2) te.push_back(x), tv.push_back(y);
+        }
+        const double gb = (double)sizeof(T) * (double)(n * n) * 1e-9;
+        std::printf("profile %s n=%lld %s: encode %.4f ms, verify %.4f ms (one matrix: %.3f GB)\n",
+                    dbl ? "d" : "s", (long long)n, full ? "full" : "row", median(te), median(tv), gb);
+        TU_CUDA_OK(cudaEventDestroy(a));
+        TU_CUDA_OK(cudaEventDestroy(b));
+        TU_CUDA_OK(cudaEventDestroy(c));
+    }
+    TU_ABFT_OK(abft_gemm_plan_destroy(plan));
+    TU_CUDA_OK(cudaFree(A));
+    TU_CUDA_OK(cudaFree(B));
+    TU_CUDA_OK(cudaFree(C));
+}
+
 int main(int argc, char **argv) {
     bool quick = false;
     std::string dir = "bench/results";
+    const char *prof_prec = nullptr;
+    int64_t prof_n = 0;
+    int prof_full = 0, prof_iters = 0;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--quick")) quick = true;
         else if (!std::strcmp(argv[i], "--out") && i + 1 < argc) dir = argv[++i];
-        else {
-            std::fprintf(stderr, "usage: %s [--quick] [--out DIR]\n", argv[0]);
+        else if (!std::strcmp(argv[i], "--profile") && i + 4 < argc) {
+            prof_prec = argv[++i];
+            prof_n = std::atoll(argv[++i]);
+            prof_full = !std::strcmp(argv[++i], "full");
+            prof_iters = std::atoi(argv[++i]);
+        } else {
+            std::fprintf(stderr, "usage: %s [--quick] [--out DIR] [--profile d|s N row|full ITERS]\n",
+                         argv[0]);
             return 2;
         }
     }
@@ -222,6 +302,18 @@ int main(int argc, char **argv) {
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         std::printf("no GPU: nothing to measure\n");
         return 77;
+    }
+    if (prof_prec != nullptr) {
+        abft_handle_t h;
+        TU_ABFT_OK(abft_create(&h, ABFT_BACKEND_CUDA));
+        cudaStream_t st;
+        TU_CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        TU_ABFT_OK(abft_set_stream(h, st));
+        if (prof_prec[0] == 'd') profile<double>(h, st, prof_n, prof_full, prof_iters);
+        else profile<float>(h, st, prof_n, prof_full, prof_iters);
+        abft_destroy(h);
+        cudaStreamDestroy(st);
+        return 0;
     }
     cudaDeviceProp prop;
     TU_CUDA_OK(cudaGetDeviceProperties(&prop, 0));
