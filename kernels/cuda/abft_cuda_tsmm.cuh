@@ -295,8 +295,17 @@ __device__ __forceinline__ void rows_body(const T *__restrict__ base, int64_t ld
     }
 }
 
+/* Blocks per SM that ptxas must leave room for: 4 for the implicit instances (v4); 3 for the
+ * explicit fp32 c = 2 instance with |A| (the protected GEMM's pass over A in fp32: 90 -> 80
+ * registers, 2 -> 3 blocks, no spill; asking for 4 spills 76 bytes). */
+template <typename T, int CB, bool ABS, bool IMPL>
+constexpr int rows_min_blocks() {
+    return IMPL ? 4 : (sizeof(T) == 4 && ABS && CB == 2) ? 3 : 0;
+}
+
 template <typename T, int CB, bool ABS, bool IMPL = false>
-__global__ void __launch_bounds__(NT, IMPL ? 4 : 0) tsmm_n_kernel(const tsmm_params p) {
+__global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, IMPL>())
+    tsmm_n_kernel(const tsmm_params p) {
     static_assert(!IMPL || CB == 2, "implicit weights are two columns");
     constexpr int R = rows_per_thread<T, CB, ABS, 1>::value;
     constexpr int NO = CB * (ABS ? 2 : 1);
