@@ -142,7 +142,10 @@ struct reduce_job {
     int64_t ldya;
 };
 
-/* Outputs [lo, hi) of job j, e = the output's index in the range (all NOc columns). */
+/* Outputs [lo, hi) of job j, e = the output's index in the range (all NOc columns). L2:
+ * read the partials through L2 only (__ldcg: the in-kernel reduction reads what other
+ * blocks of the same launch wrote); the separate launch reads them as plain loads. */
+template <bool L2>
 __device__ __forceinline__ void reduce_outputs(const reduce_job &j, int64_t lo, int64_t hi,
                                                int64_t e) {
     const int64_t w = hi - lo;
@@ -150,8 +153,10 @@ __device__ __forceinline__ void reduce_outputs(const reduce_job &j, int64_t lo, 
     const int64_t i = lo + (e - (int64_t)o * w);
     const int NOc = j.c * (j.abs ? 2 : 1);
     double s = 0.0;
-    for (int sp = 0; sp < j.S; ++sp)
-        s += __ldcg(j.part + ((size_t)sp * NOc + o) * (size_t)j.len + i);
+    for (int sp = 0; sp < j.S; ++sp) {
+        const double *q = j.part + ((size_t)sp * NOc + o) * (size_t)j.len + i;
+        s += L2 ? __ldcg(q) : *q;
+    }
     if (o < j.c)
         j.Y[i + o * j.ldy] = s;
     else if (j.Ya != NULL)
@@ -180,7 +185,8 @@ __device__ __forceinline__ void split_finish(unsigned *count, const reduce_job &
     if (!last) return;
     __threadfence(); /* the other blocks' partials, read through L2 (__ldcg) */
     const int NOc = j.c * (j.abs ? 2 : 1);
-    for (int64_t e = threadIdx.x; e < (hi - lo) * NOc; e += NT) reduce_outputs(j, lo, hi, e);
+    for (int64_t e = threadIdx.x; e < (hi - lo) * NOc; e += NT)
+        reduce_outputs<true>(j, lo, hi, e);
 }
 
 /* Weight (l, q) of an explicit X or of the implicit V = [1, l+1]; 0 for q >= c. */
@@ -862,12 +868,16 @@ __global__ void __launch_bounds__(NT, dual_min_blocks<T, ABS, IMPL>())
 /* ---- second stage: the split partials of whole jobs in a separate launch -------------- */
 __global__ void __launch_bounds__(NT) reduce_kernel(const reduce_job a, const reduce_job b,
                                                     int64_t blocks_a) {
+    /* one call per job, so that each reads its job from the parameter space (selecting a
+     * reference to one of them put both on the stack) */
     const bool first = (int64_t)blockIdx.x < blocks_a;
-    const reduce_job &jb = first ? a : b;
     const int64_t blk = first ? (int64_t)blockIdx.x : (int64_t)blockIdx.x - blocks_a;
-    const int NOc = jb.c * (jb.abs ? 2 : 1);
     const int64_t idx = blk * NT + threadIdx.x;
-    if (idx < jb.len * NOc) reduce_outputs(jb, 0, jb.len, idx);
+    if (first) {
+        if (idx < a.len * a.c * (a.abs ? 2 : 1)) reduce_outputs<false>(a, 0, a.len, idx);
+    } else {
+        if (idx < b.len * b.c * (b.abs ? 2 : 1)) reduce_outputs<false>(b, 0, b.len, idx);
+    }
 }
 
 } /* namespace abft_cuda */
