@@ -322,11 +322,11 @@ extern "C" void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps)
     abft_cuda_over_bps = bps;
 }
 
-static int abft_cuda_no_fuse = 0;
+static int abft_cuda_fuse = 1;
 
-extern "C" void abft_cuda_tune_fuse(int on) { abft_cuda_no_fuse = !on; }
+extern "C" void abft_cuda_tune_fuse(int on) { abft_cuda_fuse = on != 0; }
 
-extern "C" int abft_cuda_tune_fuse_on(void) { return !abft_cuda_no_fuse; }
+extern "C" int abft_cuda_tune_fuse_on(void) { return abft_cuda_fuse; }
 
 extern "C" abft_cuda_kshape_t abft_cuda_tune_shape(const abft_cuda_tune_t *t, int kernel,
                                                    int prec, double bytes) {

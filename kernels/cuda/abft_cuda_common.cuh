@@ -40,10 +40,10 @@ abft_status_t abft_cuda_scratch(const abft_kctx_t *ctx, size_t bytes, void **ptr
 /* The same, plus `ncount` arrival counters in front of the scratch that are zero when the
  * next kernel on the stream starts, and that every kernel using them leaves at zero (zeroed
  * on the stream when the buffer is made; kept apart from what abft_cuda_scratch hands out). */
+abft_status_t abft_cuda_scratch_counted(const abft_kctx_t *ctx, size_t ncount, size_t bytes,
+                                        unsigned **count, void **ptr);
 /* Pinned host memory of `bytes` in ctx->scratch (contents not preserved), for the small
  * device-to-host copies the host waits for (a pageable destination costs a staging copy). */
 abft_status_t abft_cuda_pinned(const abft_kctx_t *ctx, size_t bytes, void **ptr);
-abft_status_t abft_cuda_scratch_counted(const abft_kctx_t *ctx, size_t ncount, size_t bytes,
-                                        unsigned **count, void **ptr);
 
 #endif /* ABFT_CUDA_COMMON_CUH */

@@ -82,7 +82,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     bool impl = false;
     if constexpr (CB == 2) impl = p.implicit && (!ABS || p.Xa == NULL);
     const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
-    int64_t out_len, S;
+    int64_t out_len, tile_outs, S; /* outputs in all, and per tile (blockIdx.x) */
     dim3 grid;
     size_t smem;
     if (a->trans == 0) {
@@ -116,6 +116,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         smem = s1 > s2 ? s1 : s2;
         grid = dim3((unsigned)tiles, (unsigned)S, 1);
         out_len = a->rows;
+        tile_outs = TR;
     } else {
         if (a->cols == 0) return ABFT_STATUS_SUCCESS;
         constexpr int R = vec_width<T>::value;
@@ -149,14 +150,14 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         smem = impl ? 0 : (size_t)rs * nacc * 8;
         grid = dim3((unsigned)tiles, (unsigned)S, 1);
         out_len = a->cols;
+        tile_outs = NC;
     }
     if (grid.x > 0x7fffffffu) return ABFT_STATUS_NOT_SUPPORTED;
     /* Split: the last block of each tile adds its partials (split_finish) when that is a
      * small job, else a second launch adds them all. */
     p.count = NULL;
-    const int64_t tile_outs = a->trans == 0 ? (int64_t)p.lanes * rows_per_thread<T, CB, ABS, 1>::value
-                                            : (int64_t)(NT / p.lanes);
-    const bool fuse = S > 1 && abft_cuda_tune_fuse_on() && tile_outs * a->c * (ABS ? 2 : 1) * S <= FUSE_LOADS;
+    const bool fuse = S > 1 && abft_cuda_tune_fuse_on() &&
+                      tile_outs * a->c * (ABS ? 2 : 1) * S <= FUSE_LOADS;
     if (S > 1) {
         void *scr = NULL;
         ABFT_TRY_STATUS(abft_cuda_scratch_counted(
@@ -175,8 +176,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     }
     ABFT_CUDA_LAUNCHED();
     if (S > 1 && !fuse) {
-        reduce_job j = {p.part, (int)S, out_len, (int)a->c, ABS ? 1 : 0,
-                        a->Y,   a->ldy, a->Yabs, a->ldyabs};
+        const reduce_job j = tsmm_job(p, (int)S, out_len, ABS);
         ABFT_TRY_STATUS(launch_reduce(j, NULL, st));
     }
     return ABFT_STATUS_SUCCESS;

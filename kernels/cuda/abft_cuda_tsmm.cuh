@@ -142,6 +142,13 @@ struct reduce_job {
     int64_t ldya;
 };
 
+/* The job of a tall-and-skinny launch split S ways: len outputs per column into Y (and Ya
+ * when abs). */
+__host__ __device__ __forceinline__ reduce_job tsmm_job(const tsmm_params &p, int S,
+                                                         int64_t len, bool abs) {
+    return reduce_job{p.part, S, len, p.c, abs ? 1 : 0, p.Y, p.ldy, p.Ya, p.ldya};
+}
+
 /* Outputs [lo, hi) of job j, e = the output's index in the range (all NOc columns). L2:
  * read the partials through L2 only (__ldcg: the in-kernel reduction reads what other
  * blocks of the same launch wrote); the separate launch reads them as plain loads. */
@@ -168,8 +175,9 @@ __device__ __forceinline__ void reduce_outputs(const reduce_job &j, int64_t lo, 
  * written, counts itself in; the last to arrive adds the group's partials in slice order,
  * as the separate reduce_kernel does (the same bits), and sets the counter back to zero for
  * the next launch. Called by every thread of the block, after its last partial store.
- * Used when that block's share is small (run_tsmm / run_dual: at most FUSE_LOADS partial
- * loads), since it runs on one SM at the end; larger ones go to reduce_kernel. */
+ * Used by the rows and cols kernels when that block's share is small (run_tsmm: at most
+ * FUSE_LOADS partial loads), since it runs on one SM at the end; larger ones, and the dual
+ * kernel's, go to reduce_kernel. */
 constexpr int64_t FUSE_LOADS = 8192;
 __device__ __forceinline__ void split_finish(unsigned *count, const reduce_job &j, int64_t lo,
                                              int64_t hi) {
@@ -426,10 +434,9 @@ __global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, IMPL>())
         }
     }
     if (split && p.count != NULL) {
-        const reduce_job j = {p.part, (int)gridDim.y, p.m, p.c, ABS ? 1 : 0,
-                              p.Y,    p.ldy,          p.Ya, p.ldya};
         const int64_t lo = (int64_t)blockIdx.x * TR;
-        split_finish(p.count + blockIdx.x, j, lo, min(p.m, lo + TR));
+        split_finish(p.count + blockIdx.x, tsmm_job(p, (int)gridDim.y, p.m, ABS), lo,
+                     min(p.m, lo + TR));
     }
 }
 
@@ -621,10 +628,10 @@ __global__ void __launch_bounds__(NT) tsmm_t_kernel(const tsmm_params p) {
         }
     }
     if (gridDim.y > 1 && p.count != NULL) {
-        const reduce_job jr = {p.part, (int)gridDim.y, p.n, p.c, ABS ? 1 : 0,
-                               p.Y,    p.ldy,          p.Ya, p.ldya};
+        /* NT / lanes is NC; naming NC here made ptxas spill in the explicit fp32 kernel */
         const int64_t lo = (int64_t)blockIdx.x * (NT / p.lanes);
-        split_finish(p.count + blockIdx.x, jr, lo, min(p.n, lo + NT / p.lanes));
+        split_finish(p.count + blockIdx.x, tsmm_job(p, (int)gridDim.y, p.n, ABS), lo,
+                     min(p.n, lo + NT / p.lanes));
     }
 }
 
