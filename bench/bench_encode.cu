@@ -7,7 +7,9 @@
  *   writes out_dir/encode_fp64.json, out_dir/encode_fp32.json and out_dir/encode.md.
  * Env: ABFT_COMMIT (else git), ABFT_BENCH_SWEEP=1 (tile sweep only, printed and written to
  *   out_dir/encode_sweep.txt), ABFT_BENCH_SIZES=2048,4096 (subset of m = k),
- *   ABFT_BENCH_FUSE_AB=1 (only: the in-kernel split reduction against the separate launch).
+ *   ABFT_BENCH_AB=fuse|xglobal (only: an A/B of one mechanism against the code it replaced,
+ *   interleaved: the in-kernel split reduction against the separate launch, or the rows
+ *   kernel's explicit c = 2 weights read from global memory against staged).
  * Timing: each sample is a batch of calls on rotated inputs (together > 256 MB, so never
  * served from the 50 MB L2), timed by CUDA events; the median sample over the batch size is
  * reported after warm-up. Inputs are random in [-1, 1], never zero. */
@@ -145,7 +147,16 @@ static int g_nrec = 0;
 int main(int argc, char **argv) {
     const char *out_dir = argc > 1 ? argv[1] : "bench/results";
     const int sweep = getenv("ABFT_BENCH_SWEEP") && atoi(getenv("ABFT_BENCH_SWEEP")) != 0;
-    const int fuse_ab = getenv("ABFT_BENCH_FUSE_AB") && atoi(getenv("ABFT_BENCH_FUSE_AB")) != 0;
+    const char *ab_name = getenv("ABFT_BENCH_AB");
+    const unsigned ab_feat = !ab_name                        ? 0u
+                             : !strcmp(ab_name, "fuse")      ? ABFT_CUDA_FEAT_FUSE
+                             : !strcmp(ab_name, "xglobal")   ? ABFT_CUDA_FEAT_XGLOBAL
+                                                             : 0u;
+    if (ab_name && !ab_feat) {
+        fprintf(stderr, "ABFT_BENCH_AB: fuse or xglobal, not %s\n", ab_name);
+        return 2;
+    }
+    const int fuse_ab = ab_feat != 0;
     TU_CUDA_OK(cudaSetDevice(0));
     cudaDeviceProp prop;
     TU_CUDA_OK(cudaGetDeviceProperties(&prop, 0));
@@ -316,28 +327,38 @@ int main(int argc, char **argv) {
             };
 
             if (fuse_ab) {
-                /* The split reduction in the kernel (split_finish) against the separate reduce
-                 * launch, interleaved 4 times; the median of the 4 medians each. */
-                struct { const char *name; int trans; const double *X; double *Yabs; } cs[] = {
-                    {"rows", 0, NULL, NULL}, {"bound", 0, NULL, Ya}, {"cols", 1, NULL, NULL},
-                    {"gen_n+abs", 0, X64, Ya}, {"gen_t", 1, X64, NULL}};
+                /* The feature on against off, interleaved 4 times; the median of the 4
+                 * medians each. */
+                struct { const char *name; int trans; const double *X, *Xa; double *Yabs; } cs[] = {
+                    {"rows", 0, NULL, NULL, NULL}, {"bound", 0, NULL, NULL, Ya},
+                    {"cols", 1, NULL, NULL, NULL}, {"gen_n", 0, X64, NULL, NULL},
+                    {"gen_n+abs", 0, X64, NULL, Ya}, {"gen_n+Xa", 0, X64, X64 + big_dim * 2, Ya},
+                    {"gen_t", 1, X64, NULL, NULL}};
                 for (const auto &c : cs) {
+                    if (ab_feat == ABFT_CUDA_FEAT_XGLOBAL && (c.X == NULL || c.trans)) continue;
                     double on[4], off[4];
                     for (int r = 0; r < 4; ++r) {
                         for (int f = 1; f >= 0; --f) {
-                            abft_cuda_tune_fuse(f);
+                            abft_cuda_tune_features(f ? ABFT_CUDA_FEAT_ALL
+                                                      : ABFT_CUDA_FEAT_ALL & ~ab_feat);
                             (f ? on : off)[r] = time_ms(
-                                [&](int k) { ours_tsmm(k, c.trans, 2, c.X, c.Yabs); }, batch, 9);
+                                [&](int k) {
+                                    abft_tsmm_args_t a = {prec, c.trans, m, n, 2, bufA(k), lda,
+                                                          c.X, big_dim, c.Xa, big_dim, Y,
+                                                          big_dim, c.Yabs, big_dim};
+                                    TU_ABFT_OK(abft_cuda_tsmm(&ctx, &a));
+                                },
+                                batch, 9);
                         }
                     }
-                    abft_cuda_tune_fuse(1);
+                    abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL);
                     std::sort(on, on + 4);
                     std::sort(off, off + 4);
                     const double ton = 0.5 * (on[1] + on[2]), toff = 0.5 * (off[1] + off[2]);
-                    printf("fuse %s %-9s m=%-6lld  in-kernel %8.4f ms %5.1f%% of read | separate "
-                           "launch %8.4f ms %5.1f%% | gain %+.2f us\n",
-                           isd ? "fp64" : "fp32", c.name, (long long)m, ton, 100 * read_ms / ton,
-                           toff, 100 * read_ms / toff, 1e3 * (toff - ton));
+                    printf("ab %s %s %-9s m=%-6lld  on %8.4f ms %5.1f%% of read | off %8.4f ms "
+                           "%5.1f%% | gain %+.2f us\n",
+                           ab_name, isd ? "fp64" : "fp32", c.name, (long long)m, ton,
+                           100 * read_ms / ton, toff, 100 * read_ms / toff, 1e3 * (toff - ton));
                 }
                 fflush(stdout);
             } else if (sweep) {

@@ -184,16 +184,20 @@ abft_status_t abft_cuda_scratch_counted(const abft_kctx_t *ctx, size_t ncount, s
     return ABFT_STATUS_SUCCESS;
 }
 
-abft_status_t abft_cuda_pinned(const abft_kctx_t *ctx, size_t bytes, void **ptr) {
+abft_status_t abft_cuda_pinned(const abft_kctx_t *ctx, size_t bytes, void **ptr, void **dev) {
     abft_buffer_t *b = ctx->scratch;
     if (b == NULL) return ABFT_STATUS_INTERNAL_ERROR;
     if (b->host == NULL || b->host_bytes < bytes) {
         /* the old block is only ever read by the host after a synchronization: free now */
         size_t want = bytes < 4096 ? 4096 : bytes + bytes / 4;
         void *p = NULL;
-        ABFT_CUDA_TRY(cudaHostAlloc(&p, want, cudaHostAllocDefault));
+        cudaError_t e = cudaHostAlloc(&p, want, cudaHostAllocMapped | cudaHostAllocPortable);
+        if (e != cudaSuccess) { /* a device that cannot map host memory: plain pinned */
+            cudaGetLastError();
+            ABFT_CUDA_TRY(cudaHostAlloc(&p, want, cudaHostAllocDefault));
+        }
         if (b->host != NULL) {
-            cudaError_t e = cudaFreeHost(b->host);
+            e = cudaFreeHost(b->host);
             if (e != cudaSuccess) {
                 cudaFreeHost(p);
                 return abft_cuda_status(e);
@@ -203,6 +207,14 @@ abft_status_t abft_cuda_pinned(const abft_kctx_t *ctx, size_t bytes, void **ptr)
         b->host_bytes = want;
     }
     *ptr = b->host;
+    if (dev != NULL) {
+        /* NULL when this block is not mapped (or not for this device): the caller copies */
+        *dev = NULL;
+        if (cudaHostGetDevicePointer(dev, b->host, 0) != cudaSuccess) {
+            cudaGetLastError();
+            *dev = NULL;
+        }
+    }
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -322,11 +334,11 @@ extern "C" void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps)
     abft_cuda_over_bps = bps;
 }
 
-static int abft_cuda_fuse = 1;
+static unsigned abft_cuda_features = ABFT_CUDA_FEAT_ALL;
 
-extern "C" void abft_cuda_tune_fuse(int on) { abft_cuda_fuse = on != 0; }
+extern "C" void abft_cuda_tune_features(unsigned mask) { abft_cuda_features = mask; }
 
-extern "C" int abft_cuda_tune_fuse_on(void) { return abft_cuda_fuse; }
+extern "C" unsigned abft_cuda_tune_features_get(void) { return abft_cuda_features; }
 
 extern "C" abft_cuda_kshape_t abft_cuda_tune_shape(const abft_cuda_tune_t *t, int kernel,
                                                    int prec, double bytes) {

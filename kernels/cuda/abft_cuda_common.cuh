@@ -43,7 +43,9 @@ abft_status_t abft_cuda_scratch(const abft_kctx_t *ctx, size_t bytes, void **ptr
 abft_status_t abft_cuda_scratch_counted(const abft_kctx_t *ctx, size_t ncount, size_t bytes,
                                         unsigned **count, void **ptr);
 /* Pinned host memory of `bytes` in ctx->scratch (contents not preserved), for the small
- * device-to-host copies the host waits for (a pageable destination costs a staging copy). */
-abft_status_t abft_cuda_pinned(const abft_kctx_t *ctx, size_t bytes, void **ptr);
+ * results the host waits for. *dev (when dev != NULL) is its address for kernels (mapped
+ * memory: a kernel writes the host's copy itself, no copy on the stream after it), or NULL
+ * where the device cannot map host memory; then the caller copies into *ptr. */
+abft_status_t abft_cuda_pinned(const abft_kctx_t *ctx, size_t bytes, void **ptr, void **dev);
 
 #endif /* ABFT_CUDA_COMMON_CUH */

@@ -58,7 +58,9 @@ __device__ __forceinline__ bool cmp_entry(const cmp_params &p, int64_t i, double
 
 __global__ void __launch_bounds__(CMP_THREADS) compare_count_kernel(const cmp_params p,
                                                                      int64_t *counts,
-                                                                     double *maxes) {
+                                                                     double *maxes,
+                                                                     int64_t *hcounts,
+                                                                     double *hmaxes) {
     __shared__ int64_t scount[CMP_THREADS / 32];
     __shared__ double smax[CMP_THREADS / 32];
     const int64_t base = (int64_t)blockIdx.x * CMP_CHUNK;
@@ -91,6 +93,10 @@ __global__ void __launch_bounds__(CMP_THREADS) compare_count_kernel(const cmp_pa
         }
         counts[blockIdx.x] = c;
         maxes[blockIdx.x] = m;
+        if (hcounts != NULL) { /* the host's copy, in mapped pinned memory */
+            hcounts[blockIdx.x] = c;
+            hmaxes[blockIdx.x] = m;
+        }
     }
 }
 
@@ -171,17 +177,21 @@ extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_co
     if (nb > 0x7fffffff) return ABFT_STATUS_NOT_SUPPORTED;
     const int64_t nlist = a->max_list > 0 ? (a->max_list < a->n ? a->max_list : a->n) : 0;
     const size_t bytes = (size_t)nb * 16 + (size_t)nlist * 8;
-    void *scr = NULL, *hp = NULL;
+    void *scr = NULL, *hp = NULL, *hdev = NULL;
     ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &scr));
-    ABFT_TRY_STATUS(abft_cuda_pinned(ctx, (size_t)nb * 16, &hp));
+    ABFT_TRY_STATUS(abft_cuda_pinned(ctx, (size_t)nb * 16, &hp, &hdev));
     int64_t *d_counts = (int64_t *)scr;
     double *d_maxes = (double *)(d_counts + nb);
     int64_t *d_list = (int64_t *)(d_maxes + nb);
 
-    compare_count_kernel<<<(unsigned)nb, CMP_THREADS, 0, st>>>(p, d_counts, d_maxes);
+    /* Per-block counts and maxima to the host (written there by the kernel when the pinned
+     * block is mapped, else copied), added there in block order. */
+    int64_t *hd_counts = (int64_t *)hdev;
+    compare_count_kernel<<<(unsigned)nb, CMP_THREADS, 0, st>>>(
+        p, d_counts, d_maxes, hd_counts, hd_counts != NULL ? (double *)(hd_counts + nb) : NULL);
     ABFT_CUDA_LAUNCHED();
-    /* Per-block counts and maxima to the host, added there in block order. */
-    ABFT_CUDA_TRY(cudaMemcpyAsync(hp, d_counts, (size_t)nb * 16, cudaMemcpyDeviceToHost, st));
+    if (hd_counts == NULL)
+        ABFT_CUDA_TRY(cudaMemcpyAsync(hp, d_counts, (size_t)nb * 16, cudaMemcpyDeviceToHost, st));
     ABFT_CUDA_TRY(cudaStreamSynchronize(st));
     const int64_t *h = (const int64_t *)hp;
     const double *hm = (const double *)(h + nb);

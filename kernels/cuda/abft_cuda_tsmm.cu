@@ -79,8 +79,13 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     /* Implicit weights V = [1, l+1] with |V| = V: the rows kernel computes them from the
      * column index (tsmm_n_kernel<..., IMPL = true>), the cols kernel from the row index
      * (tsmm_t_kernel<..., IMPL = true>). */
-    bool impl = false;
-    if constexpr (CB == 2) impl = p.implicit && (!ABS || p.Xa == NULL);
+    bool impl = false, xglobal = false;
+    if constexpr (CB == 2) {
+        impl = p.implicit && (!ABS || p.Xa == NULL);
+        /* an explicit X of c = 2: the rows kernel reads it from global memory (WS_GLOBAL) */
+        xglobal = a->trans == 0 && !p.implicit && a->c == 2 &&
+                  (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XGLOBAL) != 0;
+    }
     const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
     int64_t out_len, tile_outs, S; /* outputs in all, and per tile (blockIdx.x) */
     dim3 grid;
@@ -105,6 +110,10 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         int64_t ks = ABFT_CUDA_SMEM_BYTES / (8 * nacc);
         ks = ks / (G * UNR) * (G * UNR);
         if (ks < G * UNR) ks = G * UNR;
+        /* Nothing staged (implicit or global weights): one stage per slice, at most 2^30
+         * columns (a multiple of G·UNR, so each group sums the same columns in the same
+         * order as with any stage length). */
+        if (impl || xglobal) ks = ((int64_t)1 << 30) / (G * UNR) * (G * UNR);
         if (ks > chunk) ks = chunk;
         p.lanes = lanes;
         p.chunk = chunk;
@@ -112,7 +121,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         p.vec_ok = wide_ok(a->A, a->lda, sizeof(T), (int)(R * sizeof(T)));
         constexpr int QBM = ABFT_CUDA_SMEM_BYTES / (8 * NT * R);
         constexpr int QB = QBM < nacc ? QBM : nacc;
-        size_t s1 = (size_t)ks * nacc * 8, s2 = (size_t)QB * NT * R * 8;
+        size_t s1 = impl || xglobal ? 0 : (size_t)ks * nacc * 8, s2 = (size_t)QB * NT * R * 8;
         smem = s1 > s2 ? s1 : s2;
         grid = dim3((unsigned)tiles, (unsigned)S, 1);
         out_len = a->rows;
@@ -156,7 +165,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     /* Split: the last block of each tile adds its partials (split_finish) when that is a
      * small job, else a second launch adds them all. */
     p.count = NULL;
-    const bool fuse = S > 1 && abft_cuda_tune_fuse_on() &&
+    const bool fuse = S > 1 && (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_FUSE) != 0 &&
                       tile_outs * a->c * (ABS ? 2 : 1) * S <= FUSE_LOADS;
     if (S > 1) {
         void *scr = NULL;
@@ -166,7 +175,9 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         p.part = (double *)scr;
     }
     if (a->trans == 0 && impl) {
-        if constexpr (CB == 2) tsmm_n_kernel<T, 2, ABS, true><<<grid, NT, smem, st>>>(p);
+        if constexpr (CB == 2) tsmm_n_kernel<T, 2, ABS, WS_IMPLICIT><<<grid, NT, smem, st>>>(p);
+    } else if (a->trans == 0 && xglobal) {
+        if constexpr (CB == 2) tsmm_n_kernel<T, 2, ABS, WS_GLOBAL><<<grid, NT, smem, st>>>(p);
     } else if (a->trans == 0) {
         tsmm_n_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
     } else if (impl) {

@@ -214,7 +214,7 @@ __device__ __forceinline__ double weight_abs_at(const double *Xa, int64_t ldxa, 
 /* ---- weights of the row sweep -----------------------------------------------------------
  * The row sweep (rows kernel, and the P side of the dual kernel) asks a weight source for
  * the weights (q, q+1) of column jb + u of the current stage, w() for A·X and wa() for
- * |A|·Xa. Two sources, one sweep:
+ * |A|·Xa. Three sources, one sweep:
  *   staged_weights:   X (and Xa) for the stage's columns in shared memory as [j][q], one
  *                     16-byte broadcast read giving two weights;
  *   implicit_weights: V = [1, l+1] (c = 2, |V| = V) computed in registers from the column
@@ -223,7 +223,8 @@ __device__ __forceinline__ double weight_abs_at(const double *Xa, int64_t ldxa, 
  *                     of the fp32 kernel with |A| (v4). The weight 1 is applied as x + s
  *                     (unit0: nvcc does not fold fma(x, 1, s), and the DFMA costs
  *                     registers), which is the same operation: both sources give the same
- *                     bits for the same launch shape. */
+ *                     bits for the same launch shape;
+ *   global_weights:   an explicit X of c = 2 read from global memory (below). */
 template <int CB>
 struct staged_weights {
     static constexpr bool unit0 = false; /* w(q = 0).x is 1 for every column */
@@ -245,6 +246,34 @@ struct implicit_weights {
         return make_double2(1.0, (double)(col0 + jb + 1) + (double)u);
     }
     __device__ __forceinline__ double2 wa(int jb, int u, int q) const { return w(jb, u, q); }
+};
+
+/* global_weights: an explicit X of c = 2 (and Xa, or |X| when XA is false) read where it
+ * lies, through the read-only path: the lanes of a column group ask for the same word, so a
+ * warp's weight load is one or two L1 wavefronts after the first touch. Nothing staged: no
+ * barriers and no block without loads of A in flight while X is copied (the staged source
+ * copies `stage` columns with one dependent L2 round trip per 256 weights). The same weights
+ * as the staged source, 0 past the stage's end, in the same FMAs: the same bits. */
+template <bool XA>
+struct global_weights {
+    static constexpr bool unit0 = false;
+    const double *x0, *x1, *xa0, *xa1; /* column 0 and 1 of X and Xa at the stage's start */
+    int ns;                            /* columns in the stage */
+    __device__ __forceinline__ double2 w(int jb, int u, int) const {
+        const int j = jb + u;
+        if (j >= ns) return make_double2(0.0, 0.0);
+        return make_double2(__ldg(x0 + j), __ldg(x1 + j));
+    }
+    __device__ __forceinline__ double2 wa(int jb, int u, int q) const {
+        if constexpr (!XA) {
+            const double2 v = w(jb, u, q);
+            return make_double2(fabs(v.x), fabs(v.y));
+        } else {
+            const int j = jb + u;
+            if (j >= ns) return make_double2(0.0, 0.0);
+            return make_double2(__ldg(xa0 + j), __ldg(xa1 + j));
+        }
+    }
 };
 
 /* acc[r][q] += v[r]·w(q) and acca[r][q] += |v[r]|·wa(q) for one loaded column. */
@@ -309,18 +338,22 @@ __device__ __forceinline__ void rows_body(const T *__restrict__ base, int64_t ld
     }
 }
 
+/* Weight source of a rows kernel instance (template WS): X staged in shared memory (any c),
+ * the implicit V, or an explicit X of c = 2 read from global memory (c-bucket 2 only). */
+constexpr int WS_STAGED = 0, WS_IMPLICIT = 1, WS_GLOBAL = 2;
+
 /* Blocks per SM that ptxas must leave room for: 4 for the implicit instances (v4); 3 for the
- * explicit fp32 c = 2 instance with |A| (the protected GEMM's pass over A in fp32: 90 -> 80
+ * explicit fp32 c = 2 instances with |A| (the protected GEMM's pass over A in fp32: 90 -> 80
  * registers, 2 -> 3 blocks, no spill; asking for 4 spills 76 bytes). */
-template <typename T, int CB, bool ABS, bool IMPL>
+template <typename T, int CB, bool ABS, int WS>
 constexpr int rows_min_blocks() {
-    return IMPL ? 4 : (sizeof(T) == 4 && ABS && CB == 2) ? 3 : 0;
+    return WS == WS_IMPLICIT ? 4 : (sizeof(T) == 4 && ABS && CB == 2) ? 3 : 0;
 }
 
-template <typename T, int CB, bool ABS, bool IMPL = false>
-__global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, IMPL>())
+template <typename T, int CB, bool ABS, int WS = WS_STAGED>
+__global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, WS>())
     tsmm_n_kernel(const tsmm_params p) {
-    static_assert(!IMPL || CB == 2, "implicit weights are two columns");
+    static_assert(WS == WS_STAGED || CB == 2, "implicit and global weights are two columns");
     constexpr int R = rows_per_thread<T, CB, ABS, 1>::value;
     constexpr int NO = CB * (ABS ? 2 : 1);
     extern __shared__ double smem[];
@@ -352,16 +385,31 @@ __global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, IMPL>())
     double *xas = smem + (size_t)KS * CB;
     for (int64_t s0 = k0; s0 < k1; s0 += KS) {
         const int ns = (int)min((int64_t)KS, k1 - s0);
-        if constexpr (IMPL) {
+        if constexpr (WS != WS_STAGED) {
             if (nvalid > 0) {
                 const T *base = A + row0 + s0 * p.lda;
-                const implicit_weights wt{s0};
-                if (full)
-                    rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, wt,
-                                                   nvalid, acc, acca);
-                else
-                    rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, wt,
-                                                    nvalid, acc, acca);
+                auto sweep = [&](const auto &wt) {
+                    if (full)
+                        rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, wt,
+                                                       nvalid, acc, acca);
+                    else
+                        rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, wt,
+                                                        nvalid, acc, acca);
+                };
+                if constexpr (WS == WS_IMPLICIT) {
+                    sweep(implicit_weights{s0});
+                } else {
+                    const double *x0 = p.X + s0, *x1 = p.X + p.ldx + s0;
+                    if constexpr (ABS) {
+                        if (p.Xa != NULL)
+                            sweep(global_weights<true>{x0, x1, p.Xa + s0, p.Xa + p.ldxa + s0,
+                                                       ns});
+                        else
+                            sweep(global_weights<false>{x0, x1, x0, x1, ns});
+                    } else {
+                        sweep(global_weights<false>{x0, x1, x0, x1, ns});
+                    }
+                }
             }
             continue;
         }

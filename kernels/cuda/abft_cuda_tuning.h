@@ -48,11 +48,15 @@ abft_cuda_kshape_t abft_cuda_tune_shape(const abft_cuda_tune_t *t, int kernel, i
 /* Benchmarks only (tile sweeps): force lanes / bps (> 0) for every kernel and size;
  * (0, 0, 0) clears. Not thread-safe; not part of the library's API. */
 void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps);
-/* Benchmarks only: 0 sends every split of the tall-and-skinny kernels to the separate
- * reduce launch (to measure the in-kernel reduction, split_finish, against it); 1 (the
- * default) restores. abft_cuda_tune_fuse_on says which is in effect. */
-void abft_cuda_tune_fuse(int on);
-int abft_cuda_tune_fuse_on(void);
+/* Benchmarks and tests only (A/B of one mechanism against the code it replaced, in one
+ * run): a mask of the features below, all on by default. Not thread-safe; not API. */
+#define ABFT_CUDA_FEAT_FUSE 1u    /* split reduction inside the tsmm kernels (split_finish);
+                                   * off: the separate reduce launch */
+#define ABFT_CUDA_FEAT_XGLOBAL 2u /* rows kernel, explicit X of c = 2: weights read from
+                                   * global memory (global_weights); off: staged */
+#define ABFT_CUDA_FEAT_ALL 3u
+void abft_cuda_tune_features(unsigned mask);
+unsigned abft_cuda_tune_features_get(void);
 
 #ifdef __cplusplus
 }

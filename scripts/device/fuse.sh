@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the device machine: build, every test, the in-kernel split reduction against the
-# separate reduce launch (bench_encode ABFT_BENCH_FUSE_AB), where the protected GEMM's passes
+# separate reduce launch (bench_encode ABFT_BENCH_AB=fuse), where the protected GEMM's passes
 # spend their time (scripts/device/profile_gemm.sh without its own build), memcheck of the
 # kernel test in its small mode. Logs to $OUT.
 set -uo pipefail
@@ -14,7 +14,7 @@ echo "built $(date -u +%T)"
 (cd build-dev && timeout 300 ctest --output-on-failure) > "$OUT/tests.log" 2>&1
 echo "tests rc=$?"; grep -E "tests passed|Test +#|in-kernel = separate|FAIL" "$OUT/tests.log" | head -20
 if [ "${AB:-1}" = 1 ]; then
-  ABFT_BENCH_FUSE_AB=1 ABFT_BENCH_SIZES=${FUSE_SIZES:-2048,4096,8192,16384} build-dev/bench/bench_encode "$OUT" 2>&1 | grep -E "^fuse|read" > "$OUT/fuse-ab.txt"
+  ABFT_BENCH_AB=fuse ABFT_BENCH_SIZES=${FUSE_SIZES:-2048,4096,8192,16384} build-dev/bench/bench_encode "$OUT" 2>&1 | grep -E "^ab|read" > "$OUT/fuse-ab.txt"
 fi
 SKIP_BUILD=1 bash scripts/device/profile_gemm.sh > /dev/null 2>&1
 cat "$OUT/profile-gemm-wall.txt"; grep -E "==|sum" "$OUT/profile-gemm-ncu.txt"

@@ -2,6 +2,8 @@
 # On the device, one call: build everything (sm_90), every test (CPU and GPU),
 # compute-sanitizer memcheck + racecheck on the kernel test (small mode) and memcheck on the
 # LU GPU test, then bench_lu. STEP=bench2: bench_encode + bench_gemm instead (no tests).
+# STEP=ab: the kernel and GEMM GPU tests, bench_encode's A/B of feature $AB (default xglobal)
+# and bench_gemm --profile's wall times (encode / verify) for $PROF_SIZES.
 # Results (json/md) to $OUT/results, logs in $OUT/logs.tar.gz (the device returns <= 8 files).
 set -uo pipefail
 OUT=${OUT:-$PWD/out}
@@ -12,8 +14,22 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv > 
 cmake -S . -B build-dev -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release \
   -DABFT_BUILD_TOOLS=ON -DABFT_BUILD_EXAMPLES=ON -DABFT_BUILD_TESTS=ON > "$L/configure.log" 2>&1 \
   || tail -30 "$L/configure.log"
-cmake --build build-dev -j16 > "$L/build.log" 2>&1 || { grep -E "error" "$L/build.log" | head -30; }
-if [ "${STEP:-tests}" = tests ]; then
+if [ "${STEP:-tests}" = ab ]; then
+  cmake --build build-dev -j16 --target test_cuda_kernels test_gemm_gpu bench_encode bench_gemm \
+    > "$L/build.log" 2>&1 || { grep -E "error" "$L/build.log" | head -30; }
+else
+  cmake --build build-dev -j16 > "$L/build.log" 2>&1 || { grep -E "error" "$L/build.log" | head -30; }
+fi
+if [ "${STEP:-tests}" = ab ]; then
+  for t in test_cuda_kernels test_gemm_gpu; do
+    timeout 200 build-dev/tests/$t > "$L/$t.log" 2>&1; echo "$t rc=$?"; tail -4 "$L/$t.log"
+  done
+  ABFT_BENCH_AB=${AB:-xglobal} ABFT_BENCH_SIZES=${AB_SIZES:-2048,4096,8192,16384} timeout 200 \
+    build-dev/bench/bench_encode "$R" 2>&1 | grep -E "^ab|read" | tee "$R/ab-${AB:-xglobal}.txt"
+  for n in ${PROF_SIZES:-4096 8192}; do for p in d s; do
+    timeout 60 build-dev/bench/bench_gemm --profile $p $n row 0
+  done; done 2>&1 | tee "$R/profile-wall.txt"
+elif [ "${STEP:-tests}" = tests ]; then
   (cd build-dev && timeout 300 ctest --output-on-failure) > "$L/tests.log" 2>&1
   echo "tests rc=$?"; grep -E "tests passed|Test +#|check failed|recovery" "$L/tests.log" | head -30
   export ABFT_TEST_SMALL=1
