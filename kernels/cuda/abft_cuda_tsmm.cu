@@ -82,8 +82,13 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     bool impl = false, xglobal = false;
     if constexpr (CB == 2) {
         impl = p.implicit && (!ABS || p.Xa == NULL);
-        /* an explicit X of c = 2: the rows kernel reads it from global memory (WS_GLOBAL) */
-        xglobal = a->trans == 0 && !p.implicit && a->c == 2 &&
+        /* An explicit X of c = 2: the rows kernel reads it from global memory (WS_GLOBAL),
+         * except fp32 with |A|, where the weights of 4 columns in registers next to 16
+         * accumulators and 4 float4 loads spill at the 80-register bound (3 blocks/SM): in
+         * one A/B run (f67f6de, H100) that instance lost 2-80 us (8192: 86.4 -> 84.5 % of
+         * read, 16384: 81.8 -> 68.7 %) while every other case gained (fp64 8192: 90.4 ->
+         * 96.0 % with |A|·Xa, fp32 16384 without |A|: 92.2 -> 97.6 %). */
+        xglobal = a->trans == 0 && !p.implicit && a->c == 2 && (sizeof(T) == 8 || !ABS) &&
                   (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XGLOBAL) != 0;
     }
     const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
@@ -177,7 +182,8 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     if (a->trans == 0 && impl) {
         if constexpr (CB == 2) tsmm_n_kernel<T, 2, ABS, WS_IMPLICIT><<<grid, NT, smem, st>>>(p);
     } else if (a->trans == 0 && xglobal) {
-        if constexpr (CB == 2) tsmm_n_kernel<T, 2, ABS, WS_GLOBAL><<<grid, NT, smem, st>>>(p);
+        if constexpr (CB == 2 && (sizeof(T) == 8 || !ABS))
+            tsmm_n_kernel<T, 2, ABS, WS_GLOBAL><<<grid, NT, smem, st>>>(p);
     } else if (a->trans == 0) {
         tsmm_n_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
     } else if (impl) {

@@ -343,8 +343,8 @@ __device__ __forceinline__ void rows_body(const T *__restrict__ base, int64_t ld
 constexpr int WS_STAGED = 0, WS_IMPLICIT = 1, WS_GLOBAL = 2;
 
 /* Blocks per SM that ptxas must leave room for: 4 for the implicit instances (v4); 3 for the
- * explicit fp32 c = 2 instances with |A| (the protected GEMM's pass over A in fp32: 90 -> 80
- * registers, 2 -> 3 blocks, no spill; asking for 4 spills 76 bytes). */
+ * explicit fp32 c = 2 instance with |A| (staged: the protected GEMM's pass over A in fp32,
+ * 90 -> 80 registers, 2 -> 3 blocks, no spill; asking for 4 spills 76 bytes). */
 template <typename T, int CB, bool ABS, int WS>
 constexpr int rows_min_blocks() {
     return WS == WS_IMPLICIT ? 4 : (sizeof(T) == 4 && ABS && CB == 2) ? 3 : 0;
