@@ -365,8 +365,8 @@ int main(int argc, char **argv) {
                 /* Tile sweep: each override alone on top of the table row. */
                 const int lanes_r[] = {8, 16, 32, 64, 128};
                 const int lanes_c[] = {2, 4, 8, 16, 32};
-                const int bps[] = {2, 3, 4, 8, 16};
-                for (int b = 0; b < 5; ++b) {
+                const int bps[] = {2, 3, 4, 5, 8, 16};
+                for (int b = 0; b < 6; ++b) {
                     for (int l = 0; l < 5; ++l) {
                         abft_cuda_tune_override(lanes_r[l], lanes_c[l], bps[b]);
                         double tr = time_ms([&](int k) { ours_tsmm(k, 0, 2, NULL, NULL); }, batch, 9);

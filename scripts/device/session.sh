@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the device, one call: build everything (sm_90), every test (CPU and GPU),
 # compute-sanitizer memcheck + racecheck on the kernel test (small mode) and memcheck on the
-# LU GPU test, then bench_lu. STEP=bench2: bench_encode + bench_gemm instead (no tests).
+# LU GPU test, then bench_lu. STEP=bench2: bench_encode + bench_gemm instead (no tests;
+# SWEEP=1: bench_encode's tile sweep first, to encode_sweep.txt).
 # STEP=ab: the kernel and GEMM GPU tests, bench_encode's A/B of feature $AB (default xglobal)
 # and bench_gemm --profile's wall times (encode / verify) for $PROF_SIZES.
 # Results (json/md) to $OUT/results, logs in $OUT/logs.tar.gz (the device returns <= 8 files).
@@ -43,6 +44,10 @@ elif [ "${STEP:-tests}" = tests ]; then
   timeout 300 build-dev/bench/bench_lu --out "$R" > "$L/bench-lu.log" 2>&1; echo "bench_lu rc=$?"
   cat "$L/bench-lu.log" | tail -25
 else
+  if [ "${SWEEP:-0}" = 1 ]; then
+    ABFT_BENCH_SWEEP=1 timeout 300 build-dev/bench/bench_encode "$R" > "$L/sweep.log" 2>&1
+    echo "sweep rc=$?"
+  fi
   timeout 260 build-dev/bench/bench_encode "$R" > "$L/bench-encode.log" 2>&1; echo "bench_encode rc=$?"
   grep -E "streaming read" "$L/bench-encode.log"; grep -E " (rows|cols|bound|dual) " "$L/bench-encode.log" | tail -48
   timeout 240 build-dev/bench/bench_gemm --out "$R" > "$L/bench-gemm.log" 2>&1; echo "bench_gemm rc=$?"
