@@ -469,7 +469,9 @@ static void test_tsmm_implicit_bits(tu_rng_t *rng, gpuctx_t *g) {
                     CU(cudaGetLastError());
                     /* Same launch shape, so the same bits: rows fp32, and cols (the lanes cap
                      * for an explicit X, c·32·lanes <= 256·sizeof(T), leaves the table's
-                     * lanes at c = 2: <= 16 fp32, <= 32 fp64). Rows fp64: the explicit path
+                     * lanes at c = 2 in the size classes of these sizes, all <= 1 GB:
+                     * <= 16 fp32, <= 32 fp64; the large class's fp32 32 would not be
+                     * left). Rows fp64: the explicit path
                      * keeps more lanes than the implicit one (the tuning rule of fb2e813),
                      * so the sums run in another order: equal to within the fp64
                      * accumulation bound 2(len+2)·2^-53·(|op(A)|·V). */
