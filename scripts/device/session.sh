@@ -27,9 +27,9 @@ if [ "${STEP:-tests}" = ab ]; then
   done
   ABFT_BENCH_AB=${AB:-xglobal} ABFT_BENCH_SIZES=${AB_SIZES:-2048,4096,8192,16384} timeout 200 \
     build-dev/bench/bench_encode "$R" 2>&1 | grep -E "^ab|read" | tee "$R/ab-${AB:-xglobal}.txt"
-  for n in ${PROF_SIZES:-4096 8192}; do for p in d s; do
-    timeout 60 build-dev/bench/bench_gemm --profile $p $n row 0
-  done; done 2>&1 | tee "$R/profile-wall.txt"
+  for n in ${PROF_SIZES:-4096 8192}; do for p in d s; do for k in ${PROF_KINDS:-row}; do
+    timeout 60 build-dev/bench/bench_gemm --profile $p $n $k 0
+  done; done; done 2>&1 | tee "$R/profile-wall.txt"
 elif [ "${STEP:-tests}" = tests ]; then
   (cd build-dev && timeout 300 ctest --output-on-failure) > "$L/tests.log" 2>&1
   echo "tests rc=$?"; grep -E "tests passed|Test +#|check failed|recovery" "$L/tests.log" | head -30
