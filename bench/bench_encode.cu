@@ -333,9 +333,9 @@ int main(int argc, char **argv) {
                     {"rows", 0, NULL, NULL, NULL}, {"bound", 0, NULL, NULL, Ya},
                     {"cols", 1, NULL, NULL, NULL}, {"gen_n", 0, X64, NULL, NULL},
                     {"gen_n+abs", 0, X64, NULL, Ya}, {"gen_n+Xa", 0, X64, X64 + big_dim * 2, Ya},
-                    {"gen_t", 1, X64, NULL, NULL}, {"gen_t+Xa", 1, X64, X64 + big_dim * 2, Ya}};
+                    {"gen_t", 1, X64, NULL, NULL}};
                 for (const auto &c : cs) {
-                    if (ab_feat == ABFT_CUDA_FEAT_XGLOBAL && c.X == NULL) continue;
+                    if (ab_feat == ABFT_CUDA_FEAT_XGLOBAL && (c.X == NULL || c.trans)) continue;
                     double on[4], off[4];
                     for (int r = 0; r < 4; ++r) {
                         for (int f = 1; f >= 0; --f) {

@@ -88,13 +88,8 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
          * one A/B run (f67f6de, H100) that instance lost 2-80 us (8192: 86.4 -> 84.5 % of
          * read, 16384: 81.8 -> 68.7 %) while every other case gained (fp64 8192: 90.4 ->
          * 96.0 % with |A|·Xa, fp32 16384 without |A|: 92.2 -> 97.6 %). */
-        const bool on = (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XGLOBAL) != 0;
-        xglobal = on && a->trans == 0 && !p.implicit && a->c == 2 && (sizeof(T) == 8 || !ABS);
-        /* The cols kernel (trans = T) reads pairs of rows of X (and Xa) as 16-byte words:
-         * they must be aligned, and with |A| Xa explicit (|X| would be a third source). */
-        if (on && a->trans == 1 && !p.implicit && a->c == 2 && (!ABS || p.Xa != NULL))
-            xglobal = wide_ok(p.X, p.ldx, sizeof(double), 16) &&
-                      (!ABS || wide_ok(p.Xa, p.ldxa, sizeof(double), 16));
+        xglobal = a->trans == 0 && !p.implicit && a->c == 2 && (sizeof(T) == 8 || !ABS) &&
+                  (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XGLOBAL) != 0;
     }
     const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
     int64_t out_len, tile_outs, S; /* outputs in all, and per tile (blockIdx.x) */
@@ -158,15 +153,15 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         int64_t rs = ABFT_CUDA_SMEM_BYTES / (8 * nacc);
         rs = rs / step * step;
         if (rs < step) rs = step;
-        /* Implicit and global weights stage nothing: one stage per slice (a multiple of
-         * step, so each lane sums the same rows in the same order as with any stage length). */
-        if (impl || xglobal) rs = ((int64_t)1 << 30) / step * step;
+        /* Implicit weights stage nothing: one stage per slice (a multiple of step, so each
+         * lane sums the same rows in the same order as with any stage length). */
+        if (impl) rs = ((int64_t)1 << 30) / step * step;
         if (rs > chunk) rs = chunk;
         p.lanes = lanes;
         p.chunk = chunk;
         p.stage = (int)rs;
         p.vec_ok = wide_ok(a->A, a->lda, sizeof(T), 16);
-        smem = impl || xglobal ? 0 : (size_t)rs * nacc * 8;
+        smem = impl ? 0 : (size_t)rs * nacc * 8;
         grid = dim3((unsigned)tiles, (unsigned)S, 1);
         out_len = a->cols;
         tile_outs = NC;
@@ -192,9 +187,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     } else if (a->trans == 0) {
         tsmm_n_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
     } else if (impl) {
-        if constexpr (CB == 2) tsmm_t_kernel<T, 2, ABS, WS_IMPLICIT><<<grid, NT, smem, st>>>(p);
-    } else if (xglobal) {
-        if constexpr (CB == 2) tsmm_t_kernel<T, 2, ABS, WS_GLOBAL><<<grid, NT, smem, st>>>(p);
+        if constexpr (CB == 2) tsmm_t_kernel<T, 2, ABS, true><<<grid, NT, smem, st>>>(p);
     } else {
         tsmm_t_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
     }

@@ -496,7 +496,7 @@ __global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, WS>())
  * Weights of the column sweep: for load u of the pass at rb (the stage's rows r .. r+R-1,
  * r = rb + (u·lanes + l)·R) and output q the sweep takes a handle hq = col(rb, u, r, q)
  * (cola(...) for |A|^T·Xa), and from it the weights of the rows r + rr and r + rr + 1,
- * pair(hq, rr). Three sources, one sweep (the third, global_col_weights, below):
+ * pair(hq, rr). Two sources, one sweep:
  *   staged_col_weights:   X (and Xa) for `stage` rows in shared memory as [q][i], so the
  *                         lanes of a column read neighbouring 16-byte words and the columns
  *                         of the block share them (broadcast); hq is a pointer;
@@ -539,30 +539,6 @@ struct implicit_col_weights {
     }
     __device__ __forceinline__ double2 pair(double h, int rr) const {
         return make_double2(rr == 0 ? h : h + (double)rr, h + (double)(rr + 1));
-    }
-};
-
-/* global_col_weights: an explicit X of c = 2 and, with |A|, an explicit Xa, read where they
- * lie (16-byte loads: X, Xa 16-byte aligned, even ld; the dispatcher checks). The columns of
- * a block read the same rows of X, so after the first warp they come from L1. Rows past the
- * stage's end weigh 0, as the staged zeros do: the same bits as the staged source. */
-struct global_col_weights {
-    static constexpr bool unit0 = false;
-    struct handle {
-        const double *x; /* weights of the load's first row */
-        int n;           /* rows of the load inside the stage */
-    };
-    const double *x0, *x1, *xa0, *xa1; /* column 0 and 1 of X and Xa at the stage's start */
-    int ns;
-    __device__ __forceinline__ handle col(int, int, int r, int q) const {
-        return handle{(q == 0 ? x0 : x1) + r, ns - r};
-    }
-    __device__ __forceinline__ handle cola(int, int, int r, int q) const {
-        return handle{(q == 0 ? xa0 : xa1) + r, ns - r};
-    }
-    __device__ __forceinline__ double2 pair(const handle &h, int rr) const {
-        if (h.n >= rr + 2) return __ldg(reinterpret_cast<const double2 *>(h.x + rr));
-        return make_double2(h.n > rr ? __ldg(h.x + rr) : 0.0, 0.0);
     }
 };
 
@@ -617,12 +593,10 @@ __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int
     }
 }
 
-/* WS: the weight source, as for the rows kernel: staged (any c), the implicit
- * V = [1, i+1] computed from the row index, or an explicit X (and Xa) of c = 2 read from
- * global memory (c-bucket 2 only). */
-template <typename T, int CB, bool ABS, int WS = WS_STAGED>
+/* IMPL: the implicit V = [1, i+1] (c-bucket 2 only), computed from the row index. */
+template <typename T, int CB, bool ABS, bool IMPL = false>
 __global__ void __launch_bounds__(NT) tsmm_t_kernel(const tsmm_params p) {
-    static_assert(WS == WS_STAGED || CB == 2, "implicit and global weights are two columns");
+    static_assert(!IMPL || CB == 2, "implicit weights are two columns");
     constexpr int R = vec_width<T>::value;
     extern __shared__ double smem[];
     const T *__restrict__ A = static_cast<const T *>(p.A);
@@ -642,26 +616,13 @@ __global__ void __launch_bounds__(NT) tsmm_t_kernel(const tsmm_params p) {
 
     for (int64_t s0 = i0; s0 < i1; s0 += RS) {
         const int ns = (int)min((int64_t)RS, i1 - s0);
-        if constexpr (WS == WS_IMPLICIT) {
+        if constexpr (IMPL) {
             if (colok) {
                 const T *col = A + j * p.lda + s0;
                 /* s0 counts from the first row of the matrix passed (i0 = the slice's first
                  * row): the weight of row i is i + 1. */
                 const implicit_col_weights wt{(double)(s0 + (int64_t)l * R + 1),
                                               (double)(lanes * R)};
-                if (p.vec_ok)
-                    cols_body<T, CB, ABS, true>(col, ns, lanes, l, wt, acc, acca);
-                else
-                    cols_body<T, CB, ABS, false>(col, ns, lanes, l, wt, acc, acca);
-            }
-            continue;
-        } else if constexpr (WS == WS_GLOBAL) {
-            if (colok) {
-                const T *col = A + j * p.lda + s0;
-                const double *xa = ABS ? p.Xa : p.X;
-                const int64_t ldxa = ABS ? p.ldxa : p.ldx;
-                const global_col_weights wt{p.X + s0, p.X + p.ldx + s0, xa + s0,
-                                            xa + ldxa + s0, ns};
                 if (p.vec_ok)
                     cols_body<T, CB, ABS, true>(col, ns, lanes, l, wt, acc, acca);
                 else
