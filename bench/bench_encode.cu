@@ -297,8 +297,9 @@ int main(int argc, char **argv) {
                                       &zerof, (float *)Cd, big_dim));
                 (void)k;
             };
-            auto ours_tsmm = [&](int k, int trans, int64_t c, const double *X, double *Yabs) {
-                abft_tsmm_args_t a = {prec, trans, m, n, c, bufA(k), lda, X, big_dim, NULL, 0,
+            auto ours_tsmm = [&](int k, int trans, int64_t c, const double *X, double *Yabs,
+                                 const double *Xa = NULL) {
+                abft_tsmm_args_t a = {prec, trans, m, n, c, bufA(k), lda, X, big_dim, Xa, big_dim,
                                       Y, big_dim, Yabs, big_dim};
                 TU_ABFT_OK(abft_cuda_tsmm(&ctx, &a));
             };
@@ -342,12 +343,7 @@ int main(int argc, char **argv) {
                             abft_cuda_tune_features(f ? ABFT_CUDA_FEAT_ALL
                                                       : ABFT_CUDA_FEAT_ALL & ~ab_feat);
                             (f ? on : off)[r] = time_ms(
-                                [&](int k) {
-                                    abft_tsmm_args_t a = {prec, c.trans, m, n, 2, bufA(k), lda,
-                                                          c.X, big_dim, c.Xa, big_dim, Y,
-                                                          big_dim, c.Yabs, big_dim};
-                                    TU_ABFT_OK(abft_cuda_tsmm(&ctx, &a));
-                                },
+                                [&](int k) { ours_tsmm(k, c.trans, 2, c.X, c.Yabs, c.Xa); },
                                 batch, 9);
                         }
                     }

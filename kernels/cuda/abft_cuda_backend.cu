@@ -209,7 +209,6 @@ abft_status_t abft_cuda_pinned(const abft_kctx_t *ctx, size_t bytes, void **ptr,
     *ptr = b->host;
     if (dev != NULL) {
         /* NULL when this block is not mapped (or not for this device): the caller copies */
-        *dev = NULL;
         if (cudaHostGetDevicePointer(dev, b->host, 0) != cudaSuccess) {
             cudaGetLastError();
             *dev = NULL;
