@@ -151,9 +151,10 @@ int main(int argc, char **argv) {
     const unsigned ab_feat = !ab_name                        ? 0u
                              : !strcmp(ab_name, "fuse")      ? ABFT_CUDA_FEAT_FUSE
                              : !strcmp(ab_name, "xglobal")   ? ABFT_CUDA_FEAT_XGLOBAL
+                             : !strcmp(ab_name, "xasync")    ? ABFT_CUDA_FEAT_XASYNC
                                                              : 0u;
     if (ab_name && !ab_feat) {
-        fprintf(stderr, "ABFT_BENCH_AB: fuse or xglobal, not %s\n", ab_name);
+        fprintf(stderr, "ABFT_BENCH_AB: fuse, xglobal or xasync, not %s\n", ab_name);
         return 2;
     }
     const int fuse_ab = ab_feat != 0;
@@ -330,20 +331,39 @@ int main(int argc, char **argv) {
             if (fuse_ab) {
                 /* The feature on against off, interleaved 4 times; the median of the 4
                  * medians each. */
-                struct { const char *name; int trans; const double *X, *Xa; double *Yabs; } cs[] = {
-                    {"rows", 0, NULL, NULL, NULL}, {"bound", 0, NULL, NULL, Ya},
-                    {"cols", 1, NULL, NULL, NULL}, {"gen_n", 0, X64, NULL, NULL},
-                    {"gen_n+abs", 0, X64, NULL, Ya}, {"gen_n+Xa", 0, X64, X64 + big_dim * 2, Ya},
-                    {"gen_t", 1, X64, NULL, NULL}};
+                struct {
+                    const char *name;
+                    int trans;
+                    int64_t c;
+                    const double *X, *Xa;
+                    double *Yabs;
+                } cs[] = {{"rows", 0, 2, NULL, NULL, NULL},
+                          {"bound", 0, 2, NULL, NULL, Ya},
+                          {"cols", 1, 2, NULL, NULL, NULL},
+                          {"gen_n", 0, 2, X64, NULL, NULL},
+                          {"gen_n+abs", 0, 2, X64, NULL, Ya},
+                          {"gen_n+Xa", 0, 2, X64, X64 + big_dim * 2, Ya},
+                          {"gen_t", 1, 2, X64, NULL, NULL},
+                          {"gen_t+abs", 1, 2, X64, NULL, Ya},
+                          {"gen_t+Xa", 1, 2, X64, X64 + big_dim * 2, Ya},
+                          {"gen_t c4", 1, 4, X64, NULL, NULL},
+                          {"gen_t c8", 1, 8, X64, NULL, NULL},
+                          {"gen_n c4", 0, 4, X64, NULL, NULL},
+                          {"gen_n c8", 0, 8, X64, NULL, NULL}};
                 for (const auto &c : cs) {
                     if (ab_feat == ABFT_CUDA_FEAT_XGLOBAL && (c.X == NULL || c.trans)) continue;
+                    /* xasync: the staged instances (cols: any explicit X; rows: c > 2, and
+                     * fp32 with |A|, which keeps the staged X rather than the global one) */
+                    if (ab_feat == ABFT_CUDA_FEAT_XASYNC &&
+                        (c.X == NULL || (!c.trans && c.c == 2 && (isd || c.Yabs == NULL))))
+                        continue;
                     double on[4], off[4];
                     for (int r = 0; r < 4; ++r) {
                         for (int f = 1; f >= 0; --f) {
                             abft_cuda_tune_features(f ? ABFT_CUDA_FEAT_ALL
                                                       : ABFT_CUDA_FEAT_ALL & ~ab_feat);
                             (f ? on : off)[r] = time_ms(
-                                [&](int k) { ours_tsmm(k, c.trans, 2, c.X, c.Yabs, c.Xa); },
+                                [&](int k) { ours_tsmm(k, c.trans, c.c, c.X, c.Yabs, c.Xa); },
                                 batch, 9);
                         }
                     }
@@ -355,6 +375,24 @@ int main(int argc, char **argv) {
                            "%5.1f%% | gain %+.2f us\n",
                            ab_name, isd ? "fp64" : "fp32", c.name, (long long)m, ton,
                            100 * read_ms / ton, toff, 100 * read_ms / toff, 1e3 * (toff - ton));
+                    /* ABFT_BENCH_AB_LANES=4,8,16: the feature on with the kernel's lanes forced
+                     * (the table's lanes are what "on" used) */
+                    const char *lz = getenv("ABFT_BENCH_AB_LANES");
+                    for (const char *q = lz; q && *q;) {
+                        const int L = atoi(q);
+                        if (L > 0) {
+                            abft_cuda_tune_override(c.trans ? 0 : L, c.trans ? L : 0, 0);
+                            const double tl = time_ms(
+                                [&](int k) { ours_tsmm(k, c.trans, c.c, c.X, c.Yabs, c.Xa); },
+                                batch, 9);
+                            abft_cuda_tune_override(0, 0, 0);
+                            printf("ab-lanes %s %s %-9s m=%-6lld lanes %3d %8.4f ms %5.1f%% of read\n",
+                                   ab_name, isd ? "fp64" : "fp32", c.name, (long long)m, L, tl,
+                                   100 * read_ms / tl);
+                        }
+                        q = strchr(q, ',');
+                        q = q ? q + 1 : NULL;
+                    }
                 }
                 fflush(stdout);
             } else if (sweep) {

@@ -77,9 +77,9 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     p.part = NULL;
     const int pr = sizeof(T) == 8 ? 0 : 1;
     /* Implicit weights V = [1, l+1] with |V| = V: the rows kernel computes them from the
-     * column index (tsmm_n_kernel<..., IMPL = true>), the cols kernel from the row index
-     * (tsmm_t_kernel<..., IMPL = true>). */
-    bool impl = false, xglobal = false;
+     * column index (tsmm_n_kernel<..., WS_IMPLICIT>), the cols kernel from the row index
+     * (tsmm_t_kernel<..., WS_IMPLICIT>). */
+    bool impl = false, xglobal = false, xasync = false;
     if constexpr (CB == 2) {
         impl = p.implicit && (!ABS || p.Xa == NULL);
         /* An explicit X of c = 2: the rows kernel reads it from global memory (WS_GLOBAL),
@@ -112,7 +112,16 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         const int64_t tiles = ceil_div(a->rows, TR);
         int64_t chunk;
         S = choose_slices(tiles, a->cols, (int64_t)G * UNR, sms, sh.bps, tune->min_split, &chunk);
-        int64_t ks = ABFT_CUDA_SMEM_BYTES / (8 * nacc);
+        /* Staged weights by asynchronous copies into two buffers where two stages of G·UNR
+         * columns fit (so the stage stays a multiple of G·UNR: the same order, the same bits
+         * as the synchronous staging). Not fp32 c = 2 with |A|: at its 80-register bound
+         * (3 blocks per SM) the async instance spills in the loop and lost 4-61 us at
+         * 4096-16384 in the A/B run (bench/results/ab_xasync.txt), where c = 4 and 8 gained
+         * up to 300 us. */
+        xasync = !impl && !xglobal && 2 * G * UNR * nacc * 8 <= ABFT_CUDA_SMEM_BYTES &&
+                 !(sizeof(T) == 4 && ABS && CB == 2) &&
+                 (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XASYNC) != 0;
+        int64_t ks = ABFT_CUDA_SMEM_BYTES / (8 * nacc * (xasync ? 2 : 1));
         ks = ks / (G * UNR) * (G * UNR);
         if (ks < G * UNR) ks = G * UNR;
         /* Nothing staged (implicit or global weights): one stage per slice, at most 2^30
@@ -126,7 +135,8 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         p.vec_ok = wide_ok(a->A, a->lda, sizeof(T), (int)(R * sizeof(T)));
         constexpr int QBM = ABFT_CUDA_SMEM_BYTES / (8 * NT * R);
         constexpr int QB = QBM < nacc ? QBM : nacc;
-        size_t s1 = impl || xglobal ? 0 : (size_t)ks * nacc * 8, s2 = (size_t)QB * NT * R * 8;
+        size_t s1 = impl || xglobal ? 0 : (size_t)ks * nacc * 8 * (xasync ? 2 : 1);
+        size_t s2 = (size_t)QB * NT * R * 8;
         smem = s1 > s2 ? s1 : s2;
         grid = dim3((unsigned)tiles, (unsigned)S, 1);
         out_len = a->rows;
@@ -147,10 +157,18 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         while (lanes > 1 && (int64_t)UNR * lanes * R * nacc * 8 > ABFT_CUDA_SMEM_BYTES) lanes /= 2;
         const int NC = NT / lanes;
         const int64_t step = (int64_t)UNR * lanes * R;
+        /* Weights not computed from the index are staged; by asynchronous copies into two
+         * buffers (the next stage lands while this one is summed) where two stages of `step`
+         * rows fit in the budget, so the launch shape, and the bits, stay those of the
+         * synchronous staging. A/B in one run (bench/results/ab_xasync.txt, H100): fp64 gen_t
+         * c = 2 at 8192 73.5 -> 95.3 % of read, with |A|·Xa 70.9 -> 91.1 %; fp32 8192
+         * 73.4 -> 87.2 %. */
+        xasync = !impl && 2 * step * nacc * 8 <= ABFT_CUDA_SMEM_BYTES &&
+                 (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XASYNC) != 0;
         const int64_t tiles = ceil_div(a->cols, NC);
         int64_t chunk;
         S = choose_slices(tiles, a->rows, step, sms, sh.bps, tune->min_split, &chunk);
-        int64_t rs = ABFT_CUDA_SMEM_BYTES / (8 * nacc);
+        int64_t rs = ABFT_CUDA_SMEM_BYTES / (8 * nacc * (xasync ? 2 : 1));
         rs = rs / step * step;
         if (rs < step) rs = step;
         /* Implicit weights stage nothing: one stage per slice (a multiple of step, so each
@@ -161,7 +179,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         p.chunk = chunk;
         p.stage = (int)rs;
         p.vec_ok = wide_ok(a->A, a->lda, sizeof(T), 16);
-        smem = impl ? 0 : (size_t)rs * nacc * 8;
+        smem = impl ? 0 : (size_t)rs * nacc * 8 * (xasync ? 2 : 1);
         grid = dim3((unsigned)tiles, (unsigned)S, 1);
         out_len = a->cols;
         tile_outs = NC;
@@ -184,10 +202,15 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     } else if (a->trans == 0 && xglobal) {
         if constexpr (CB == 2 && (sizeof(T) == 8 || !ABS))
             tsmm_n_kernel<T, 2, ABS, WS_GLOBAL><<<grid, NT, smem, st>>>(p);
+    } else if (a->trans == 0 && xasync) {
+        if constexpr (!(sizeof(T) == 4 && ABS && CB == 2))
+            tsmm_n_kernel<T, CB, ABS, WS_ASYNC><<<grid, NT, smem, st>>>(p);
     } else if (a->trans == 0) {
         tsmm_n_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
     } else if (impl) {
-        if constexpr (CB == 2) tsmm_t_kernel<T, 2, ABS, true><<<grid, NT, smem, st>>>(p);
+        if constexpr (CB == 2) tsmm_t_kernel<T, 2, ABS, WS_IMPLICIT><<<grid, NT, smem, st>>>(p);
+    } else if (xasync) {
+        tsmm_t_kernel<T, CB, ABS, WS_ASYNC><<<grid, NT, smem, st>>>(p);
     } else {
         tsmm_t_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
     }

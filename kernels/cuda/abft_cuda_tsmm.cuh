@@ -338,9 +338,68 @@ __device__ __forceinline__ void rows_body(const T *__restrict__ base, int64_t ld
     }
 }
 
-/* Weight source of a rows kernel instance (template WS): X staged in shared memory (any c),
- * the implicit V, or an explicit X of c = 2 read from global memory (c-bucket 2 only). */
-constexpr int WS_STAGED = 0, WS_IMPLICIT = 1, WS_GLOBAL = 2;
+/* ---- asynchronous staging (cp.async, sm_80 and later) -----------------------------------
+ * copy8: 8 bytes from global src to shared dst without passing through registers; with
+ * ok = false the 8 bytes are zero (src is not read). wait_all_but_latest: this thread's
+ * copies of every committed group but the latest have landed. Before sm_80: plain loads. */
+__device__ __forceinline__ void copy8_async(double *dst, const double *src, bool ok) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src),
+                 "r"(ok ? 8 : 0)
+                 : "memory");
+#else
+    *dst = ok ? *src : 0.0;
+#endif
+}
+__device__ __forceinline__ void copies_commit() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_all_but_latest() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+#endif
+}
+
+/* Weights for the rows (cols kernel) or columns (rows kernel) l = s0 .. s0+ns-1 of X
+ * (ns <= S) into one buffer of two parts, X then Xa, each S x CB with weight (q, l - s0) at
+ * q·qs + (l - s0)·ls: [q][S] for the cols kernel (qs = S, ls = 1), [l][q] for the rows
+ * kernel (qs = 1, ls = CB), zeros past ns and c. Explicit X and Xa by asynchronous copies;
+ * an implicit X (with an explicit Xa) computed and stored; |X| where ABS has no Xa is taken
+ * after the copies land (abs_from_staged). Commits the copies as one group. */
+template <int CB, bool ABS>
+__device__ __forceinline__ void stage_async(const tsmm_params &p, double *buf, int S, int64_t s0,
+                                            int ns, int qs, int ls) {
+    double *bufa = buf + (size_t)S * CB;
+    for (int idx = threadIdx.x; idx < S * CB; idx += NT) {
+        const int q = idx / S, r = idx - q * S, d = q * qs + r * ls;
+        const bool ok = q < p.c && r < ns;
+        const int64_t i = s0 + r;
+        if (p.implicit)
+            buf[d] = ok ? weight_at(p.X, p.ldx, 1, p.c, i, q) : 0.0;
+        else
+            copy8_async(buf + d, ok ? p.X + i + (int64_t)q * p.ldx : p.X, ok);
+        if (ABS && p.Xa != NULL)
+            copy8_async(bufa + d, ok ? p.Xa + i + (int64_t)q * p.ldxa : p.Xa, ok);
+    }
+    copies_commit();
+}
+/* After the wait: |X| for this thread's own elements (their X copies are its own). */
+template <int CB>
+__device__ __forceinline__ void abs_from_staged(double *buf, int S, int qs, int ls) {
+    double *bufa = buf + (size_t)S * CB;
+    for (int idx = threadIdx.x; idx < S * CB; idx += NT) {
+        const int q = idx / S, d = q * qs + (idx - q * S) * ls;
+        bufa[d] = fabs(buf[d]);
+    }
+}
+
+/* Weight source of a kernel instance (template WS): X staged in shared memory (any c), the
+ * implicit V, an explicit X of c = 2 read from global memory (rows kernel, c-bucket 2 only),
+ * or X staged in shared memory by asynchronous copies one stage ahead (cols kernel). */
+constexpr int WS_STAGED = 0, WS_IMPLICIT = 1, WS_GLOBAL = 2, WS_ASYNC = 3;
 
 /* Blocks per SM that ptxas must leave room for: 4 for the implicit instances (v4); 3 for the
  * explicit fp32 c = 2 instance with |A| (staged: the protected GEMM's pass over A in fp32,
@@ -353,7 +412,8 @@ constexpr int rows_min_blocks() {
 template <typename T, int CB, bool ABS, int WS = WS_STAGED>
 __global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, WS>())
     tsmm_n_kernel(const tsmm_params p) {
-    static_assert(WS == WS_STAGED || CB == 2, "implicit and global weights are two columns");
+    static_assert(WS == WS_STAGED || WS == WS_ASYNC || CB == 2,
+                  "implicit and global weights are two columns");
     constexpr int R = rows_per_thread<T, CB, ABS, 1>::value;
     constexpr int NO = CB * (ABS ? 2 : 1);
     extern __shared__ double smem[];
@@ -383,57 +443,89 @@ __global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, WS>())
     const int KS = p.stage;
     double *xs = smem;
     double *xas = smem + (size_t)KS * CB;
-    for (int64_t s0 = k0; s0 < k1; s0 += KS) {
-        const int ns = (int)min((int64_t)KS, k1 - s0);
-        if constexpr (WS != WS_STAGED) {
+    if constexpr (WS == WS_ASYNC) {
+        /* As in the cols kernel: two buffers, the next stage's copies in flight while this
+         * stage is summed (layout [j][q], the staged source's). */
+        const size_t SB = (size_t)KS * NO;
+        const bool absx = ABS && p.Xa == NULL;
+        if (k0 < k1) stage_async<CB, ABS>(p, smem, KS, k0, (int)min((int64_t)KS, k1 - k0), 1, CB);
+        int b = 0;
+        for (int64_t s0 = k0; s0 < k1; s0 += KS, b ^= 1) {
+            const int ns = (int)min((int64_t)KS, k1 - s0);
+            double *cur = smem + b * SB;
+            if (s0 + KS < k1)
+                stage_async<CB, ABS>(p, smem + (b ^ 1) * SB, KS, s0 + KS,
+                                     (int)min((int64_t)KS, k1 - s0 - KS), 1, CB);
+            else
+                copies_commit();
+            wait_all_but_latest();
+            if (absx) abs_from_staged<CB>(cur, KS, 1, CB);
+            __syncthreads();
             if (nvalid > 0) {
                 const T *base = A + row0 + s0 * p.lda;
-                auto sweep = [&](const auto &wt) {
-                    if (full)
-                        rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, wt,
-                                                       nvalid, acc, acca);
-                    else
-                        rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, wt,
-                                                        nvalid, acc, acca);
-                };
-                if constexpr (WS == WS_IMPLICIT) {
-                    sweep(implicit_weights{s0});
-                } else {
-                    const double *x0 = p.X + s0, *x1 = p.X + p.ldx + s0;
-                    if constexpr (ABS) {
-                        if (p.Xa != NULL)
-                            sweep(global_weights<true>{x0, x1, p.Xa + s0, p.Xa + p.ldxa + s0,
-                                                       ns});
+                const staged_weights<CB> wt{cur, cur + (size_t)KS * CB};
+                if (full)
+                    rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, wt,
+                                                   nvalid, acc, acca);
+                else
+                    rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, wt,
+                                                    nvalid, acc, acca);
+            }
+            __syncthreads();
+        }
+    } else {
+        for (int64_t s0 = k0; s0 < k1; s0 += KS) {
+            const int ns = (int)min((int64_t)KS, k1 - s0);
+            if constexpr (WS != WS_STAGED) {
+                if (nvalid > 0) {
+                    const T *base = A + row0 + s0 * p.lda;
+                    auto sweep = [&](const auto &wt) {
+                        if (full)
+                            rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, wt,
+                                                           nvalid, acc, acca);
                         else
-                            sweep(global_weights<false>{x0, x1, x0, x1, ns});
+                            rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, wt,
+                                                            nvalid, acc, acca);
+                    };
+                    if constexpr (WS == WS_IMPLICIT) {
+                        sweep(implicit_weights{s0});
                     } else {
-                        sweep(global_weights<false>{x0, x1, x0, x1, ns});
+                        const double *x0 = p.X + s0, *x1 = p.X + p.ldx + s0;
+                        if constexpr (ABS) {
+                            if (p.Xa != NULL)
+                                sweep(global_weights<true>{x0, x1, p.Xa + s0, p.Xa + p.ldxa + s0,
+                                                           ns});
+                            else
+                                sweep(global_weights<false>{x0, x1, x0, x1, ns});
+                        } else {
+                            sweep(global_weights<false>{x0, x1, x0, x1, ns});
+                        }
                     }
                 }
+                continue;
             }
-            continue;
-        }
-        __syncthreads();
-        for (int idx = tid; idx < KS * CB; idx += NT) {
-            const int q = idx / KS, j = idx - q * KS;
-            double w = 0.0, wa = 0.0;
-            if (j < ns) {
-                w = weight_at(p.X, p.ldx, p.implicit, p.c, s0 + j, q);
-                if (ABS) wa = weight_abs_at(p.Xa, p.ldxa, w, p.c, s0 + j, q);
+            __syncthreads();
+            for (int idx = tid; idx < KS * CB; idx += NT) {
+                const int q = idx / KS, j = idx - q * KS;
+                double w = 0.0, wa = 0.0;
+                if (j < ns) {
+                    w = weight_at(p.X, p.ldx, p.implicit, p.c, s0 + j, q);
+                    if (ABS) wa = weight_abs_at(p.Xa, p.ldxa, w, p.c, s0 + j, q);
+                }
+                xs[j * CB + q] = w;
+                if (ABS) xas[j * CB + q] = wa;
             }
-            xs[j * CB + q] = w;
-            if (ABS) xas[j * CB + q] = wa;
-        }
-        __syncthreads();
-        if (nvalid > 0) {
-            const T *base = A + row0 + s0 * p.lda;
-            const staged_weights<CB> wt{xs, xas};
-            if (full)
-                rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, wt,
-                                               nvalid, acc, acca);
-            else
-                rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, wt,
-                                                nvalid, acc, acca);
+            __syncthreads();
+            if (nvalid > 0) {
+                const T *base = A + row0 + s0 * p.lda;
+                const staged_weights<CB> wt{xs, xas};
+                if (full)
+                    rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, wt,
+                                                   nvalid, acc, acca);
+                else
+                    rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, wt,
+                                                    nvalid, acc, acca);
+            }
         }
     }
 
@@ -593,10 +685,24 @@ __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int
     }
 }
 
-/* IMPL: the implicit V = [1, i+1] (c-bucket 2 only), computed from the row index. */
-template <typename T, int CB, bool ABS, bool IMPL = false>
-__global__ void __launch_bounds__(NT) tsmm_t_kernel(const tsmm_params p) {
+/* WS: WS_STAGED (X, Xa staged per stage while the block waits), WS_IMPLICIT (V = [1, i+1],
+ * c-bucket 2 only, computed from the row index), WS_ASYNC (two buffers of p.stage rows: the
+ * next stage is copied while this one is summed; same weights, same order, same bits). */
+/* Blocks per SM asked of ptxas for the cols kernel: the async c = 2 instances would take
+ * 58-88 registers (one block per SM fewer than the staged ones: fp32 c = 2 lost 3-8 us in
+ * the first A/B run); bounded at 4 (fp32 with |A|: 3) they spill 8-24 bytes, none of it in
+ * the loop over A (ptxas -v, cuobjdump; CUDA 13.0, sm_90). */
+template <typename T, int CB, bool ABS, int WS>
+constexpr int cols_min_blocks() {
+    return WS == WS_ASYNC && CB == 2 ? (sizeof(T) == 4 && ABS ? 3 : 4) : 0;
+}
+
+template <typename T, int CB, bool ABS, int WS = WS_STAGED>
+__global__ void __launch_bounds__(NT, cols_min_blocks<T, CB, ABS, WS>())
+    tsmm_t_kernel(const tsmm_params p) {
+    constexpr bool IMPL = WS == WS_IMPLICIT;
     static_assert(!IMPL || CB == 2, "implicit weights are two columns");
+    static_assert(WS != WS_GLOBAL, "no global weight source in the cols kernel");
     constexpr int R = vec_width<T>::value;
     extern __shared__ double smem[];
     const T *__restrict__ A = static_cast<const T *>(p.A);
@@ -614,41 +720,72 @@ __global__ void __launch_bounds__(NT) tsmm_t_kernel(const tsmm_params p) {
 #pragma unroll
     for (int q = 0; q < CB; ++q) acc[q] = acca[q] = 0.0;
 
-    for (int64_t s0 = i0; s0 < i1; s0 += RS) {
-        const int ns = (int)min((int64_t)RS, i1 - s0);
-        if constexpr (IMPL) {
+    if constexpr (WS == WS_ASYNC) {
+        /* Buffer b of two at smem + b·SB. Each pass: copies of the next stage go out, this
+         * stage's (committed one pass earlier) are awaited, a barrier publishes them, the
+         * stage is summed, and a second barrier frees its buffer for the pass after next. */
+        const size_t SB = (size_t)RS * CB * (ABS ? 2 : 1);
+        const bool absx = ABS && p.Xa == NULL;
+        if (i0 < i1) stage_async<CB, ABS>(p, smem, RS, i0, (int)min((int64_t)RS, i1 - i0), RS, 1);
+        int b = 0;
+        for (int64_t s0 = i0; s0 < i1; s0 += RS, b ^= 1) {
+            const int ns = (int)min((int64_t)RS, i1 - s0);
+            double *cur = smem + b * SB;
+            if (s0 + RS < i1)
+                stage_async<CB, ABS>(p, smem + (b ^ 1) * SB, RS, s0 + RS,
+                                     (int)min((int64_t)RS, i1 - s0 - RS), RS, 1);
+            else
+                copies_commit(); /* an empty group: the wait below always spares one */
+            wait_all_but_latest();
+            if (absx) abs_from_staged<CB>(cur, RS, RS, 1);
+            __syncthreads();
             if (colok) {
                 const T *col = A + j * p.lda + s0;
-                /* s0 counts from the first row of the matrix passed (i0 = the slice's first
-                 * row): the weight of row i is i + 1. */
-                const implicit_col_weights wt{(double)(s0 + (int64_t)l * R + 1),
-                                              (double)(lanes * R)};
+                const staged_col_weights<CB> wt{cur, cur + (size_t)RS * CB, RS};
                 if (p.vec_ok)
                     cols_body<T, CB, ABS, true>(col, ns, lanes, l, wt, acc, acca);
                 else
                     cols_body<T, CB, ABS, false>(col, ns, lanes, l, wt, acc, acca);
             }
-            continue;
+            __syncthreads();
         }
-        __syncthreads();
-        for (int idx = tid; idx < RS * CB; idx += NT) {
-            const int q = idx / RS, r = idx - q * RS;
-            double w = 0.0, wa = 0.0;
-            if (r < ns) {
-                w = weight_at(p.X, p.ldx, p.implicit, p.c, s0 + r, q);
-                if (ABS) wa = weight_abs_at(p.Xa, p.ldxa, w, p.c, s0 + r, q);
+    } else {
+        for (int64_t s0 = i0; s0 < i1; s0 += RS) {
+            const int ns = (int)min((int64_t)RS, i1 - s0);
+            if constexpr (IMPL) {
+                if (colok) {
+                    const T *col = A + j * p.lda + s0;
+                    /* s0 counts from the first row of the matrix passed (i0 = the slice's first
+                     * row): the weight of row i is i + 1. */
+                    const implicit_col_weights wt{(double)(s0 + (int64_t)l * R + 1),
+                                                  (double)(lanes * R)};
+                    if (p.vec_ok)
+                        cols_body<T, CB, ABS, true>(col, ns, lanes, l, wt, acc, acca);
+                    else
+                        cols_body<T, CB, ABS, false>(col, ns, lanes, l, wt, acc, acca);
+                }
+                continue;
             }
-            xs[idx] = w;
-            if (ABS) xas[idx] = wa;
-        }
-        __syncthreads();
-        if (colok) {
-            const T *col = A + j * p.lda + s0;
-            const staged_col_weights<CB> wt{xs, xas, RS};
-            if (p.vec_ok)
-                cols_body<T, CB, ABS, true>(col, ns, lanes, l, wt, acc, acca);
-            else
-                cols_body<T, CB, ABS, false>(col, ns, lanes, l, wt, acc, acca);
+            __syncthreads();
+            for (int idx = tid; idx < RS * CB; idx += NT) {
+                const int q = idx / RS, r = idx - q * RS;
+                double w = 0.0, wa = 0.0;
+                if (r < ns) {
+                    w = weight_at(p.X, p.ldx, p.implicit, p.c, s0 + r, q);
+                    if (ABS) wa = weight_abs_at(p.Xa, p.ldxa, w, p.c, s0 + r, q);
+                }
+                xs[idx] = w;
+                if (ABS) xas[idx] = wa;
+            }
+            __syncthreads();
+            if (colok) {
+                const T *col = A + j * p.lda + s0;
+                const staged_col_weights<CB> wt{xs, xas, RS};
+                if (p.vec_ok)
+                    cols_body<T, CB, ABS, true>(col, ns, lanes, l, wt, acc, acca);
+                else
+                    cols_body<T, CB, ABS, false>(col, ns, lanes, l, wt, acc, acca);
+            }
         }
     }
     for (int off = lanes / 2; off >= 1; off /= 2) {

@@ -25,7 +25,8 @@ if [ "${STEP:-tests}" = ab ]; then
   for t in test_cuda_kernels test_gemm_gpu; do
     timeout 200 build-dev/tests/$t > "$L/$t.log" 2>&1; echo "$t rc=$?"; tail -4 "$L/$t.log"
   done
-  ABFT_BENCH_AB=${AB:-xglobal} ABFT_BENCH_SIZES=${AB_SIZES:-2048,4096,8192,16384} timeout 200 \
+  ABFT_BENCH_AB=${AB:-xglobal} ABFT_BENCH_SIZES=${AB_SIZES:-2048,4096,8192,16384} \
+    ABFT_BENCH_AB_LANES=${AB_LANES:-} timeout ${AB_TIMEOUT:-200} \
     build-dev/bench/bench_encode "$R" 2>&1 | grep -E "^ab|read" | tee "$R/ab-${AB:-xglobal}.txt"
   for n in ${PROF_SIZES:-4096 8192}; do for p in d s; do for k in ${PROF_KINDS:-row}; do
     timeout 60 build-dev/bench/bench_gemm --profile $p $n $k 0

@@ -352,12 +352,13 @@ static void test_tsmm_fused_bits(tu_rng_t *rng, gpuctx_t *g) {
     printf("tsmm in-kernel = separate split reduction: %d cases\n", cases);
 }
 
-/* Rows kernel with an explicit X of c = 2: the weights read from global memory
- * (global_weights) and staged in shared memory (the general path, feature off) run the same
- * FMAs on the same weights in the same order: the same bits. X with an odd ld (its second
- * column misaligned), |A|·|X| and |A|·Xa, sizes with a split of the columns, ragged tiles
- * and stages, odd lda, a base moved by one element, 0 and 1. */
-static void test_tsmm_global_bits(tu_rng_t *rng, gpuctx_t *g) {
+/* Explicit weights read two ways give the same bits: X read from global memory (rows
+ * kernel, c = 2: global_weights) or staged by asynchronous copies one stage ahead (the
+ * other explicit cases of both kernels) against X staged while the block waits (features
+ * XGLOBAL and XASYNC off): the same FMAs on the same weights in the same order. X with an odd ld (its second column misaligned), |A|·|X| and |A|·Xa,
+ * c = 2 and (cols) 3, an implicit X with an explicit Xa (cols), sizes with a split of the
+ * long dimension, ragged tiles and stages, odd lda, a base moved by one element, 0 and 1. */
+static void test_tsmm_weight_bits(tu_rng_t *rng, gpuctx_t *g) {
     /* m, n, lda - m, offset of the base in elements */
     static const int64_t sizes[][4] = {{1531, 389, 0, 0}, {4099, 2053, 1, 0}, {700, 30000, 0, 0},
                                        {8192, 4096, 0, 0}, {300, 9001, 1, 0}, {65537, 33, 1, 1},
@@ -369,54 +370,71 @@ static void test_tsmm_global_bits(tu_rng_t *rng, gpuctx_t *g) {
         const int64_t m = sizes[s][0], n = sizes[s][1], lda = (m > 1 ? m : 1) + sizes[s][2];
         const int64_t off = sizes[s][3];
         if (g_small && m * n > 3000000) continue;
-        for (int p = 0; p < 2; ++p)
-            for (int v = 0; v < 3; ++v) { /* 0 A·X; 1 with |A|·|X|; 2 with |A|·Xa */
-                const abft_prec_t prec = p ? ABFT_PREC_S : ABFT_PREC_D;
-                const size_t es = p ? 4 : 8;
-                size_t abytes;
-                void *A = host_matrix(rng, prec, m, n, lda, off, &abytes);
-                const int64_t ldx = n + 3;
-                double *X = host_small(rng, n, 2, ldx, 0), *Xa = host_small(rng, n, 2, ldx, 1);
-                void *dA = dup_to_dev(A, abytes);
-                const char *dAo = (const char *)dA + off * es;
-                double *dX = (double *)dup_to_dev(X, (size_t)(ldx * 2 + 1) * 8);
-                double *dXa = (double *)dup_to_dev(Xa, (size_t)(ldx * 2 + 1) * 8);
-                double *dY[2];
-                for (int r = 0; r < 2; ++r) {
-                    double *hp = poisoned(m * 4);
-                    dY[r] = (double *)dup_to_dev(hp, (size_t)(m * 4) * 8);
-                    free(hp);
+        for (int t = 0; t < 2; ++t)
+            for (int p = 0; p < 2; ++p)
+                for (int v = 0; v < 4 + t; ++v) {
+                    /* 0 A·X; 1 with |A|·|X|; 2 with |A|·Xa; 3 c = 3 with |A|·Xa; 4 (cols)
+                     * implicit X with |A|·Xa */
+                    const unsigned feat = t ? ABFT_CUDA_FEAT_XASYNC
+                                            : ABFT_CUDA_FEAT_XGLOBAL | ABFT_CUDA_FEAT_XASYNC;
+                    const int64_t c = v == 3 ? 3 : 2;
+                    const abft_prec_t prec = p ? ABFT_PREC_S : ABFT_PREC_D;
+                    const size_t es = p ? 4 : 8;
+                    const int64_t xlen = t ? m : n, ylen = t ? n : m;
+                    size_t abytes;
+                    void *A = host_matrix(rng, prec, m, n, lda, off, &abytes);
+                    const int64_t ldx = xlen + 3;
+                    double *X = host_small(rng, xlen, c, ldx, 0);
+                    double *Xa = host_small(rng, xlen, c, ldx, 1);
+                    void *dA = dup_to_dev(A, abytes);
+                    const char *dAo = (const char *)dA + off * es;
+                    double *dX = (double *)dup_to_dev(X, (size_t)(ldx * c + 1) * 8);
+                    double *dXa = (double *)dup_to_dev(Xa, (size_t)(ldx * c + 1) * 8);
+                    double *dY[2];
+                    for (int r = 0; r < 2; ++r) {
+                        double *hp = poisoned(ylen * 8);
+                        dY[r] = (double *)dup_to_dev(hp, (size_t)(ylen * 8) * 8);
+                        free(hp);
+                    }
+                    for (int r = 0; r < 2; ++r) { /* 0 feature off, 1 on */
+                        abft_tsmm_args_t a = {prec, t, m, n, c, dAo, lda,
+                                              v == 4 ? NULL : dX, ldx,
+                                              v >= 2 ? dXa : NULL, ldx,
+                                              dY[r], ylen,
+                                              v ? dY[r] + 4 * ylen : NULL, ylen};
+                        abft_cuda_tune_features(r ? ABFT_CUDA_FEAT_ALL : ABFT_CUDA_FEAT_ALL & ~feat);
+                        TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &a), ABFT_STATUS_SUCCESS);
+                    }
+                    abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL);
+                    CU(cudaStreamSynchronize(g->stream));
+                    CU(cudaGetLastError());
+                    char what[200];
+                    snprintf(what, sizeof what,
+                             "tsmm %c %s m=%lld n=%lld c=%lld lda+%lld off=%lld %s%s: global or "
+                             "async and staged X",
+                             p ? 's' : 'd', t ? "cols" : "rows", (long long)m, (long long)n,
+                             (long long)c, (long long)sizes[s][2], (long long)off,
+                             v == 4 ? "implicit X " : "",
+                             v == 0 ? "" : v == 1 ? "with |A|·|X|" : "with |A|·Xa");
+                    /* check_same compares 2·len values: the c (<= 4) outputs, then their
+                     * bounds; the unused fourth column keeps its poison in both */
+                    check_same(what, "op(A)·X", dY[1], dY[0], 2 * ylen, NULL, n, 1);
+                    if (v)
+                        check_same(what, "|op(A)|·Xa", dY[1] + 4 * ylen, dY[0] + 4 * ylen,
+                                   2 * ylen, NULL, n, 1);
+                    ++cases;
+                    free(A);
+                    free(X);
+                    free(Xa);
+                    cudaFree(dA);
+                    cudaFree(dX);
+                    cudaFree(dXa);
+                    cudaFree(dY[0]);
+                    cudaFree(dY[1]);
                 }
-                for (int r = 0; r < 2; ++r) { /* 0 staged, 1 global */
-                    abft_tsmm_args_t a = {prec, 0, m, n, 2, dAo, lda, dX, ldx,
-                                          v == 2 ? dXa : NULL, ldx, dY[r], m,
-                                          v ? dY[r] + 2 * m : NULL, m};
-                    abft_cuda_tune_features(r ? ABFT_CUDA_FEAT_ALL
-                                              : ABFT_CUDA_FEAT_ALL & ~ABFT_CUDA_FEAT_XGLOBAL);
-                    TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &a), ABFT_STATUS_SUCCESS);
-                }
-                abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL);
-                CU(cudaStreamSynchronize(g->stream));
-                CU(cudaGetLastError());
-                char what[160];
-                snprintf(what, sizeof what,
-                         "tsmm %c m=%lld n=%lld lda+%lld off=%lld %s: global and staged X",
-                         p ? 's' : 'd', (long long)m, (long long)n, (long long)sizes[s][2],
-                         (long long)off, v == 0 ? "" : v == 1 ? "with |A|·|X|" : "with |A|·Xa");
-                check_same(what, "op(A)·X", dY[1], dY[0], m, NULL, n, 1);
-                if (v) check_same(what, "|op(A)|·Xa", dY[1] + 2 * m, dY[0] + 2 * m, m, NULL, n, 1);
-                ++cases;
-                free(A);
-                free(X);
-                free(Xa);
-                cudaFree(dA);
-                cudaFree(dX);
-                cudaFree(dXa);
-                cudaFree(dY[0]);
-                cudaFree(dY[1]);
-            }
     }
-    printf("tsmm global = staged X: %d cases\n", cases);
+    printf("tsmm explicit weights: global = staged (rows), async = staged (cols): %d cases\n",
+           cases);
 }
 
 /* Implicit weights (computed from the column index by the rows kernel, from the row index
@@ -1061,7 +1079,7 @@ int main(void) {
     test_tsmm(&rng, &g1);
     test_tsmm_implicit_bits(&rng, &g1);
     test_tsmm_fused_bits(&rng, &g1);
-    test_tsmm_global_bits(&rng, &g1);
+    test_tsmm_weight_bits(&rng, &g1);
     test_tsmm_cols_implicit(&rng, &g1);
     test_dual(&rng, &g0);
     test_dual(&rng, &g1);
