@@ -352,10 +352,11 @@ int main(int argc, char **argv) {
                           {"gen_n c8", 0, 8, X64, NULL, NULL}};
                 for (const auto &c : cs) {
                     if (ab_feat == ABFT_CUDA_FEAT_XGLOBAL && (c.X == NULL || c.trans)) continue;
-                    /* xasync: the staged instances (cols: any explicit X; rows: c > 2, and
-                     * fp32 with |A|, which keeps the staged X rather than the global one) */
+                    /* xasync: the cases it changes (cols: any explicit X; rows: c > 2; the
+                     * rows kernel's c = 2 reads X from global memory, or with fp32 |A| keeps
+                     * the synchronous staging) */
                     if (ab_feat == ABFT_CUDA_FEAT_XASYNC &&
-                        (c.X == NULL || (!c.trans && c.c == 2 && (isd || c.Yabs == NULL))))
+                        (c.X == NULL || (!c.trans && c.c == 2)))
                         continue;
                     double on[4], off[4];
                     for (int r = 0; r < 4; ++r) {
@@ -375,8 +376,9 @@ int main(int argc, char **argv) {
                            "%5.1f%% | gain %+.2f us\n",
                            ab_name, isd ? "fp64" : "fp32", c.name, (long long)m, ton,
                            100 * read_ms / ton, toff, 100 * read_ms / toff, 1e3 * (toff - ton));
-                    /* ABFT_BENCH_AB_LANES=4,8,16: the feature on with the kernel's lanes forced
-                     * (the table's lanes are what "on" used) */
+                    /* ABFT_BENCH_AB_LANES=4,8,16: the feature on with the table's lanes
+                     * replaced by these (the kernel's own rules may still lower them, or raise
+                     * the rows kernel's to 16 for fp64 explicit X) */
                     const char *lz = getenv("ABFT_BENCH_AB_LANES");
                     for (const char *q = lz; q && *q;) {
                         const int L = atoi(q);
@@ -386,7 +388,7 @@ int main(int argc, char **argv) {
                                 [&](int k) { ours_tsmm(k, c.trans, c.c, c.X, c.Yabs, c.Xa); },
                                 batch, 9);
                             abft_cuda_tune_override(0, 0, 0);
-                            printf("ab-lanes %s %s %-9s m=%-6lld lanes %3d %8.4f ms %5.1f%% of read\n",
+                            printf("ab-lanes %s %s %-9s m=%-6lld table lanes %3d %8.4f ms %5.1f%% of read\n",
                                    ab_name, isd ? "fp64" : "fp32", c.name, (long long)m, L, tl,
                                    100 * read_ms / tl);
                         }

@@ -116,8 +116,9 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
          * columns fit (so the stage stays a multiple of G·UNR: the same order, the same bits
          * as the synchronous staging). Not fp32 c = 2 with |A|: at its 80-register bound
          * (3 blocks per SM) the async instance spills in the loop and lost 4-61 us at
-         * 4096-16384 in the A/B run (bench/results/ab_xasync.txt), where c = 4 and 8 gained
-         * up to 300 us. */
+         * 4096-16384 in the A/B run (bench/results/ab_xasync.txt), where fp32 c = 4 and 8
+         * gained 0-300 us, fp64 c = 8 -11 / +73 / +151 us and fp64 c = 4 +8 / +2 / -26 us
+         * (4096 / 8192 / 16384). */
         xasync = !impl && !xglobal && 2 * G * UNR * nacc * 8 <= ABFT_CUDA_SMEM_BYTES &&
                  !(sizeof(T) == 4 && ABS && CB == 2) &&
                  (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XASYNC) != 0;

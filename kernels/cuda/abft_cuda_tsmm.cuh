@@ -398,7 +398,7 @@ __device__ __forceinline__ void abs_from_staged(double *buf, int S, int qs, int 
 
 /* Weight source of a kernel instance (template WS): X staged in shared memory (any c), the
  * implicit V, an explicit X of c = 2 read from global memory (rows kernel, c-bucket 2 only),
- * or X staged in shared memory by asynchronous copies one stage ahead (cols kernel). */
+ * or X staged in shared memory by asynchronous copies one stage ahead (both kernels). */
 constexpr int WS_STAGED = 0, WS_IMPLICIT = 1, WS_GLOBAL = 2, WS_ASYNC = 3;
 
 /* Blocks per SM that ptxas must leave room for: 4 for the implicit instances (v4); 3 for the

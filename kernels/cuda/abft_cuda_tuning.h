@@ -54,9 +54,10 @@ void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps);
                                    * off: the separate reduce launch */
 #define ABFT_CUDA_FEAT_XGLOBAL 2u /* rows kernel, explicit X of c = 2: weights read from
                                    * global memory (global_weights); off: staged */
-#define ABFT_CUDA_FEAT_XASYNC 4u /* staged weights (rows kernel: not global; cols kernel:
-                                   * not from the index) copied asynchronously one stage
-                                   * ahead; off: staged while the block waits */
+#define ABFT_CUDA_FEAT_XASYNC 4u /* staged weights (rows kernel: not global, not fp32 c = 2
+                                   * with |A|; cols kernel: not from the index) copied
+                                   * asynchronously one stage ahead; off: staged while the
+                                   * block waits */
 #define ABFT_CUDA_FEAT_ALL 7u
 void abft_cuda_tune_features(unsigned mask);
 unsigned abft_cuda_tune_features_get(void);

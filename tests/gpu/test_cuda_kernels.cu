@@ -354,10 +354,12 @@ static void test_tsmm_fused_bits(tu_rng_t *rng, gpuctx_t *g) {
 
 /* Explicit weights read two ways give the same bits: X read from global memory (rows
  * kernel, c = 2: global_weights) or staged by asynchronous copies one stage ahead (the
- * other explicit cases of both kernels) against X staged while the block waits (features
- * XGLOBAL and XASYNC off): the same FMAs on the same weights in the same order. X with an odd ld (its second column misaligned), |A|·|X| and |A|·Xa,
- * c = 2 and (cols) 3, an implicit X with an explicit Xa (cols), sizes with a split of the
- * long dimension, ragged tiles and stages, odd lda, a base moved by one element, 0 and 1. */
+ * other explicit cases of both kernels, and the rows kernel's c = 2 with XGLOBAL off)
+ * against X staged while the block waits (XGLOBAL and XASYNC off): the same FMAs on the
+ * same weights in the same order. X with an odd ld (its second column misaligned), c = 1,
+ * 2, 3, A·X alone, |A|·|X| (|X| taken from the staged X) and |A|·Xa, an implicit X with an
+ * explicit Xa, sizes with a split of the long dimension, ragged tiles and stages, odd lda,
+ * a base moved by one element, 0 and 1. */
 static void test_tsmm_weight_bits(tu_rng_t *rng, gpuctx_t *g) {
     /* m, n, lda - m, offset of the base in elements */
     static const int64_t sizes[][4] = {{1531, 389, 0, 0}, {4099, 2053, 1, 0}, {700, 30000, 0, 0},
@@ -372,12 +374,13 @@ static void test_tsmm_weight_bits(tu_rng_t *rng, gpuctx_t *g) {
         if (g_small && m * n > 3000000) continue;
         for (int t = 0; t < 2; ++t)
             for (int p = 0; p < 2; ++p)
-                for (int v = 0; v < 4 + t; ++v) {
-                    /* 0 A·X; 1 with |A|·|X|; 2 with |A|·Xa; 3 c = 3 with |A|·Xa; 4 (cols)
-                     * implicit X with |A|·Xa */
-                    const unsigned feat = t ? ABFT_CUDA_FEAT_XASYNC
-                                            : ABFT_CUDA_FEAT_XGLOBAL | ABFT_CUDA_FEAT_XASYNC;
-                    const int64_t c = v == 3 ? 3 : 2;
+                for (int v = 0; v < 7; ++v) {
+                    /* 0 A·X; 1 with |A|·|X|; 2 with |A|·Xa; 3 c = 3 with |A|·Xa; 4 implicit
+                     * X with |A|·Xa; 5 c = 3 with |A|·|X|; 6 c = 1 */
+                    const unsigned sync_only = ABFT_CUDA_FEAT_ALL & ~(ABFT_CUDA_FEAT_XGLOBAL |
+                                                                      ABFT_CUDA_FEAT_XASYNC);
+                    const int64_t c = v == 3 || v == 5 ? 3 : v == 6 ? 1 : 2;
+                    const int yabs = v >= 1 && v <= 5;
                     const abft_prec_t prec = p ? ABFT_PREC_S : ABFT_PREC_D;
                     const size_t es = p ? 4 : 8;
                     const int64_t xlen = t ? m : n, ylen = t ? n : m;
@@ -390,19 +393,20 @@ static void test_tsmm_weight_bits(tu_rng_t *rng, gpuctx_t *g) {
                     const char *dAo = (const char *)dA + off * es;
                     double *dX = (double *)dup_to_dev(X, (size_t)(ldx * c + 1) * 8);
                     double *dXa = (double *)dup_to_dev(Xa, (size_t)(ldx * c + 1) * 8);
-                    double *dY[2];
-                    for (int r = 0; r < 2; ++r) {
+                    double *dY[3];
+                    /* 0 both features off (synchronous staging), 1 all on, 2 XGLOBAL off */
+                    const unsigned masks[3] = {sync_only, ABFT_CUDA_FEAT_ALL,
+                                               ABFT_CUDA_FEAT_ALL & ~ABFT_CUDA_FEAT_XGLOBAL};
+                    for (int r = 0; r < 3; ++r) {
                         double *hp = poisoned(ylen * 8);
                         dY[r] = (double *)dup_to_dev(hp, (size_t)(ylen * 8) * 8);
                         free(hp);
-                    }
-                    for (int r = 0; r < 2; ++r) { /* 0 feature off, 1 on */
                         abft_tsmm_args_t a = {prec, t, m, n, c, dAo, lda,
                                               v == 4 ? NULL : dX, ldx,
-                                              v >= 2 ? dXa : NULL, ldx,
+                                              v >= 2 && v <= 4 ? dXa : NULL, ldx,
                                               dY[r], ylen,
-                                              v ? dY[r] + 4 * ylen : NULL, ylen};
-                        abft_cuda_tune_features(r ? ABFT_CUDA_FEAT_ALL : ABFT_CUDA_FEAT_ALL & ~feat);
+                                              yabs ? dY[r] + 4 * ylen : NULL, ylen};
+                        abft_cuda_tune_features(masks[r]);
                         TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &a), ABFT_STATUS_SUCCESS);
                     }
                     abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL);
@@ -415,13 +419,17 @@ static void test_tsmm_weight_bits(tu_rng_t *rng, gpuctx_t *g) {
                              p ? 's' : 'd', t ? "cols" : "rows", (long long)m, (long long)n,
                              (long long)c, (long long)sizes[s][2], (long long)off,
                              v == 4 ? "implicit X " : "",
-                             v == 0 ? "" : v == 1 ? "with |A|·|X|" : "with |A|·Xa");
+                             !yabs ? "" : v == 1 || v == 5 ? "with |A|·|X|" : "with |A|·Xa");
                     /* check_same compares 2·len values: the c (<= 4) outputs, then their
                      * bounds; the unused fourth column keeps its poison in both */
-                    check_same(what, "op(A)·X", dY[1], dY[0], 2 * ylen, NULL, n, 1);
-                    if (v)
-                        check_same(what, "|op(A)|·Xa", dY[1] + 4 * ylen, dY[0] + 4 * ylen,
-                                   2 * ylen, NULL, n, 1);
+                    for (int r = 1; r < 3; ++r) {
+                        check_same(what, r == 1 ? "op(A)·X, all on" : "op(A)·X, XGLOBAL off",
+                                   dY[r], dY[0], 2 * ylen, NULL, n, 1);
+                        if (yabs)
+                            check_same(what, r == 1 ? "|op(A)|·Xa, all on"
+                                                    : "|op(A)|·Xa, XGLOBAL off",
+                                       dY[r] + 4 * ylen, dY[0] + 4 * ylen, 2 * ylen, NULL, n, 1);
+                    }
                     ++cases;
                     free(A);
                     free(X);
@@ -429,8 +437,7 @@ static void test_tsmm_weight_bits(tu_rng_t *rng, gpuctx_t *g) {
                     cudaFree(dA);
                     cudaFree(dX);
                     cudaFree(dXa);
-                    cudaFree(dY[0]);
-                    cudaFree(dY[1]);
+                    for (int r = 0; r < 3; ++r) cudaFree(dY[r]);
                 }
     }
     printf("tsmm explicit weights: global or async = staged: %d cases\n",
