@@ -41,6 +41,11 @@ typedef struct abft_backend_ops {
     abft_status_t (*lu_axpy)(const abft_kctx_t *, const abft_lu_axpy_args_t *);
     abft_status_t (*lu_get)(const abft_kctx_t *, const abft_lu_elem_args_t *, double *);
     abft_status_t (*lu_set)(const abft_kctx_t *, const abft_lu_elem_args_t *, double);
+    /* The device-side gate of the protected GEMM (kernels/abft_kernels.h); NULL where the
+     * host decides (the CPU backend) */
+    abft_status_t (*screen)(const abft_kctx_t *, const double *, int64_t, int64_t);
+    abft_status_t (*gemm_gated)(const abft_kctx_t *, const abft_gemm_args_t *);
+    abft_status_t (*gate_result)(const abft_kctx_t *, int64_t *);
 } abft_backend_ops_t;
 
 struct abft_context {

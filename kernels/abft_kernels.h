@@ -38,6 +38,7 @@ typedef struct abft_kctx {
     void *solver;           /* cusolverDnHandle_t (CUDA) or NULL (CPU) */
     abft_buffer_t *scratch; /* kernels may grow it (the backend's alloc) */
     int device;             /* CUDA device ordinal, -1 on the CPU */
+    void *gate;             /* CUDA: the state of the device-side GEMM gate (abft_cuda_gate.cu) */
 } abft_kctx_t;
 
 /* Y = op(A)·X and optionally Yabs = |op(A)|·Xabs, one read of A.
@@ -188,6 +189,18 @@ abft_status_t abft_cuda_order(const abft_kctx_t *waiter, const abft_kctx_t *sign
  * to the caller. Destroy releases all three. */
 abft_status_t abft_cuda_aux_create(abft_kctx_t *aux);
 abft_status_t abft_cuda_aux_destroy(abft_kctx_t *aux);
+/* The GEMM held back on the device while an input is not finite (abft_cuda_gate.cu).
+ * screen: count the rows of the n x 2 array X (leading dimension ld, device memory) with a
+ * NaN or an Inf into the context's counter, on the stream. gemm_gated: the GEMM, run only
+ * when the counter is zero; the counter is read and reset by the same operation (on the
+ * device where a CUDA graph with a conditional node can be built, else after a round trip).
+ * gate_result: after synchronising the stream, the count that the last gemm_gated read
+ * (> 0: the GEMM did not run). gate_create/destroy: the state, made with the context. */
+abft_status_t abft_cuda_gate_create(abft_kctx_t *ctx);
+abft_status_t abft_cuda_gate_destroy(abft_kctx_t *ctx);
+abft_status_t abft_cuda_screen(const abft_kctx_t *ctx, const double *X, int64_t n, int64_t ld);
+abft_status_t abft_cuda_gemm_gated(const abft_kctx_t *ctx, const abft_gemm_args_t *a);
+abft_status_t abft_cuda_gate_result(const abft_kctx_t *ctx, int64_t *held);
 /* Unit roundoff of the GEMM arithmetic cuBLAS uses under the handle's current math mode
  * for the given precision (2^-53 / 2^-24, larger for TF32 or reduced-precision modes). */
 double abft_cuda_gemm_unit_roundoff(const abft_kctx_t *ctx, abft_prec_t prec);

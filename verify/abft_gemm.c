@@ -194,13 +194,52 @@ static abft_status_t has_nonfinite(abft_handle_t h, abft_prec_t prec, int64_t ro
     return st;
 }
 
+/* Non-finite inputs: any NaN/Inf in A or B makes Sa = |A|·(|B|·V) non-finite (the weights
+ * are >= 1, and 0·Inf is NaN), so one screen covers both (and the columns of FULL); the old C
+ * (beta != 0) likewise shows in Pa. These sums can also overflow for huge finite data: then
+ * a scan of the matrix decides. *nonfinite: rows found holding a NaN or an Inf. */
+static abft_status_t screen_inputs(struct abft_gemm_plan *p, const void *A, int64_t lda,
+                                   const void *B, int64_t ldb, const void *C, int64_t ldc,
+                                   int64_t *nonfinite) {
+    abft_handle_t h = p->h;
+    int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
+    int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
+    int64_t bad = 0;
+    *nonfinite = 0;
+    if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
+    if (p->k > 0 && p->alpha != 0.0) {
+        ABFT_TRY(abft_count_nonfinite(h, p->w[W_SA], p->m, p->ld[W_SA], &bad));
+        if (bad > 0) {
+            ABFT_TRY(has_nonfinite(h, p->prec, ar, ac, A, lda, &bad));
+            int64_t bb = 0;
+            if (bad == 0) ABFT_TRY(has_nonfinite(h, p->prec, br, bc, B, ldb, &bb));
+            bad += bb;
+        }
+        *nonfinite += bad;
+    }
+    if (p->beta != 0.0) {
+        ABFT_TRY(abft_count_nonfinite(h, p->w[W_PA], p->m, p->ld[W_PA], &bad));
+        if (bad > 0) ABFT_TRY(has_nonfinite(h, p->prec, p->m, p->n, C, ldc, &bad));
+        *nonfinite += bad;
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Does the call read any input it must screen? (alpha = 0 or k = 0: neither A nor B) */
+static int needs_screen(const struct abft_gemm_plan *p) {
+    return p->m > 0 && p->n > 0 && ((p->k > 0 && p->alpha != 0.0) || p->beta != 0.0);
+}
+
+/* The encoding passes, then the screen: on the host (nonfinite != NULL: *nonfinite as in
+ * screen_inputs) or, nonfinite == NULL, queued into the backend's device-side gate, which
+ * the gated GEMM reads. */
 static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda, const void *B,
                             int64_t ldb, const void *C, int64_t ldc, int64_t *nonfinite) {
     abft_handle_t h = p->h;
     double **w = p->w;
     int64_t *ld = p->ld;
     const int full = p->kind == ABFT_CHECKSUM_FULL;
-    *nonfinite = 0;
+    if (nonfinite != NULL) *nonfinite = 0;
     if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
     int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
     int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
@@ -237,29 +276,15 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
             ABFT_TRY(run_tsmm(h, p->prec, !p->transb, br, bc, B, ldb, w[W_ZA], ld[W_ZA],
                               w[W_ZAA], ld[W_ZAA], w[W_T], ld[W_T], w[W_TA], ld[W_TA]));
         }
-    }
-    /* Non-finite inputs: any NaN/Inf in A or B makes Sa = |A|·(|B|·V) non-finite (the
-     * weights are >= 1, and 0·Inf is NaN), so one screen covers both (and the columns of
-     * FULL). Sa can also overflow for huge finite data: then a scan decides. */
-    int64_t bad = 0;
-    if (p->k > 0 && p->alpha != 0.0) {
-        ABFT_TRY(abft_count_nonfinite(h, w[W_SA], p->m, ld[W_SA], &bad));
-        if (bad > 0) {
-            ABFT_TRY(has_nonfinite(h, p->prec, ar, ac, A, lda, &bad));
-            int64_t bb = 0;
-            if (bad == 0) ABFT_TRY(has_nonfinite(h, p->prec, br, bc, B, ldb, &bb));
-            bad += bb;
-        }
-        *nonfinite += bad;
+        if (nonfinite == NULL) ABFT_TRY(h->ops->screen(&h->kctx, w[W_SA], p->m, ld[W_SA]));
     }
     /* beta != 0: a pass over the old C (rows and, for FULL, columns from one read). */
     if (p->beta != 0.0) {
         ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, C, ldc, w[W_P], w[W_PA], ld[W_P],
                                full ? w[W_PC] : NULL, full ? w[W_PCA] : NULL, ld[W_PC]));
-        ABFT_TRY(abft_count_nonfinite(h, w[W_PA], p->m, ld[W_PA], &bad));
-        if (bad > 0) ABFT_TRY(has_nonfinite(h, p->prec, p->m, p->n, C, ldc, &bad));
-        *nonfinite += bad;
+        if (nonfinite == NULL) ABFT_TRY(h->ops->screen(&h->kctx, w[W_PA], p->m, ld[W_PA]));
     }
+    if (nonfinite != NULL) ABFT_TRY(screen_inputs(p, A, lda, B, ldb, C, ldc, nonfinite));
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -630,8 +655,10 @@ static int is_checksum_fault(const struct abft_gemm_plan *p, side_host_t sides[2
     return fabs(d[0]) - t[0] > se || fabs(d[1]) - t[1] > sw;
 }
 
+/* held != NULL: the GEMM went through the device-side gate; *held = 1 when the gate held it
+ * back (a non-finite screen): then C is the old C, and nothing is checked or changed. */
 static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda, const void *B,
-                            int64_t ldb, void *C, int64_t ldc, abft_report_t *rep) {
+                            int64_t ldb, void *C, int64_t ldc, abft_report_t *rep, int *held) {
     abft_handle_t h = p->h;
     const int full = p->kind == ABFT_CHECKSUM_FULL;
     const int nsides = full ? 2 : 1;
@@ -650,6 +677,16 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
         if (mr > rep->max_ratio) rep->max_ratio = mr;
         rep->checked += sides[cs].n;
         rep->detected += sides[cs].nflag;
+    }
+    if (held != NULL && st == ABFT_STATUS_SUCCESS) { /* the compare synchronised already */
+        int64_t count = 0;
+        st = h->ops->gate_result(&h->kctx, &count);
+        if (st == ABFT_STATUS_SUCCESS && count > 0) {
+            *held = 1;
+            side_free(&sides[0]);
+            side_free(&sides[1]);
+            return ABFT_STATUS_SUCCESS;
+        }
     }
     for (int cs = 0; cs < nsides && st == ABFT_STATUS_SUCCESS && rep->detected > 0; ++cs)
         st = fetch_side(p, cs, &sides[cs]);
@@ -767,8 +804,27 @@ static abft_status_t protected_gemm_run(struct abft_gemm_plan *pp, const void *A
     if (m == 0 || n == 0) return ABFT_STATUS_SUCCESS;
     ABFT_TRY(abft_buffer_reserve(h, &h->work, plan_layout(&p, NULL)));
     plan_layout(&p, h->work.ptr);
+    /* The device-side gate (CUDA): the screen's verdict stays on the GPU, which runs the
+     * GEMM only on finite inputs, so no round trip precedes the GEMM. Not with a hook, whose
+     * sites sit between the encoding and the GEMM on the host. */
+    const int gated = h->ops->gemm_gated != NULL && h->hook == NULL && needs_screen(&p);
+    if (gated) {
+        abft_gemm_args_t g = {prec, transa, transb, m, n, k, p.alpha, p.beta,
+                              A, lda, B, ldb, C, ldc};
+        ABFT_TRY(encode(&p, A, lda, B, ldb, C, ldc, NULL));
+        ABFT_TRY(h->ops->gemm_gated(&h->kctx, &g));
+        int held = 0;
+        ABFT_TRY(verify(&p, A, lda, B, ldb, C, ldc, rep, &held));
+        if (!held) return ABFT_STATUS_SUCCESS;
+        /* Held back (C untouched): a NaN/Inf, or finite data whose sums overflowed. The host
+         * screen decides; in the second case the GEMM runs as below. */
+        memset(rep, 0, sizeof *rep);
+    }
     int64_t nonfinite = 0;
-    ABFT_TRY(encode(&p, A, lda, B, ldb, C, ldc, &nonfinite));
+    if (gated)
+        ABFT_TRY(screen_inputs(&p, A, lda, B, ldb, C, ldc, &nonfinite));
+    else
+        ABFT_TRY(encode(&p, A, lda, B, ldb, C, ldc, &nonfinite));
     if (nonfinite > 0) {
         rep->nonfinite_input = 1;
         return ABFT_STATUS_NON_FINITE_INPUT;
@@ -784,7 +840,7 @@ static abft_status_t protected_gemm_run(struct abft_gemm_plan *pp, const void *A
                                     p.ld[W_T]));
     }
     ABFT_TRY(run_gemm(&p, A, lda, B, ldb, C, ldc));
-    return verify(&p, A, lda, B, ldb, C, ldc, rep);
+    return verify(&p, A, lda, B, ldb, C, ldc, rep, NULL);
 }
 
 abft_status_t abft_dgemm(abft_handle_t h, abft_operation_t transa, abft_operation_t transb,
@@ -869,7 +925,7 @@ static abft_status_t split_verify(abft_handle_t h, abft_gemm_plan_t p, abft_prec
     memset(&rep, 0, sizeof rep);
     /* beta != 0: the encoded beta·C·V belongs to the C of this GEMM only */
     if (p->beta != 0.0) p->encoded = 0;
-    abft_status_t st = verify(p, A, lda, B, ldb, C, ldc, &rep);
+    abft_status_t st = verify(p, A, lda, B, ldb, C, ldc, &rep, NULL);
     if (report != NULL && st == ABFT_STATUS_SUCCESS) *report = rep;
     return st;
 }

@@ -39,14 +39,22 @@ extern "C" abft_status_t abft_cuda_context_create(abft_kctx_t *ctx) {
     }
     ctx->blas = blas;
     ctx->solver = solver;
+    abft_status_t st = abft_cuda_gate_create(ctx);
+    if (st != ABFT_STATUS_SUCCESS) {
+        cusolverDnDestroy(solver);
+        cublasDestroy(blas);
+        ctx->blas = ctx->solver = NULL;
+        return st;
+    }
     return ABFT_STATUS_SUCCESS;
 }
 
 extern "C" abft_status_t abft_cuda_context_destroy(abft_kctx_t *ctx, int own_blas,
                                                    int own_solver) {
-    abft_status_t st = ABFT_STATUS_SUCCESS;
+    abft_status_t st = abft_cuda_gate_destroy(ctx);
     if (own_solver && ctx->solver != NULL) {
-        if (cusolverDnDestroy((cusolverDnHandle_t)ctx->solver) != CUSOLVER_STATUS_SUCCESS)
+        if (cusolverDnDestroy((cusolverDnHandle_t)ctx->solver) != CUSOLVER_STATUS_SUCCESS &&
+            st == ABFT_STATUS_SUCCESS)
             st = ABFT_STATUS_CUSOLVER_ERROR;
     }
     if (own_blas && ctx->blas != NULL) {
@@ -230,19 +238,7 @@ extern "C" abft_status_t abft_cuda_gemm(const abft_kctx_t *ctx, const abft_gemm_
     abft_blas_saved sv;
     cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
     if (!abft_blas_enter(h, ctx, &sv, &s)) return ABFT_STATUS_CUBLAS_ERROR;
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        cublasOperation_t ta = a->transa ? CUBLAS_OP_T : CUBLAS_OP_N;
-        cublasOperation_t tb = a->transb ? CUBLAS_OP_T : CUBLAS_OP_N;
-        if (a->prec == ABFT_PREC_D) {
-            s = cublasDgemm_64(h, ta, tb, a->m, a->n, a->k, &a->alpha, (const double *)a->A,
-                               a->lda, (const double *)a->B, a->ldb, &a->beta, (double *)a->C,
-                               a->ldc);
-        } else {
-            float al = (float)a->alpha, be = (float)a->beta;
-            s = cublasSgemm_64(h, ta, tb, a->m, a->n, a->k, &al, (const float *)a->A, a->lda,
-                               (const float *)a->B, a->ldb, &be, (float *)a->C, a->ldc);
-        }
-    }
+    if (s == CUBLAS_STATUS_SUCCESS) s = abft_blas_gemm(h, a);
     if (abft_blas_leave(h, &sv, s) != CUBLAS_STATUS_SUCCESS) {
         (void)cudaGetLastError();
         return ABFT_STATUS_CUBLAS_ERROR;

@@ -58,7 +58,10 @@ void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps);
                                    * with |A|; cols kernel: not from the index) copied
                                    * asynchronously one stage ahead; off: staged while the
                                    * block waits */
-#define ABFT_CUDA_FEAT_ALL 7u
+#define ABFT_CUDA_FEAT_GATE 8u   /* the protected GEMM's screen decided on the device (a graph
+                                   * with a conditional node, abft_cuda_gate.cu); off: the
+                                   * host's round trip before the GEMM */
+#define ABFT_CUDA_FEAT_ALL 15u
 void abft_cuda_tune_features(unsigned mask);
 unsigned abft_cuda_tune_features_get(void);
 

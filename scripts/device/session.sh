@@ -5,6 +5,8 @@
 # SWEEP=1: bench_encode's tile sweep first, to encode_sweep.txt).
 # STEP=ab: the kernel and GEMM GPU tests, bench_encode's A/B of feature $AB (default xglobal)
 # and bench_gemm --profile's wall times (encode / verify) for $PROF_SIZES.
+# STEP=gemm: the GEMM and kernel GPU tests, memcheck of the GEMM test (quick mode), then
+# bench_gemm (ABFT_BENCH_AB=$AB when set, e.g. gate).
 # Results (json/md) to $OUT/results, logs in $OUT/logs.tar.gz (the device returns <= 8 files).
 set -uo pipefail
 OUT=${OUT:-$PWD/out}
@@ -15,7 +17,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv > 
 cmake -S . -B build-dev -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release \
   -DABFT_BUILD_TOOLS=ON -DABFT_BUILD_EXAMPLES=ON -DABFT_BUILD_TESTS=ON > "$L/configure.log" 2>&1 \
   || tail -30 "$L/configure.log"
-if [ "${STEP:-tests}" = ab ]; then
+if [ "${STEP:-tests}" = ab ] || [ "${STEP:-tests}" = gemm ]; then
   cmake --build build-dev -j16 --target test_cuda_kernels test_gemm_gpu bench_encode bench_gemm \
     > "$L/build.log" 2>&1 || { grep -E "error" "$L/build.log" | head -30; }
 else
@@ -31,6 +33,17 @@ if [ "${STEP:-tests}" = ab ]; then
   for n in ${PROF_SIZES:-4096 8192}; do for p in d s; do for k in ${PROF_KINDS:-row}; do
     timeout 60 build-dev/bench/bench_gemm --profile $p $n $k 0
   done; done; done 2>&1 | tee "$R/profile-wall.txt"
+elif [ "${STEP:-tests}" = gemm ]; then
+  timeout 300 build-dev/tests/test_gemm_gpu > "$L/test_gemm_gpu.log" 2>&1; echo "test_gemm_gpu rc=$?"
+  grep -E "gate|clean GPU|GPU faults|check failed|seed" "$L/test_gemm_gpu.log" | head -20
+  ABFT_TEST_SMALL=1 timeout 200 build-dev/tests/test_cuda_kernels > "$L/test_cuda_kernels.log" 2>&1
+  echo "test_cuda_kernels rc=$?"; tail -3 "$L/test_cuda_kernels.log"
+  ABFT_TEST_QUICK=1 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    build-dev/tests/test_gemm_gpu > "$L/memcheck-gemm.log" 2>&1; echo "memcheck gemm rc=$?"
+  tail -3 "$L/memcheck-gemm.log"
+  ABFT_BENCH_AB=${AB:-} timeout 400 build-dev/bench/bench_gemm --out "$R" > "$L/bench-gemm.log" 2>&1
+  echo "bench_gemm rc=$?"; grep -E "overhead|^ab" "$L/bench-gemm.log" | head -60
+  cp "$L/bench-gemm.log" "$R/bench-gemm.log"
 elif [ "${STEP:-tests}" = tests ]; then
   (cd build-dev && timeout 300 ctest --output-on-failure) > "$L/tests.log" 2>&1
   echo "tests rc=$?"; grep -E "tests passed|Test +#|check failed|recovery" "$L/tests.log" | head -30

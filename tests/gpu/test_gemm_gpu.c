@@ -1,8 +1,11 @@
 /* Protected GEMM on the CUDA backend against the CPU backend: clean products of adversarial
  * inputs (zero false positives), faults in C after the GEMM, between the halves of a k-split
  * GEMM, in A or B after encoding and in the checksums; single errors corrected, the rest
- * reported; both precisions, all transposes, beta != 0, square and very rectangular shapes.
+ * reported; both precisions, all transposes, beta != 0, square and very rectangular shapes;
+ * the device-side gate (non-finite inputs held back with C untouched, overflowing sums
+ * released by the host's scan, its graph cache, a borrowed cuBLAS handle left as it was).
  * Exits 77 without a GPU. */
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <string.h>
@@ -220,6 +223,172 @@ static void test_faults(abft_handle_t h, tu_rng_t *r, abft_checksum_kind_t kind)
     abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
 }
 
+static void *dev_copy(const prob_t *p, const void *dev, int64_t ld, int64_t cols) {
+    size_t bytes = es(p) * (size_t)(ld * (cols > 0 ? cols : 1));
+    void *h = malloc(bytes);
+    TU_CUDA_OK(cudaMemcpy(h, dev, bytes, cudaMemcpyDeviceToHost));
+    return h;
+}
+
+static void set_elem(const prob_t *p, void *dev, int64_t off, double v) {
+    if (p->prec) {
+        float f = (float)v;
+        TU_CUDA_OK(cudaMemcpy((float *)dev + off, &f, 4, cudaMemcpyHostToDevice));
+    } else {
+        TU_CUDA_OK(cudaMemcpy((double *)dev + off, &v, 8, cudaMemcpyHostToDevice));
+    }
+}
+
+/* The protected GEMM's screen decides on the device whether the GEMM runs (a CUDA graph:
+ * gate kernel, then the captured cuBLAS call under a conditional node). */
+static void test_gate(abft_handle_t h, abft_handle_t hc, tu_rng_t *r) {
+    /* 1. A NaN or Inf in A, B or the old C (beta != 0): NON_FINITE_INPUT with C untouched
+     *    bit for bit; the next call on the repaired operands (the same graph) runs the GEMM. */
+    int64_t held = 0;
+    for (int kind = 0; kind < 2; ++kind)
+        for (int prec = 0; prec < 2; ++prec)
+            for (int which = 0; which < 4; ++which) {
+                abft_set_checksum_kind(h, kind ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
+                prob_t p = {0};
+                p.prec = prec, p.ta = which & 1, p.tb = (which >> 1) & 1;
+                p.m = tu_int(r, 130, 300), p.n = tu_int(r, 130, 300), p.k = tu_int(r, 60, 200);
+                p.alpha = 1.25, p.beta = which >= 2 ? 0.5 : 0.0;
+                make(r, &p, TU_UNIFORM);
+                int64_t ar = p.ta ? p.k : p.m, ac = p.ta ? p.m : p.k;
+                int64_t br = p.tb ? p.n : p.k, bc = p.tb ? p.k : p.n;
+                void *X = which == 0 ? p.dA : which == 1 ? p.dB : p.dC;
+                void *Xh = which == 0 ? p.hA : which == 1 ? p.hB : p.hC;
+                int64_t rows = which == 0 ? ar : which == 1 ? br : p.m;
+                int64_t cols = which == 0 ? ac : which == 1 ? bc : p.n;
+                int64_t ld = which == 0 ? p.lda : which == 1 ? p.ldb : p.ldc;
+                int64_t off = tu_int(r, 0, rows - 1) + tu_int(r, 0, cols - 1) * ld;
+                set_elem(&p, X, off, (which & 1) ? -INFINITY : NAN);
+                void *before = dev_copy(&p, p.dC, p.ldc, p.n);
+                abft_report_t rep;
+                TU_CHECK_STATUS(run(h, &p, p.dA, p.dB, p.dC, &rep), ABFT_STATUS_NON_FINITE_INPUT);
+                TU_CHECK(rep.nonfinite_input == 1, "nonfinite_input not set");
+                void *after = dev_copy(&p, p.dC, p.ldc, p.n);
+                TU_CHECK(memcmp(before, after, es(&p) * (size_t)(p.ldc * p.n)) == 0,
+                         "C changed on non-finite input (prec=%d which=%d kind=%d)", prec, which,
+                         kind);
+                free(before), free(after);
+                ++held;
+                /* repaired: the same call again runs the GEMM (the counter was reset) */
+                double v = p.prec ? ((float *)Xh)[off] : ((double *)Xh)[off];
+                set_elem(&p, X, off, v);
+                TU_CHECK_STATUS(run(h, &p, p.dA, p.dB, p.dC, &rep), ABFT_STATUS_SUCCESS);
+                TU_CHECK(rep.detected == 0 && rep.nonfinite_input == 0, "after repair: %lld",
+                         (long long)rep.detected);
+                double w = gpu_vs_cpu(hc, &p, p.dC);
+                TU_CHECK(w <= 1.0, "after repair: GPU differs from CPU %g", w);
+                drop(&p);
+            }
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
+
+    /* 2. Finite data whose absolute sums overflow (|A|·|B|·V = Inf, A·B = 0 exactly): the
+     *    device holds the GEMM back, the host's scan finds every input finite, and the GEMM
+     *    runs after all; the outcome is the CPU backend's. */
+    {
+        prob_t p = {0};
+        p.prec = 0, p.m = 64, p.n = 64, p.k = 2, p.alpha = 1.0, p.beta = 0.0;
+        p.lda = p.m, p.ldb = p.k, p.ldc = p.m;
+        double *A = tu_alloc_d(p.m * 2), *B = tu_alloc_d(p.k * p.n), *C = tu_alloc_d(p.m * p.n);
+        /* x·2080 (the weighted row sum of B) is finite, twice it is not */
+        for (int64_t i = 0; i < p.m; ++i) A[i] = 6e304, A[i + p.m] = -6e304;
+        for (int64_t i = 0; i < p.k * p.n; ++i) B[i] = 1.0;
+        for (int64_t i = 0; i < p.m * p.n; ++i) C[i] = 7.0;
+        p.hA = A, p.hB = B, p.hC = C;
+        TU_CUDA_OK(cudaMalloc(&p.dA, 8 * (size_t)(p.m * 2)));
+        TU_CUDA_OK(cudaMalloc(&p.dB, 8 * (size_t)(p.k * p.n)));
+        TU_CUDA_OK(cudaMalloc(&p.dC, 8 * (size_t)(p.m * p.n)));
+        TU_CUDA_OK(cudaMemcpy(p.dA, A, 8 * (size_t)(p.m * 2), cudaMemcpyHostToDevice));
+        TU_CUDA_OK(cudaMemcpy(p.dB, B, 8 * (size_t)(p.k * p.n), cudaMemcpyHostToDevice));
+        TU_CUDA_OK(cudaMemcpy(p.dC, C, 8 * (size_t)(p.m * p.n), cudaMemcpyHostToDevice));
+        abft_report_t rg, rc;
+        abft_status_t sg = run(h, &p, p.dA, p.dB, p.dC, &rg);
+        double *Cc = tu_alloc_d(p.m * p.n);
+        memcpy(Cc, C, 8 * (size_t)(p.m * p.n));
+        abft_status_t sc = run(hc, &p, A, B, Cc, &rc);
+        TU_CHECK(sg == ABFT_STATUS_SUCCESS && sc == ABFT_STATUS_SUCCESS, "overflow: %s / %s",
+                 abft_status_name(sg), abft_status_name(sc));
+        TU_CHECK(rg.nonfinite_input == 0 && rg.detected == rc.detected &&
+                     rg.uncorrectable == rc.uncorrectable,
+                 "overflow: GPU detected %lld uncorrectable %lld, CPU %lld %lld",
+                 (long long)rg.detected, (long long)rg.uncorrectable, (long long)rc.detected,
+                 (long long)rc.uncorrectable);
+        double *Cg = (double *)dev_copy(&p, p.dC, p.ldc, p.n);
+        int64_t zeros = 0;
+        for (int64_t i = 0; i < p.m * p.n; ++i) zeros += Cg[i] == 0.0 && Cc[i] == 0.0;
+        TU_CHECK(zeros == p.m * p.n, "overflow: the GEMM did not run (%lld of %lld zero)",
+                 (long long)zeros, (long long)(p.m * p.n));
+        printf("gate, overflowing sums of finite data: GEMM run after the host's scan, "
+               "%lld rows reported (CPU %lld)\n", (long long)rg.detected, (long long)rc.detected);
+        free(Cg), free(Cc);
+        drop(&p);
+    }
+
+    /* 3. The graph cache (4 graphs): 6 problems, 3 rounds each, same operands; every call
+     *    clean and equal to the CPU's result. */
+    prob_t ps[6];
+    for (int i = 0; i < 6; ++i) {
+        prob_t p = {0};
+        p.prec = i & 1, p.ta = (i >> 1) & 1, p.tb = i == 5;
+        p.m = tu_int(r, 1, 400), p.n = tu_int(r, 1, 400), p.k = tu_int(r, 1, 400);
+        p.alpha = tu_range(r, -2, 2), p.beta = 0.0;
+        make(r, &p, TU_WIDE);
+        ps[i] = p;
+    }
+    for (int round = 0; round < 3; ++round)
+        for (int i = 0; i < 6; ++i) {
+            abft_report_t rep;
+            TU_CHECK_STATUS(run(h, &ps[i], ps[i].dA, ps[i].dB, ps[i].dC, &rep),
+                            ABFT_STATUS_SUCCESS);
+            TU_CHECK(rep.detected == 0, "cache round %d problem %d: detected %lld", round, i,
+                     (long long)rep.detected);
+            double w = gpu_vs_cpu(hc, &ps[i], ps[i].dC);
+            TU_CHECK(w <= 1.0, "cache round %d problem %d: GPU differs from CPU %g", round, i, w);
+        }
+    for (int i = 0; i < 6; ++i) drop(&ps[i]);
+
+    /* 4. A borrowed cuBLAS handle: its stream and pointer mode come back as they were after
+     *    a call that captures a GEMM; a changed setting (SM count target) is a new graph. */
+    {
+        cublasHandle_t cb = NULL;
+        cudaStream_t other = NULL;
+        TU_CHECK(cublasCreate(&cb) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
+        TU_CUDA_OK(cudaStreamCreate(&other));
+        TU_CHECK(cublasSetStream(cb, other) == CUBLAS_STATUS_SUCCESS &&
+                     cublasSetPointerMode(cb, CUBLAS_POINTER_MODE_DEVICE) == CUBLAS_STATUS_SUCCESS,
+                 "cuBLAS setup");
+        TU_CHECK_STATUS(abft_set_cublas_handle(h, cb), ABFT_STATUS_SUCCESS);
+        prob_t p = {0};
+        p.prec = 0, p.m = 257, p.n = 129, p.k = 300, p.alpha = 1.0, p.beta = 0.0;
+        make(r, &p, TU_UNIFORM);
+        for (int t = 0; t < 3; ++t) {
+            if (t == 2) TU_CHECK(cublasSetSmCountTarget(cb, 8) == CUBLAS_STATUS_SUCCESS, "sm");
+            abft_report_t rep;
+            TU_CHECK_STATUS(run(h, &p, p.dA, p.dB, p.dC, &rep), ABFT_STATUS_SUCCESS);
+            TU_CHECK(rep.detected == 0, "borrowed handle, call %d: detected %lld", t,
+                     (long long)rep.detected);
+            double w = gpu_vs_cpu(hc, &p, p.dC);
+            TU_CHECK(w <= 1.0, "borrowed handle, call %d: GPU differs from CPU %g", t, w);
+            cudaStream_t s_after = NULL;
+            cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
+            TU_CHECK(cublasGetStream(cb, &s_after) == CUBLAS_STATUS_SUCCESS &&
+                         cublasGetPointerMode(cb, &pm) == CUBLAS_STATUS_SUCCESS,
+                     "cuBLAS getters");
+            TU_CHECK(s_after == other && pm == CUBLAS_POINTER_MODE_DEVICE,
+                     "borrowed handle, call %d: stream or pointer mode not restored", t);
+        }
+        drop(&p);
+        TU_CHECK_STATUS(abft_set_cublas_handle(h, NULL), ABFT_STATUS_SUCCESS);
+        TU_CHECK(cublasDestroy(cb) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");
+        TU_CUDA_OK(cudaStreamDestroy(other));
+    }
+    printf("gate: %lld non-finite calls held back with C untouched; cache and borrowed handle "
+           "checked\n", (long long)held);
+}
+
 int main(void) {
     tu_require_gpu();
     uint64_t seed = tu_seed("test_gemm_gpu");
@@ -229,6 +398,7 @@ int main(void) {
     TU_CHECK_STATUS(abft_create(&h, ABFT_BACKEND_CUDA), ABFT_STATUS_SUCCESS);
     TU_CHECK_STATUS(abft_create(&hc, ABFT_BACKEND_CPU), ABFT_STATUS_SUCCESS);
     const char *many = getenv("ABFT_TEST_QUICK");
+    test_gate(h, hc, &r);
     test_clean(h, hc, &r, many ? 64 : 2000);
     test_faults(h, &r, ABFT_CHECKSUM_ROW);
     test_faults(h, &r, ABFT_CHECKSUM_FULL);

@@ -1,0 +1,327 @@
+/* abft CUDA backend: the GEMM held back on the device when an input is not finite.
+ *
+ * The protected GEMM promises C untouched when A, B or the old C hold a NaN or an Inf. The
+ * screen that decides it reads checksums the GPU has just computed, so asking the host
+ * costs a round trip (a stream synchronisation, then the GEMM's launch on an idle GPU)
+ * before every GEMM. Here the decision stays on the device:
+ *
+ *   screen kernels     count the rows of the given n x 2 checksum arrays with a non-finite
+ *                      entry into a device counter (zero between calls)
+ *   gate kernel        reads the counter, leaves the reading in mapped host memory for the
+ *                      host, resets the counter, and sets the condition of
+ *   conditional node   IF (count == 0) { the cuBLAS GEMM, captured into the node's body }
+ *
+ * The gate and the conditional node form a CUDA graph (CUDA 12.4 or later), launched on the
+ * context's stream like a kernel. A graph is built per GEMM (operands, shapes, scalars, and
+ * the cuBLAS handle with every setting that steers its choice of kernel) and kept in a small
+ * cache; the captured GEMM runs on a workspace the context owns, so that no graph refers to
+ * memory of a cuBLAS handle that may be gone by its next launch. Where a graph cannot be
+ * built (an older driver, a capture cuBLAS refuses), the same contract holds through the
+ * host: synchronise, read and reset the counter, launch the GEMM when it is zero. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abft_cuda_blas.cuh"
+#include "abft_cuda_common.cuh"
+#include "abft_cuda_tuning.h"
+
+namespace {
+
+constexpr int GATE_CACHE = 4;                     /* graphs kept per context */
+constexpr size_t GATE_WORKSPACE = 32u << 20;      /* cuBLAS's recommended size on Hopper */
+constexpr int SCREEN_THREADS = 256;
+
+/* Everything the captured GEMM depends on. Compared bytewise: built with memset first. */
+struct gate_key {
+    abft_gemm_args_t g;
+    void *blas;
+    int device;
+    int math, atomics, sm_target, emulation, special_values, mantissa_control, max_bits,
+        bit_offset;
+    int *bit_count_ptr;
+};
+
+struct gate_entry {
+    gate_key key;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    unsigned long long used; /* last use, for the replacement */
+};
+
+} /* namespace */
+
+struct abft_cuda_gate {
+    unsigned long long *count;       /* device: rows found non-finite since the last gate */
+    unsigned long long *host;        /* pinned host: the last gate's reading */
+    unsigned long long *host_dev;    /* its device address (mapped), NULL when not mapped */
+    cudaStream_t capture;            /* the stream cuBLAS is captured on */
+    void *workspace;                 /* cuBLAS workspace of every captured GEMM */
+    int graphs_off;                  /* a graph could not be built: the host path from now on */
+    unsigned long long clock;
+    gate_entry entry[GATE_CACHE];
+};
+
+namespace {
+
+__global__ void __launch_bounds__(SCREEN_THREADS)
+    screen_kernel(const double *X, int64_t n, int64_t ld, unsigned long long *count) {
+    unsigned bad = 0;
+    for (int64_t i = (int64_t)blockIdx.x * SCREEN_THREADS + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * SCREEN_THREADS)
+        bad += (!isfinite(X[i]) || !isfinite(X[i + ld])) ? 1u : 0u;
+    for (int off = 16; off >= 1; off /= 2) bad += __shfl_xor_sync(0xffffffffu, bad, off);
+    if ((threadIdx.x & 31) == 0 && bad != 0) atomicAdd(count, (unsigned long long)bad);
+}
+
+__global__ void gate_kernel(unsigned long long *count, unsigned long long *host,
+                            cudaGraphConditionalHandle cond) {
+    const unsigned long long v = *count;
+    *count = 0;
+    *host = v;
+    cudaGraphSetConditional(cond, v == 0 ? 1u : 0u);
+}
+
+bool same_key(const gate_key &a, const gate_key &b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* The key of this call; false when a setting of the handle cannot be read. */
+bool make_key(const abft_kctx_t *ctx, const abft_gemm_args_t *a, gate_key *k) {
+    memset(k, 0, sizeof *k);
+    k->g.prec = a->prec;
+    k->g.transa = a->transa;
+    k->g.transb = a->transb;
+    k->g.m = a->m, k->g.n = a->n, k->g.k = a->k;
+    k->g.alpha = a->alpha, k->g.beta = a->beta;
+    k->g.A = a->A, k->g.lda = a->lda;
+    k->g.B = a->B, k->g.ldb = a->ldb;
+    k->g.C = a->C, k->g.ldc = a->ldc;
+    k->blas = ctx->blas;
+    k->device = ctx->device;
+    cublasHandle_t h = (cublasHandle_t)ctx->blas;
+    cublasMath_t math;
+    cublasAtomicsMode_t atomics;
+    cublasEmulationStrategy_t emu;
+    cudaEmulationSpecialValuesSupport sv;
+    cudaEmulationMantissaControl mc;
+    if (cublasGetMathMode(h, &math) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetAtomicsMode(h, &atomics) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetSmCountTarget(h, &k->sm_target) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetEmulationStrategy(h, &emu) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetEmulationSpecialValuesSupport(h, &sv) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetFixedPointEmulationMantissaControl(h, &mc) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetFixedPointEmulationMaxMantissaBitCount(h, &k->max_bits) !=
+            CUBLAS_STATUS_SUCCESS ||
+        cublasGetFixedPointEmulationMantissaBitOffset(h, &k->bit_offset) !=
+            CUBLAS_STATUS_SUCCESS ||
+        cublasGetFixedPointEmulationMantissaBitCountPointer(h, &k->bit_count_ptr) !=
+            CUBLAS_STATUS_SUCCESS)
+        return false;
+    k->math = (int)math;
+    k->atomics = (int)atomics;
+    k->emulation = (int)emu;
+    k->special_values = (int)sv;
+    k->mantissa_control = (int)mc;
+    return true;
+}
+
+void drop_entry(gate_entry *e) {
+    if (e->exec != nullptr) (void)cudaGraphExecDestroy(e->exec);
+    if (e->graph != nullptr) (void)cudaGraphDestroy(e->graph);
+    e->exec = nullptr;
+    e->graph = nullptr;
+    e->used = 0;
+}
+
+/* Capture the GEMM into `body` on the gate's stream with the gate's workspace; the handle's
+ * stream, pointer mode and workspace are left as they were found (the workspace as far as
+ * cuBLAS allows: see abft_cuda_blas.cuh). */
+abft_status_t capture_gemm(abft_cuda_gate *G, cublasHandle_t h, const abft_gemm_args_t *a,
+                           cudaGraph_t body) {
+    abft_blas_saved sv;
+    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+    if (!abft_blas_enter_on(h, G->capture, &sv, &s)) return ABFT_STATUS_CUBLAS_ERROR;
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasSetWorkspace(h, G->workspace, GATE_WORKSPACE);
+    cudaError_t e = cudaSuccess;
+    if (s == CUBLAS_STATUS_SUCCESS)
+        e = cudaStreamBeginCaptureToGraph(G->capture, body, nullptr, nullptr, 0,
+                                          cudaStreamCaptureModeThreadLocal);
+    if (s == CUBLAS_STATUS_SUCCESS && e == cudaSuccess) {
+        s = abft_blas_gemm(h, a);
+        cudaGraph_t out = nullptr;
+        e = cudaStreamEndCapture(G->capture, &out);
+    }
+    cublasStatus_t r = abft_blas_leave(h, &sv, s);
+    if (e != cudaSuccess) return abft_cuda_status(e);
+    if (r != CUBLAS_STATUS_SUCCESS) {
+        (void)cudaGetLastError();
+        return ABFT_STATUS_CUBLAS_ERROR;
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Build and instantiate the graph gate -> IF { GEMM } for key k into entry e. */
+abft_status_t build_entry(abft_cuda_gate *G, const abft_kctx_t *ctx, const abft_gemm_args_t *a,
+                          const gate_key &k, gate_entry *e) {
+    drop_entry(e);
+    cudaGraph_t g = nullptr;
+    ABFT_CUDA_TRY(cudaGraphCreate(&g, 0));
+    e->graph = g;
+    cudaGraphConditionalHandle cond;
+    ABFT_CUDA_TRY(cudaGraphConditionalHandleCreate(&cond, g, 0, cudaGraphCondAssignDefault));
+    unsigned long long *count = G->count, *host = G->host_dev;
+    void *args[3] = {&count, &host, &cond};
+    cudaKernelNodeParams kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = (void *)gate_kernel;
+    kp.gridDim = dim3(1);
+    kp.blockDim = dim3(1);
+    kp.kernelParams = args;
+    cudaGraphNode_t gate = nullptr, ifnode = nullptr;
+    ABFT_CUDA_TRY(cudaGraphAddKernelNode(&gate, g, nullptr, 0, &kp));
+    cudaGraphNodeParams cp = {}; /* zeroed: the reserved fields must be */
+    cp.type = cudaGraphNodeTypeConditional;
+    cp.conditional.handle = cond;
+    cp.conditional.type = cudaGraphCondTypeIf;
+    cp.conditional.size = 1;
+    ABFT_CUDA_TRY(cudaGraphAddNode(&ifnode, g, &gate, nullptr, 1, &cp));
+    ABFT_TRY_STATUS(capture_gemm(G, (cublasHandle_t)ctx->blas, a, cp.conditional.phGraph_out[0]));
+    ABFT_CUDA_TRY(cudaGraphInstantiate(&e->exec, g, 0));
+    e->key = k;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Resources of the device path, made on first use. */
+abft_status_t gate_ready(abft_cuda_gate *G) {
+    if (G->count == nullptr) {
+        void *p = nullptr;
+        ABFT_CUDA_TRY(cudaMalloc(&p, sizeof(unsigned long long)));
+        cudaError_t e = cudaMemset(p, 0, sizeof(unsigned long long));
+        if (e != cudaSuccess) {
+            (void)cudaFree(p);
+            return abft_cuda_status(e);
+        }
+        G->count = (unsigned long long *)p;
+    }
+    if (G->host == nullptr) {
+        void *p = nullptr;
+        if (cudaHostAlloc(&p, sizeof(unsigned long long), cudaHostAllocMapped) != cudaSuccess) {
+            (void)cudaGetLastError(); /* no mapped memory here: plain pinned, the host path */
+            ABFT_CUDA_TRY(cudaHostAlloc(&p, sizeof(unsigned long long), cudaHostAllocDefault));
+            G->graphs_off = 1;
+        } else if (cudaHostGetDevicePointer((void **)&G->host_dev, p, 0) != cudaSuccess) {
+            (void)cudaGetLastError();
+            G->host_dev = nullptr;
+            G->graphs_off = 1;
+        }
+        G->host = (unsigned long long *)p;
+        *G->host = 0;
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The graph for this call (built on a miss); NULL when the device path is not available. */
+abft_status_t gate_graph(abft_cuda_gate *G, const abft_kctx_t *ctx, const abft_gemm_args_t *a,
+                         cudaGraphExec_t *exec) {
+    *exec = nullptr;
+    gate_key k;
+    if (G->graphs_off || !make_key(ctx, a, &k)) return ABFT_STATUS_SUCCESS;
+    gate_entry *victim = &G->entry[0]; /* the least recently used (empty ones: used = 0) */
+    for (int i = 0; i < GATE_CACHE; ++i) {
+        gate_entry *e = &G->entry[i];
+        if (e->exec != nullptr && same_key(e->key, k)) {
+            e->used = ++G->clock;
+            *exec = e->exec;
+            return ABFT_STATUS_SUCCESS;
+        }
+        if (e->used < victim->used) victim = e;
+    }
+    if (G->capture == nullptr &&
+        cudaStreamCreateWithFlags(&G->capture, cudaStreamNonBlocking) != cudaSuccess) {
+        G->capture = nullptr;
+        G->graphs_off = 1;
+    }
+    if (!G->graphs_off && G->workspace == nullptr &&
+        cudaMalloc(&G->workspace, GATE_WORKSPACE) != cudaSuccess) {
+        G->workspace = nullptr;
+        G->graphs_off = 1;
+    }
+    if (!G->graphs_off && build_entry(G, ctx, a, k, victim) != ABFT_STATUS_SUCCESS) {
+        drop_entry(victim);
+        G->graphs_off = 1; /* not retried: each try would cost a capture */
+    }
+    (void)cudaGetLastError();
+    if (G->graphs_off) return ABFT_STATUS_SUCCESS;
+    victim->used = ++G->clock;
+    *exec = victim->exec;
+    return ABFT_STATUS_SUCCESS;
+}
+
+} /* namespace */
+
+extern "C" abft_status_t abft_cuda_gate_create(abft_kctx_t *ctx) {
+    ctx->gate = calloc(1, sizeof(abft_cuda_gate));
+    return ctx->gate != NULL ? ABFT_STATUS_SUCCESS : ABFT_STATUS_ALLOC_FAILED;
+}
+
+extern "C" abft_status_t abft_cuda_gate_destroy(abft_kctx_t *ctx) {
+    abft_cuda_gate *G = (abft_cuda_gate *)ctx->gate;
+    if (G == NULL) return ABFT_STATUS_SUCCESS;
+    cudaError_t first = cudaSuccess;
+    for (int i = 0; i < GATE_CACHE; ++i) drop_entry(&G->entry[i]);
+    auto keep = [&](cudaError_t e) {
+        if (first == cudaSuccess) first = e;
+    };
+    if (G->count != nullptr) keep(cudaFree(G->count));
+    if (G->host != nullptr) keep(cudaFreeHost(G->host));
+    if (G->workspace != nullptr) keep(cudaFree(G->workspace));
+    if (G->capture != nullptr) keep(cudaStreamDestroy(G->capture));
+    free(G);
+    ctx->gate = NULL;
+    return abft_cuda_status(first);
+}
+
+extern "C" abft_status_t abft_cuda_screen(const abft_kctx_t *ctx, const double *X, int64_t n,
+                                          int64_t ld) {
+    abft_cuda_gate *G = (abft_cuda_gate *)ctx->gate;
+    if (G == NULL) return ABFT_STATUS_NOT_INITIALIZED;
+    if (n <= 0) return ABFT_STATUS_SUCCESS;
+    ABFT_TRY_STATUS(gate_ready(G));
+    int64_t blocks = (n + SCREEN_THREADS - 1) / SCREEN_THREADS;
+    if (blocks > 1024) blocks = 1024;
+    screen_kernel<<<(unsigned)blocks, SCREEN_THREADS, 0, abft_cuda_stream(ctx)>>>(X, n, ld,
+                                                                                 G->count);
+    ABFT_CUDA_LAUNCHED();
+    return ABFT_STATUS_SUCCESS;
+}
+
+extern "C" abft_status_t abft_cuda_gemm_gated(const abft_kctx_t *ctx, const abft_gemm_args_t *a) {
+    abft_cuda_gate *G = (abft_cuda_gate *)ctx->gate;
+    if (G == NULL) return ABFT_STATUS_NOT_INITIALIZED;
+    if (ctx->blas == NULL) return ABFT_STATUS_NOT_INITIALIZED;
+    ABFT_TRY_STATUS(gate_ready(G));
+    cudaStream_t st = abft_cuda_stream(ctx);
+    cudaGraphExec_t exec = nullptr;
+    if (a->m > 0 && a->n > 0 && (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_GATE) != 0)
+        ABFT_TRY_STATUS(gate_graph(G, ctx, a, &exec));
+    if (exec != nullptr) {
+        ABFT_CUDA_TRY(cudaGraphLaunch(exec, st));
+        return ABFT_STATUS_SUCCESS;
+    }
+    /* the host path: the same decision after a round trip */
+    unsigned long long v = 0;
+    ABFT_CUDA_TRY(cudaMemcpyAsync(G->host, G->count, sizeof v, cudaMemcpyDeviceToHost, st));
+    ABFT_CUDA_TRY(cudaMemsetAsync(G->count, 0, sizeof v, st));
+    ABFT_CUDA_TRY(cudaStreamSynchronize(st));
+    v = *(volatile unsigned long long *)G->host;
+    return v == 0 ? abft_cuda_gemm(ctx, a) : ABFT_STATUS_SUCCESS;
+}
+
+extern "C" abft_status_t abft_cuda_gate_result(const abft_kctx_t *ctx, int64_t *held) {
+    abft_cuda_gate *G = (abft_cuda_gate *)ctx->gate;
+    *held = 0;
+    if (G == NULL || G->host == nullptr) return ABFT_STATUS_NOT_INITIALIZED;
+    ABFT_CUDA_TRY(cudaStreamSynchronize(abft_cuda_stream(ctx)));
+    *held = (int64_t)*(volatile unsigned long long *)G->host;
+    return ABFT_STATUS_SUCCESS;
+}
