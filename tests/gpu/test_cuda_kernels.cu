@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "abft/abft.h"
 #include "cuda/abft_cuda_tuning.h"
@@ -998,6 +999,89 @@ static void test_public(tu_rng_t *rng) {
     printf("public API: done\n");
 }
 
+/* ---- the GEMM gate (abft_cuda_gate.cu) ------------------------------------------------------
+ * Behind a 40 ms kernel on the stream: with the device path, screen + gemm_gated return to
+ * the host long before that kernel ends (no round trip); with the feature off (the host
+ * path) gemm_gated waits for it. Finite screens run the GEMM; a NaN screened holds it back
+ * with C untouched, and gate_result reports the count either way. */
+__global__ void spin_kernel(long long cycles) {
+    const long long t0 = clock64();
+    while (clock64() - t0 < cycles) {
+    }
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static void test_gate(tu_rng_t *rng, gpuctx_t *g) {
+    int dev = 0, khz = 0;
+    CU(cudaGetDevice(&dev));
+    CU(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev));
+    const double spin_ms = 40.0;
+    const long long cycles = (long long)(spin_ms * (double)khz);
+    const int64_t m = 97, n = 65, k = 33, sn = 50;
+    double *A = host_small(rng, m, k, m, 0), *B = host_small(rng, k, n, k, 0);
+    double *S = host_small(rng, sn, 2, sn, 0);
+    double *dA = (double *)dup_to_dev(A, (size_t)m * k * 8), *dB = (double *)dup_to_dev(B, (size_t)k * n * 8);
+    double *dS = (double *)dup_to_dev(S, (size_t)sn * 16);
+    double *dC = (double *)dmalloc((size_t)m * n * 8);
+    double *C = tu_alloc_d(m * n), *Cref = tu_alloc_d(m * n);
+    abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
+    for (int64_t i = 0; i < m * n; ++i) Cref[i] = 0.0;
+    abft_gemm_args_t ra = {ABFT_PREC_D, 0, 0, m, n, k, 1.0, 0.0, A, m, B, k, Cref, m};
+    TU_CHECK_STATUS(abft_cpu_gemm(&cpu, &ra), ABFT_STATUS_SUCCESS);
+    abft_gemm_args_t ga = {ABFT_PREC_D, 0, 0, m, n, k, 1.0, 0.0, dA, m, dB, k, dC, m};
+    const double nan = NAN;
+    /* case: 0 device path, finite; 1 device path, a NaN; 2 host path, finite; 3 host, NaN */
+    for (int c = 0; c < 4; ++c) {
+        const int device_path = c < 2, poison = c & 1;
+        abft_cuda_tune_features(device_path ? ABFT_CUDA_FEAT_ALL
+                                            : ABFT_CUDA_FEAT_ALL & ~ABFT_CUDA_FEAT_GATE);
+        CU(cudaMemcpy(dS + 17, poison ? &nan : &S[17], 8, cudaMemcpyHostToDevice));
+        CU(cudaMemset(dC, 0x7f, (size_t)m * n * 8));
+        /* a first call builds the graph (capture, instantiation): time the second */
+        for (int rep = 0; rep < 2; ++rep) {
+            CU(cudaDeviceSynchronize());
+            spin_kernel<<<1, 1, 0, g->stream>>>(cycles);
+            CU(cudaGetLastError());
+            const double t0 = now_ms();
+            TU_CHECK_STATUS(abft_cuda_screen(&g->ctx, dS, sn, sn), ABFT_STATUS_SUCCESS);
+            TU_CHECK_STATUS(abft_cuda_gemm_gated(&g->ctx, &ga), ABFT_STATUS_SUCCESS);
+            const double t1 = now_ms() - t0;
+            int64_t held = -1;
+            TU_CHECK_STATUS(abft_cuda_gate_result(&g->ctx, &held), ABFT_STATUS_SUCCESS);
+            TU_CHECK(held == (poison ? 1 : 0), "gate case %d: count %lld", c, (long long)held);
+            if (rep == 1 && device_path)
+                TU_CHECK(t1 < 0.5 * spin_ms, "gate case %d: the host waited %.1f ms", c, t1);
+            if (rep == 1 && !device_path)
+                TU_CHECK(t1 > 0.5 * spin_ms, "gate case %d: host path returned in %.1f ms", c, t1);
+            if (rep == 1) printf("gate case %d: host returned after %.2f ms (spin %.0f ms)\n", c, t1, spin_ms);
+        }
+        to_host(C, dC, (size_t)m * n * 8);
+        int bad = 0;
+        for (int64_t i = 0; i < m * n && !bad; ++i) {
+            if (poison) {
+                uint64_t bits;
+                memcpy(&bits, &C[i], 8);
+                bad = bits != 0x7f7f7f7f7f7f7f7full;
+            } else {
+                bad = !(fabs(C[i] - Cref[i]) <= 1e-12 * (1.0 + fabs(Cref[i])));
+            }
+        }
+        TU_CHECK(!bad, "gate case %d: C %s", c, poison ? "changed although held" : "wrong");
+    }
+    abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL);
+    CU(cudaFree(dA));
+    CU(cudaFree(dB));
+    CU(cudaFree(dS));
+    CU(cudaFree(dC));
+    free(A), free(B), free(S), free(C), free(Cref);
+    printf("gate: device and host paths checked\n");
+}
+
 /* ---- more than 2^31 elements ---------------------------------------------------------------- */
 __host__ __device__ static inline float big_val(uint64_t i, uint64_t j) {
     uint64_t z = i * 0x9E3779B97F4A7C15ull ^ (j + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull;
@@ -1093,6 +1177,7 @@ int main(void) {
     test_dual_implicit_bits(&rng, &g1);
     test_compare(&rng, &g1);
     test_gemm(&rng, &g1);
+    test_gate(&rng, &g1);
     test_public(&rng);
     if (!g_small) test_big(&g1);
     gpu_close(&g0);
