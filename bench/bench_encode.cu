@@ -152,12 +152,17 @@ int main(int argc, char **argv) {
                              : !strcmp(ab_name, "fuse")      ? ABFT_CUDA_FEAT_FUSE
                              : !strcmp(ab_name, "xglobal")   ? ABFT_CUDA_FEAT_XGLOBAL
                              : !strcmp(ab_name, "xasync")    ? ABFT_CUDA_FEAT_XASYNC
+                             : !strcmp(ab_name, "r2")        ? ABFT_CUDA_FEAT_R2
                                                              : 0u;
     if (ab_name && !ab_feat) {
-        fprintf(stderr, "ABFT_BENCH_AB: fuse, xglobal or xasync, not %s\n", ab_name);
+        fprintf(stderr, "ABFT_BENCH_AB: fuse, xglobal, xasync or r2, not %s\n", ab_name);
         return 2;
     }
     const int fuse_ab = ab_feat != 0;
+    /* ABFT_BENCH_AB_ON: the "on" arm's feature mask (default all); "off" clears the feature
+     * from it, so other features can be held off in both arms */
+    const unsigned ab_on = getenv("ABFT_BENCH_AB_ON") ? (unsigned)strtoul(getenv("ABFT_BENCH_AB_ON"), NULL, 0)
+                                                      : ABFT_CUDA_FEAT_ALL;
     TU_CUDA_OK(cudaSetDevice(0));
     cudaDeviceProp prop;
     TU_CUDA_OK(cudaGetDeviceProperties(&prop, 0));
@@ -352,6 +357,10 @@ int main(int argc, char **argv) {
                           {"gen_n c8", 0, 8, X64, NULL, NULL}};
                 for (const auto &c : cs) {
                     if (ab_feat == ABFT_CUDA_FEAT_XGLOBAL && (c.X == NULL || c.trans)) continue;
+                    /* r2: fp32 rows kernel, explicit c = 2 with |A| */
+                    if (ab_feat == ABFT_CUDA_FEAT_R2 &&
+                        (isd || c.X == NULL || c.trans || c.c != 2 || c.Yabs == NULL))
+                        continue;
                     /* xasync: the cases it changes (cols: any explicit X; rows: c > 2; the
                      * rows kernel's c = 2 reads X from global memory, or with fp32 |A| keeps
                      * the synchronous staging) */
@@ -361,8 +370,7 @@ int main(int argc, char **argv) {
                     double on[4], off[4];
                     for (int r = 0; r < 4; ++r) {
                         for (int f = 1; f >= 0; --f) {
-                            abft_cuda_tune_features(f ? ABFT_CUDA_FEAT_ALL
-                                                      : ABFT_CUDA_FEAT_ALL & ~ab_feat);
+                            abft_cuda_tune_features(f ? ab_on : ab_on & ~ab_feat);
                             (f ? on : off)[r] = time_ms(
                                 [&](int k) { ours_tsmm(k, c.trans, c.c, c.X, c.Yabs, c.Xa); },
                                 batch, 9);

@@ -79,16 +79,18 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     /* Implicit weights V = [1, l+1] with |V| = V: the rows kernel computes them from the
      * column index (tsmm_n_kernel<..., WS_IMPLICIT>), the cols kernel from the row index
      * (tsmm_t_kernel<..., WS_IMPLICIT>). */
-    bool impl = false, xglobal = false, xasync = false;
+    bool impl = false, xglobal = false, xasync = false, r2 = false;
     if constexpr (CB == 2) {
         impl = p.implicit && (!ABS || p.Xa == NULL);
+        r2 = sizeof(T) == 4 && ABS && !impl && a->trans == 0 &&
+             (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_R2) != 0;
         /* An explicit X of c = 2: the rows kernel reads it from global memory (WS_GLOBAL),
          * except fp32 with |A|, where the weights of 4 columns in registers next to 16
          * accumulators and 4 float4 loads spill at the 80-register bound (3 blocks/SM): in
          * one A/B run (f67f6de, H100) that instance lost 2-80 us (8192: 86.4 -> 84.5 % of
          * read, 16384: 81.8 -> 68.7 %) while every other case gained (fp64 8192: 90.4 ->
          * 96.0 % with |A|·Xa, fp32 16384 without |A|: 92.2 -> 97.6 %). */
-        xglobal = a->trans == 0 && !p.implicit && a->c == 2 && (sizeof(T) == 8 || !ABS) &&
+        xglobal = a->trans == 0 && !p.implicit && a->c == 2 && (sizeof(T) == 8 || !ABS || r2) &&
                   (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XGLOBAL) != 0;
     }
     const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
@@ -97,7 +99,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     size_t smem;
     if (a->trans == 0) {
         if (a->rows == 0) return ABFT_STATUS_SUCCESS;
-        constexpr int R = rows_per_thread<T, CB, ABS, 1>::value;
+        const int R = r2 ? 2 : rows_per_thread<T, CB, ABS, 1>::value;
         const abft_cuda_kshape_t sh = abft_cuda_tune_shape(tune, 0, pr, bytes);
         int lanes = sh.lanes;
         /* The table's fp64 lanes (8 at small/medium sizes) are measured on the implicit-weight
@@ -120,7 +122,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
          * gained 0-300 us, fp64 c = 8 -11 / +73 / +151 us and fp64 c = 4 +8 / +2 / -26 us
          * (4096 / 8192 / 16384). */
         xasync = !impl && !xglobal && 2 * G * UNR * nacc * 8 <= ABFT_CUDA_SMEM_BYTES &&
-                 !(sizeof(T) == 4 && ABS && CB == 2) &&
+                 (!(sizeof(T) == 4 && ABS && CB == 2) || r2) &&
                  (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XASYNC) != 0;
         int64_t ks = ABFT_CUDA_SMEM_BYTES / (8 * nacc * (xasync ? 2 : 1));
         ks = ks / (G * UNR) * (G * UNR);
@@ -134,8 +136,8 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         p.chunk = chunk;
         p.stage = (int)ks;
         p.vec_ok = wide_ok(a->A, a->lda, sizeof(T), (int)(R * sizeof(T)));
-        constexpr int QBM = ABFT_CUDA_SMEM_BYTES / (8 * NT * R);
-        constexpr int QB = QBM < nacc ? QBM : nacc;
+        const int QBM = ABFT_CUDA_SMEM_BYTES / (8 * NT * R);
+        const int QB = QBM < nacc ? QBM : nacc;
         size_t s1 = impl || xglobal ? 0 : (size_t)ks * nacc * 8 * (xasync ? 2 : 1);
         size_t s2 = (size_t)QB * NT * R * 8;
         smem = s1 > s2 ? s1 : s2;
@@ -200,6 +202,15 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     }
     if (a->trans == 0 && impl) {
         if constexpr (CB == 2) tsmm_n_kernel<T, 2, ABS, WS_IMPLICIT><<<grid, NT, smem, st>>>(p);
+    } else if (a->trans == 0 && r2) {
+        if constexpr (CB == 2 && sizeof(T) == 4 && ABS) {
+            if (xglobal)
+                tsmm_n_kernel<T, 2, true, WS_GLOBAL, 2><<<grid, NT, smem, st>>>(p);
+            else if (xasync)
+                tsmm_n_kernel<T, 2, true, WS_ASYNC, 2><<<grid, NT, smem, st>>>(p);
+            else
+                tsmm_n_kernel<T, 2, true, WS_STAGED, 2><<<grid, NT, smem, st>>>(p);
+        }
     } else if (a->trans == 0 && xglobal) {
         if constexpr (CB == 2 && (sizeof(T) == 8 || !ABS))
             tsmm_n_kernel<T, 2, ABS, WS_GLOBAL><<<grid, NT, smem, st>>>(p);

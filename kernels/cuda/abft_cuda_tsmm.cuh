@@ -404,17 +404,18 @@ constexpr int WS_STAGED = 0, WS_IMPLICIT = 1, WS_GLOBAL = 2, WS_ASYNC = 3;
 /* Blocks per SM that ptxas must leave room for: 4 for the implicit instances (v4); 3 for the
  * explicit fp32 c = 2 instance with |A| (staged: the protected GEMM's pass over A in fp32,
  * 90 -> 80 registers, 2 -> 3 blocks, no spill; asking for 4 spills 76 bytes). */
-template <typename T, int CB, bool ABS, int WS>
+template <typename T, int CB, bool ABS, int WS, int RR>
 constexpr int rows_min_blocks() {
-    return WS == WS_IMPLICIT ? 4 : (sizeof(T) == 4 && ABS && CB == 2) ? 3 : 0;
+    return WS == WS_IMPLICIT ? 4 : (sizeof(T) == 4 && ABS && CB == 2) ? (RR == 2 ? 4 : 3) : 0;
 }
 
-template <typename T, int CB, bool ABS, int WS = WS_STAGED>
-__global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, WS>())
+/* RR > 0: rows per thread forced (fp32 c = 2 with |A| and explicit X: 2, see run_tsmm). */
+template <typename T, int CB, bool ABS, int WS = WS_STAGED, int RR = 0>
+__global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, WS, RR>())
     tsmm_n_kernel(const tsmm_params p) {
     static_assert(WS == WS_STAGED || WS == WS_ASYNC || CB == 2,
                   "implicit and global weights are two columns");
-    constexpr int R = rows_per_thread<T, CB, ABS, 1>::value;
+    constexpr int R = RR > 0 ? RR : rows_per_thread<T, CB, ABS, 1>::value;
     constexpr int NO = CB * (ABS ? 2 : 1);
     extern __shared__ double smem[];
     const T *__restrict__ A = static_cast<const T *>(p.A);

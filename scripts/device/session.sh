@@ -4,7 +4,8 @@
 # LU GPU test, then bench_lu. STEP=bench2: bench_encode + bench_gemm instead (no tests;
 # SWEEP=1: bench_encode's tile sweep first, to encode_sweep.txt).
 # STEP=ab: the kernel and GEMM GPU tests, bench_encode's A/B of feature $AB (default xglobal)
-# and bench_gemm --profile's wall times (encode / verify) for $PROF_SIZES.
+# and bench_gemm --profile's wall times (encode / verify) for $PROF_SIZES; AB_ON: the "on"
+# arm's feature mask (abft_cuda_tuning.h), when other features must stay off in both arms.
 # STEP=gemm: the GEMM and kernel GPU tests, memcheck of the GEMM test (quick mode), then
 # bench_gemm (ABFT_BENCH_AB=$AB when set, e.g. gate).
 # Results (json/md) to $OUT/results, logs in $OUT/logs.tar.gz (the device returns <= 8 files).
@@ -27,6 +28,7 @@ if [ "${STEP:-tests}" = ab ]; then
   for t in test_cuda_kernels test_gemm_gpu; do
     timeout 200 build-dev/tests/$t > "$L/$t.log" 2>&1; echo "$t rc=$?"; tail -4 "$L/$t.log"
   done
+  env ${AB_ON:+ABFT_BENCH_AB_ON=$AB_ON} \
   ABFT_BENCH_AB=${AB:-xglobal} ABFT_BENCH_SIZES=${AB_SIZES:-2048,4096,8192,16384} \
     ABFT_BENCH_AB_LANES=${AB_LANES:-} timeout ${AB_TIMEOUT:-200} \
     build-dev/bench/bench_encode "$R" 2>&1 | grep -E "^ab|read" | tee "$R/ab-${AB:-xglobal}.txt"
