@@ -79,21 +79,27 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     /* Implicit weights V = [1, l+1] with |V| = V: the rows kernel computes them from the
      * column index (tsmm_n_kernel<..., WS_IMPLICIT>), the cols kernel from the row index
      * (tsmm_t_kernel<..., WS_IMPLICIT>). */
+    const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
     bool impl = false, xglobal = false, xasync = false, r2 = false;
     if constexpr (CB == 2) {
         impl = p.implicit && (!ABS || p.Xa == NULL);
-        r2 = sizeof(T) == 4 && ABS && !impl && a->trans == 0 &&
-             (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_R2) != 0;
+        /* fp32, explicit weights, |A|: 2 rows per thread with asynchronous staging where A
+         * is over 64 MiB and at most 1.5 GiB. A/B in one run against 4 rows staged
+         * (bench/results/ab_r2.txt, H100, % of read): 8192 74.1 -> 84.8, 16384 80.8 -> 87.9
+         * (+15 / +34 us); 4096 64.1 -> 60.3 (-2.4 us), 30720 89.4 -> 85.6 (-59 us); global
+         * weights at 2 rows gained less (+9 / +6 us) and lost more (-171 us at 30720). */
+        r2 = sizeof(T) == 4 && ABS && !impl && a->trans == 0 && bytes > 64.0 * (1 << 20) &&
+             bytes <= 1.5 * (1 << 30) && (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_R2) != 0;
         /* An explicit X of c = 2: the rows kernel reads it from global memory (WS_GLOBAL),
          * except fp32 with |A|, where the weights of 4 columns in registers next to 16
          * accumulators and 4 float4 loads spill at the 80-register bound (3 blocks/SM): in
          * one A/B run (f67f6de, H100) that instance lost 2-80 us (8192: 86.4 -> 84.5 % of
          * read, 16384: 81.8 -> 68.7 %) while every other case gained (fp64 8192: 90.4 ->
-         * 96.0 % with |A|·Xa, fp32 16384 without |A|: 92.2 -> 97.6 %). */
-        xglobal = a->trans == 0 && !p.implicit && a->c == 2 && (sizeof(T) == 8 || !ABS || r2) &&
+         * 96.0 % with |A|·Xa, fp32 16384 without |A|: 92.2 -> 97.6 %). At 2 rows per thread
+         * (r2) the asynchronous staging beat global weights (ab_r2.txt). */
+        xglobal = a->trans == 0 && !p.implicit && a->c == 2 && (sizeof(T) == 8 || !ABS) &&
                   (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XGLOBAL) != 0;
     }
-    const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
     int64_t out_len, tile_outs, S; /* outputs in all, and per tile (blockIdx.x) */
     dim3 grid;
     size_t smem;
@@ -116,11 +122,11 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         S = choose_slices(tiles, a->cols, (int64_t)G * UNR, sms, sh.bps, tune->min_split, &chunk);
         /* Staged weights by asynchronous copies into two buffers where two stages of G·UNR
          * columns fit (so the stage stays a multiple of G·UNR: the same order, the same bits
-         * as the synchronous staging). Not fp32 c = 2 with |A|: at its 80-register bound
-         * (3 blocks per SM) the async instance spills in the loop and lost 4-61 us at
-         * 4096-16384 in the A/B run (bench/results/ab_xasync.txt), where fp32 c = 4 and 8
-         * gained 0-300 us, fp64 c = 8 -11 / +73 / +151 us and fp64 c = 4 +8 / +2 / -26 us
-         * (4096 / 8192 / 16384). */
+         * as the synchronous staging). fp32 c = 2 with |A| only at 2 rows per thread: with 4,
+         * at its 80-register bound (3 blocks per SM), the async instance spills in the loop
+         * and lost 4-61 us at 4096-16384 in the A/B run (bench/results/ab_xasync.txt), where
+         * fp32 c = 4 and 8 gained 0-300 us, fp64 c = 8 -11 / +73 / +151 us and fp64 c = 4
+         * +8 / +2 / -26 us (4096 / 8192 / 16384). */
         xasync = !impl && !xglobal && 2 * G * UNR * nacc * 8 <= ABFT_CUDA_SMEM_BYTES &&
                  (!(sizeof(T) == 4 && ABS && CB == 2) || r2) &&
                  (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XASYNC) != 0;
@@ -204,9 +210,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         if constexpr (CB == 2) tsmm_n_kernel<T, 2, ABS, WS_IMPLICIT><<<grid, NT, smem, st>>>(p);
     } else if (a->trans == 0 && r2) {
         if constexpr (CB == 2 && sizeof(T) == 4 && ABS) {
-            if (xglobal)
-                tsmm_n_kernel<T, 2, true, WS_GLOBAL, 2><<<grid, NT, smem, st>>>(p);
-            else if (xasync)
+            if (xasync)
                 tsmm_n_kernel<T, 2, true, WS_ASYNC, 2><<<grid, NT, smem, st>>>(p);
             else
                 tsmm_n_kernel<T, 2, true, WS_STAGED, 2><<<grid, NT, smem, st>>>(p);

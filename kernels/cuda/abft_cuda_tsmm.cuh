@@ -401,9 +401,10 @@ __device__ __forceinline__ void abs_from_staged(double *buf, int S, int qs, int 
  * or X staged in shared memory by asynchronous copies one stage ahead (both kernels). */
 constexpr int WS_STAGED = 0, WS_IMPLICIT = 1, WS_GLOBAL = 2, WS_ASYNC = 3;
 
-/* Blocks per SM that ptxas must leave room for: 4 for the implicit instances (v4); 3 for the
- * explicit fp32 c = 2 instance with |A| (staged: the protected GEMM's pass over A in fp32,
- * 90 -> 80 registers, 2 -> 3 blocks, no spill; asking for 4 spills 76 bytes). */
+/* Blocks per SM that ptxas must leave room for: 4 for the implicit instances (v4); for the
+ * explicit fp32 c = 2 instance with |A| (the protected GEMM's pass over A in fp32) 3 at 4
+ * rows per thread (90 -> 80 registers, 2 -> 3 blocks, no spill; asking for 4 spills 76
+ * bytes), 4 at 2 rows (64 registers; the async instance without spills). */
 template <typename T, int CB, bool ABS, int WS, int RR>
 constexpr int rows_min_blocks() {
     return WS == WS_IMPLICIT ? 4 : (sizeof(T) == 4 && ABS && CB == 2) ? (RR == 2 ? 4 : 3) : 0;

@@ -490,7 +490,13 @@ static void test_tsmm_implicit_bits(tu_rng_t *rng, gpuctx_t *g) {
                     abft_tsmm_args_t ea = {prec, t, m, n, 2, dAo, lda, dX, ldx, NULL, 0,
                                            dZ, ylen, ab ? dZa : NULL, ylen};
                     TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ia), ABFT_STATUS_SUCCESS);
+                    /* the explicit path at the implicit one's launch shape: fp32 with |A|
+                     * over 64 MiB takes 2 rows per thread by default (FEAT_R2; its own
+                     * bits are checked against the synchronous staging in
+                     * test_tsmm_weight_bits) */
+                    abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL & ~ABFT_CUDA_FEAT_R2);
                     TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ea), ABFT_STATUS_SUCCESS);
+                    abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL);
                     CU(cudaStreamSynchronize(g->stream));
                     CU(cudaGetLastError());
                     /* Same launch shape, so the same bits: rows fp32, and cols (the lanes cap
