@@ -46,6 +46,7 @@ typedef struct abft_backend_ops {
     abft_status_t (*screen)(const abft_kctx_t *, const double *, int64_t, int64_t);
     abft_status_t (*gemm_gated)(const abft_kctx_t *, const abft_gemm_args_t *);
     abft_status_t (*gate_result)(const abft_kctx_t *, int64_t *);
+    abft_status_t (*gate_reset)(const abft_kctx_t *);
 } abft_backend_ops_t;
 
 struct abft_context {

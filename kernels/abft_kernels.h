@@ -195,12 +195,15 @@ abft_status_t abft_cuda_aux_destroy(abft_kctx_t *aux);
  * when the counter is zero; the counter is read and reset by the same operation (on the
  * device where a CUDA graph with a conditional node can be built, else after a round trip).
  * gate_result: after synchronising the stream, the count that the last gemm_gated read
- * (> 0: the GEMM did not run). gate_create/destroy: the state, made with the context. */
+ * (> 0: the GEMM did not run). gate_reset: after a failed call, let the stream drain and
+ * zero the counter (no count of it may reach a later call's gate). gate_create/destroy: the
+ * state, made with the context. */
 abft_status_t abft_cuda_gate_create(abft_kctx_t *ctx);
 abft_status_t abft_cuda_gate_destroy(abft_kctx_t *ctx);
 abft_status_t abft_cuda_screen(const abft_kctx_t *ctx, const double *X, int64_t n, int64_t ld);
 abft_status_t abft_cuda_gemm_gated(const abft_kctx_t *ctx, const abft_gemm_args_t *a);
 abft_status_t abft_cuda_gate_result(const abft_kctx_t *ctx, int64_t *held);
+abft_status_t abft_cuda_gate_reset(const abft_kctx_t *ctx);
 /* Unit roundoff of the GEMM arithmetic cuBLAS uses under the handle's current math mode
  * for the given precision (2^-53 / 2^-24, larger for TF32 or reduced-precision modes). */
 double abft_cuda_gemm_unit_roundoff(const abft_kctx_t *ctx, abft_prec_t prec);

@@ -811,10 +811,15 @@ static abft_status_t protected_gemm_run(struct abft_gemm_plan *pp, const void *A
     if (gated) {
         abft_gemm_args_t g = {prec, transa, transb, m, n, k, p.alpha, p.beta,
                               A, lda, B, ldb, C, ldc};
-        ABFT_TRY(encode(&p, A, lda, B, ldb, C, ldc, NULL));
-        ABFT_TRY(h->ops->gemm_gated(&h->kctx, &g));
         int held = 0;
-        ABFT_TRY(verify(&p, A, lda, B, ldb, C, ldc, rep, &held));
+        abft_status_t st = encode(&p, A, lda, B, ldb, C, ldc, NULL);
+        if (st == ABFT_STATUS_SUCCESS) st = h->ops->gemm_gated(&h->kctx, &g);
+        if (st == ABFT_STATUS_SUCCESS) st = verify(&p, A, lda, B, ldb, C, ldc, rep, &held);
+        if (st != ABFT_STATUS_SUCCESS) {
+            /* no count of this call may reach a later call's gate (on any stream) */
+            (void)h->ops->gate_reset(&h->kctx);
+            return st;
+        }
         if (!held) return ABFT_STATUS_SUCCESS;
         /* Held back (C untouched): a NaN/Inf, or finite data whose sums overflowed. The host
          * screen decides; in the second case the GEMM runs as below. */

@@ -21,9 +21,9 @@ struct abft_blas_saved {
     bool set_stream, set_mode; /* what enter changed */
 };
 
-/* Enter with an explicit stream (a capture stream, say); abft_blas_enter uses the context's. */
-static inline bool abft_blas_enter_on(cublasHandle_t h, cudaStream_t stream, abft_blas_saved *sv,
-                                      cublasStatus_t *st) {
+static inline bool abft_blas_enter(cublasHandle_t h, const abft_kctx_t *ctx,
+                                   abft_blas_saved *sv, cublasStatus_t *st) {
+    const cudaStream_t stream = abft_cuda_stream(ctx);
     sv->stream = nullptr;
     sv->mode = CUBLAS_POINTER_MODE_HOST;
     sv->set_stream = sv->set_mode = false;
@@ -40,11 +40,6 @@ static inline bool abft_blas_enter_on(cublasHandle_t h, cudaStream_t stream, abf
         *st = cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
     }
     return true;
-}
-
-static inline bool abft_blas_enter(cublasHandle_t h, const abft_kctx_t *ctx,
-                                   abft_blas_saved *sv, cublasStatus_t *st) {
-    return abft_blas_enter_on(h, abft_cuda_stream(ctx), sv, st);
 }
 
 static inline cublasStatus_t abft_blas_leave(cublasHandle_t h, const abft_blas_saved *sv,

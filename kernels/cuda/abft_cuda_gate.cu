@@ -12,12 +12,16 @@
  *   conditional node   IF (count == 0) { the cuBLAS GEMM, captured into the node's body }
  *
  * The gate and the conditional node form a CUDA graph (CUDA 12.4 or later), launched on the
- * context's stream like a kernel. A graph is built per GEMM (operands, shapes, scalars, and
- * the cuBLAS handle with every setting that steers its choice of kernel) and kept in a small
- * cache; the captured GEMM runs on a workspace the context owns, so that no graph refers to
- * memory of a cuBLAS handle that may be gone by its next launch. Where a graph cannot be
- * built (an older driver, a capture cuBLAS refuses), the same contract holds through the
- * host: synchronise, read and reset the counter, launch the GEMM when it is zero. */
+ * context's stream like a kernel. A graph is built per GEMM signature (operands, shapes,
+ * scalars, and every setting of the context's cuBLAS handle that steers its choice of
+ * kernel) from the second call with that signature on (a one-off call takes the host path
+ * below: a graph costs 60-100 us to build, the round trip it saves about 12), and up to 8
+ * are kept. The GEMM is captured on a private cuBLAS handle given the same settings, with a
+ * workspace the context owns: the caller's handle is never touched, and no graph refers to
+ * memory of a handle that may be gone by its next launch. Where a graph cannot be built (an
+ * older driver, a capture cuBLAS refuses), or builds stop paying (a stream of new
+ * signatures: more than 16 builds beyond twice the hits), the same contract holds through the
+ *  * host: synchronise, read and reset the counter, launch the GEMM when it is zero. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdlib.h>
@@ -29,14 +33,14 @@
 
 namespace {
 
-constexpr int GATE_CACHE = 4;                     /* graphs kept per context */
+constexpr int GATE_CACHE = 8;                     /* graphs kept per context */
+constexpr int GATE_SEEN = 32;                     /* signatures remembered (first sightings) */
 constexpr size_t GATE_WORKSPACE = 32u << 20;      /* cuBLAS's recommended size on Hopper */
 constexpr int SCREEN_THREADS = 256;
 
 /* Everything the captured GEMM depends on. Compared bytewise: built with memset first. */
 struct gate_key {
     abft_gemm_args_t g;
-    void *blas;
     int device;
     int math, atomics, sm_target, emulation, special_values, mantissa_control, max_bits,
         bit_offset;
@@ -57,10 +61,13 @@ struct abft_cuda_gate {
     unsigned long long *host;        /* pinned host: the last gate's reading */
     unsigned long long *host_dev;    /* its device address (mapped), NULL when not mapped */
     cudaStream_t capture;            /* the stream cuBLAS is captured on */
-    void *workspace;                 /* cuBLAS workspace of every captured GEMM */
+    cublasHandle_t blas;             /* the private handle the GEMMs are captured with */
+    void *workspace;                 /* its cuBLAS workspace (every captured GEMM's) */
     int graphs_off;                  /* a graph could not be built: the host path from now on */
-    unsigned long long clock;
+    unsigned long long clock, builds, hits;
     gate_entry entry[GATE_CACHE];
+    uint64_t seen[GATE_SEEN];        /* hashes of signatures seen once (a ring) */
+    int seen_next;
 };
 
 namespace {
@@ -85,6 +92,13 @@ __global__ void gate_kernel(unsigned long long *count, unsigned long long *host,
 
 bool same_key(const gate_key &a, const gate_key &b) { return memcmp(&a, &b, sizeof a) == 0; }
 
+uint64_t key_hash(const gate_key &k) { /* FNV-1a over the key's bytes (padding zeroed) */
+    const unsigned char *b = (const unsigned char *)&k;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof k; ++i) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
 /* The key of this call; false when a setting of the handle cannot be read. */
 bool make_key(const abft_kctx_t *ctx, const abft_gemm_args_t *a, gate_key *k) {
     memset(k, 0, sizeof *k);
@@ -96,7 +110,6 @@ bool make_key(const abft_kctx_t *ctx, const abft_gemm_args_t *a, gate_key *k) {
     k->g.A = a->A, k->g.lda = a->lda;
     k->g.B = a->B, k->g.ldb = a->ldb;
     k->g.C = a->C, k->g.ldc = a->ldc;
-    k->blas = ctx->blas;
     k->device = ctx->device;
     cublasHandle_t h = (cublasHandle_t)ctx->blas;
     cublasMath_t math;
@@ -133,36 +146,45 @@ void drop_entry(gate_entry *e) {
     e->used = 0;
 }
 
-/* Capture the GEMM into `body` on the gate's stream with the gate's workspace; the handle's
- * stream, pointer mode and workspace are left as they were found (the workspace as far as
- * cuBLAS allows: see abft_cuda_blas.cuh). */
-abft_status_t capture_gemm(abft_cuda_gate *G, cublasHandle_t h, const abft_gemm_args_t *a,
+/* The private handle, given the settings of key k (those of the caller's handle). */
+bool settings_to(cublasHandle_t h, const gate_key &k) {
+    return cublasSetMathMode(h, (cublasMath_t)k.math) == CUBLAS_STATUS_SUCCESS &&
+           cublasSetAtomicsMode(h, (cublasAtomicsMode_t)k.atomics) == CUBLAS_STATUS_SUCCESS &&
+           cublasSetSmCountTarget(h, k.sm_target) == CUBLAS_STATUS_SUCCESS &&
+           cublasSetEmulationStrategy(h, (cublasEmulationStrategy_t)k.emulation) ==
+               CUBLAS_STATUS_SUCCESS &&
+           cublasSetEmulationSpecialValuesSupport(
+               h, (cudaEmulationSpecialValuesSupport)k.special_values) == CUBLAS_STATUS_SUCCESS &&
+           cublasSetFixedPointEmulationMantissaControl(
+               h, (cudaEmulationMantissaControl)k.mantissa_control) == CUBLAS_STATUS_SUCCESS &&
+           cublasSetFixedPointEmulationMaxMantissaBitCount(h, k.max_bits) ==
+               CUBLAS_STATUS_SUCCESS &&
+           cublasSetFixedPointEmulationMantissaBitOffset(h, k.bit_offset) ==
+               CUBLAS_STATUS_SUCCESS &&
+           cublasSetFixedPointEmulationMantissaBitCountPointer(h, k.bit_count_ptr) ==
+               CUBLAS_STATUS_SUCCESS;
+}
+
+/* Capture the GEMM into `body` on the gate's stream, with the private handle (its stream,
+ * workspace and host pointer mode set when it was made). */
+abft_status_t capture_gemm(abft_cuda_gate *G, const abft_gemm_args_t *a, const gate_key &k,
                            cudaGraph_t body) {
-    abft_blas_saved sv;
-    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-    if (!abft_blas_enter_on(h, G->capture, &sv, &s)) return ABFT_STATUS_CUBLAS_ERROR;
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasSetWorkspace(h, G->workspace, GATE_WORKSPACE);
-    cudaError_t e = cudaSuccess;
-    if (s == CUBLAS_STATUS_SUCCESS)
-        e = cudaStreamBeginCaptureToGraph(G->capture, body, nullptr, nullptr, 0,
-                                          cudaStreamCaptureModeThreadLocal);
-    if (s == CUBLAS_STATUS_SUCCESS && e == cudaSuccess) {
-        s = abft_blas_gemm(h, a);
-        cudaGraph_t out = nullptr;
-        e = cudaStreamEndCapture(G->capture, &out);
-    }
-    cublasStatus_t r = abft_blas_leave(h, &sv, s);
-    if (e != cudaSuccess) return abft_cuda_status(e);
-    if (r != CUBLAS_STATUS_SUCCESS) {
+    if (!settings_to(G->blas, k)) return ABFT_STATUS_CUBLAS_ERROR;
+    ABFT_CUDA_TRY(cudaStreamBeginCaptureToGraph(G->capture, body, nullptr, nullptr, 0,
+                                                cudaStreamCaptureModeThreadLocal));
+    const cublasStatus_t s = abft_blas_gemm(G->blas, a);
+    cudaGraph_t out = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(G->capture, &out);
+    if (s != CUBLAS_STATUS_SUCCESS) {
         (void)cudaGetLastError();
         return ABFT_STATUS_CUBLAS_ERROR;
     }
-    return ABFT_STATUS_SUCCESS;
+    return abft_cuda_status(e);
 }
 
 /* Build and instantiate the graph gate -> IF { GEMM } for key k into entry e. */
-abft_status_t build_entry(abft_cuda_gate *G, const abft_kctx_t *ctx, const abft_gemm_args_t *a,
-                          const gate_key &k, gate_entry *e) {
+abft_status_t build_entry(abft_cuda_gate *G, const abft_gemm_args_t *a, const gate_key &k,
+                          gate_entry *e) {
     drop_entry(e);
     cudaGraph_t g = nullptr;
     ABFT_CUDA_TRY(cudaGraphCreate(&g, 0));
@@ -185,18 +207,18 @@ abft_status_t build_entry(abft_cuda_gate *G, const abft_kctx_t *ctx, const abft_
     cp.conditional.type = cudaGraphCondTypeIf;
     cp.conditional.size = 1;
     ABFT_CUDA_TRY(cudaGraphAddNode(&ifnode, g, &gate, nullptr, 1, &cp));
-    ABFT_TRY_STATUS(capture_gemm(G, (cublasHandle_t)ctx->blas, a, cp.conditional.phGraph_out[0]));
+    ABFT_TRY_STATUS(capture_gemm(G, a, k, cp.conditional.phGraph_out[0]));
     ABFT_CUDA_TRY(cudaGraphInstantiate(&e->exec, g, 0));
-    e->key = k;
+    memcpy(&e->key, &k, sizeof k); /* bytes, padding included: keys compare by memcmp */
     return ABFT_STATUS_SUCCESS;
 }
 
-/* Resources of the device path, made on first use. */
-abft_status_t gate_ready(abft_cuda_gate *G) {
+/* Resources of the device path, made on first use (the counter zeroed on the stream). */
+abft_status_t gate_ready(abft_cuda_gate *G, cudaStream_t st) {
     if (G->count == nullptr) {
         void *p = nullptr;
         ABFT_CUDA_TRY(cudaMalloc(&p, sizeof(unsigned long long)));
-        cudaError_t e = cudaMemset(p, 0, sizeof(unsigned long long));
+        cudaError_t e = cudaMemsetAsync(p, 0, sizeof(unsigned long long), st);
         if (e != cudaSuccess) {
             (void)cudaFree(p);
             return abft_cuda_status(e);
@@ -220,7 +242,33 @@ abft_status_t gate_ready(abft_cuda_gate *G) {
     return ABFT_STATUS_SUCCESS;
 }
 
-/* The graph for this call (built on a miss); NULL when the device path is not available. */
+/* The private capture stream, cuBLAS handle and workspace; false when one cannot be made. */
+bool capture_ready(abft_cuda_gate *G) {
+    if (G->capture == nullptr &&
+        cudaStreamCreateWithFlags(&G->capture, cudaStreamNonBlocking) != cudaSuccess) {
+        G->capture = nullptr;
+        return false;
+    }
+    if (G->workspace == nullptr && cudaMalloc(&G->workspace, GATE_WORKSPACE) != cudaSuccess) {
+        G->workspace = nullptr;
+        return false;
+    }
+    if (G->blas == nullptr) {
+        cublasHandle_t h = nullptr;
+        if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return false;
+        if (cublasSetStream(h, G->capture) != CUBLAS_STATUS_SUCCESS ||
+            cublasSetWorkspace(h, G->workspace, GATE_WORKSPACE) != CUBLAS_STATUS_SUCCESS ||
+            cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST) != CUBLAS_STATUS_SUCCESS) {
+            (void)cublasDestroy(h);
+            return false;
+        }
+        G->blas = h;
+    }
+    return true;
+}
+
+/* The graph for this call; NULL for the host path (not available, a first sighting, or
+ * builds that stopped paying). */
 abft_status_t gate_graph(abft_cuda_gate *G, const abft_kctx_t *ctx, const abft_gemm_args_t *a,
                          cudaGraphExec_t *exec) {
     *exec = nullptr;
@@ -231,27 +279,29 @@ abft_status_t gate_graph(abft_cuda_gate *G, const abft_kctx_t *ctx, const abft_g
         gate_entry *e = &G->entry[i];
         if (e->exec != nullptr && same_key(e->key, k)) {
             e->used = ++G->clock;
+            ++G->hits;
             *exec = e->exec;
             return ABFT_STATUS_SUCCESS;
         }
         if (e->used < victim->used) victim = e;
     }
-    if (G->capture == nullptr &&
-        cudaStreamCreateWithFlags(&G->capture, cudaStreamNonBlocking) != cudaSuccess) {
-        G->capture = nullptr;
-        G->graphs_off = 1;
+    /* a miss: build on the second sighting, while builds pay */
+    const uint64_t hk = key_hash(k);
+    bool seen = false;
+    for (int i = 0; i < GATE_SEEN && !seen; ++i) seen = G->seen[i] == hk;
+    if (!seen) {
+        G->seen[G->seen_next] = hk;
+        G->seen_next = (G->seen_next + 1) % GATE_SEEN;
+        return ABFT_STATUS_SUCCESS;
     }
-    if (!G->graphs_off && G->workspace == nullptr &&
-        cudaMalloc(&G->workspace, GATE_WORKSPACE) != cudaSuccess) {
-        G->workspace = nullptr;
-        G->graphs_off = 1;
-    }
-    if (!G->graphs_off && build_entry(G, ctx, a, k, victim) != ABFT_STATUS_SUCCESS) {
+    if (G->builds > 2 * G->hits + 16) return ABFT_STATUS_SUCCESS;
+    if (!capture_ready(G) || build_entry(G, a, k, victim) != ABFT_STATUS_SUCCESS) {
         drop_entry(victim);
+        (void)cudaGetLastError();
         G->graphs_off = 1; /* not retried: each try would cost a capture */
+        return ABFT_STATUS_SUCCESS;
     }
-    (void)cudaGetLastError();
-    if (G->graphs_off) return ABFT_STATUS_SUCCESS;
+    ++G->builds;
     victim->used = ++G->clock;
     *exec = victim->exec;
     return ABFT_STATUS_SUCCESS;
@@ -274,6 +324,8 @@ extern "C" abft_status_t abft_cuda_gate_destroy(abft_kctx_t *ctx) {
     };
     if (G->count != nullptr) keep(cudaFree(G->count));
     if (G->host != nullptr) keep(cudaFreeHost(G->host));
+    if (G->blas != nullptr && cublasDestroy(G->blas) != CUBLAS_STATUS_SUCCESS)
+        keep(cudaErrorUnknown);
     if (G->workspace != nullptr) keep(cudaFree(G->workspace));
     if (G->capture != nullptr) keep(cudaStreamDestroy(G->capture));
     free(G);
@@ -286,7 +338,7 @@ extern "C" abft_status_t abft_cuda_screen(const abft_kctx_t *ctx, const double *
     abft_cuda_gate *G = (abft_cuda_gate *)ctx->gate;
     if (G == NULL) return ABFT_STATUS_NOT_INITIALIZED;
     if (n <= 0) return ABFT_STATUS_SUCCESS;
-    ABFT_TRY_STATUS(gate_ready(G));
+    ABFT_TRY_STATUS(gate_ready(G, abft_cuda_stream(ctx)));
     int64_t blocks = (n + SCREEN_THREADS - 1) / SCREEN_THREADS;
     if (blocks > 1024) blocks = 1024;
     screen_kernel<<<(unsigned)blocks, SCREEN_THREADS, 0, abft_cuda_stream(ctx)>>>(X, n, ld,
@@ -299,8 +351,8 @@ extern "C" abft_status_t abft_cuda_gemm_gated(const abft_kctx_t *ctx, const abft
     abft_cuda_gate *G = (abft_cuda_gate *)ctx->gate;
     if (G == NULL) return ABFT_STATUS_NOT_INITIALIZED;
     if (ctx->blas == NULL) return ABFT_STATUS_NOT_INITIALIZED;
-    ABFT_TRY_STATUS(gate_ready(G));
     cudaStream_t st = abft_cuda_stream(ctx);
+    ABFT_TRY_STATUS(gate_ready(G, st));
     cudaGraphExec_t exec = nullptr;
     if (a->m > 0 && a->n > 0 && (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_GATE) != 0)
         ABFT_TRY_STATUS(gate_graph(G, ctx, a, &exec));
@@ -315,6 +367,18 @@ extern "C" abft_status_t abft_cuda_gemm_gated(const abft_kctx_t *ctx, const abft
     ABFT_CUDA_TRY(cudaStreamSynchronize(st));
     v = *(volatile unsigned long long *)G->host;
     return v == 0 ? abft_cuda_gemm(ctx, a) : ABFT_STATUS_SUCCESS;
+}
+
+extern "C" abft_status_t abft_cuda_gate_reset(const abft_kctx_t *ctx) {
+    abft_cuda_gate *G = (abft_cuda_gate *)ctx->gate;
+    if (G == NULL || G->count == nullptr) return ABFT_STATUS_SUCCESS;
+    cudaStream_t st = abft_cuda_stream(ctx);
+    (void)cudaStreamSynchronize(st); /* whatever is queued, done (its error is the caller's) */
+    (void)cudaGetLastError();
+    ABFT_CUDA_TRY(cudaMemsetAsync(G->count, 0, sizeof(unsigned long long), st));
+    ABFT_CUDA_TRY(cudaStreamSynchronize(st));
+    if (G->host != nullptr) *G->host = 0;
+    return ABFT_STATUS_SUCCESS;
 }
 
 extern "C" abft_status_t abft_cuda_gate_result(const abft_kctx_t *ctx, int64_t *held) {

@@ -243,7 +243,8 @@ static void set_elem(const prob_t *p, void *dev, int64_t off, double v) {
  * gate kernel, then the captured cuBLAS call under a conditional node). */
 static void test_gate(abft_handle_t h, abft_handle_t hc, tu_rng_t *r) {
     /* 1. A NaN or Inf in A, B or the old C (beta != 0): NON_FINITE_INPUT with C untouched
-     *    bit for bit; the next call on the repaired operands (the same graph) runs the GEMM. */
+     *    bit for bit, decided on the host (first call) and on the device (second); the next
+     *    call on the repaired operands (the same graph) runs the GEMM. */
     int64_t held = 0;
     for (int kind = 0; kind < 2; ++kind)
         for (int prec = 0; prec < 2; ++prec)
@@ -252,7 +253,7 @@ static void test_gate(abft_handle_t h, abft_handle_t hc, tu_rng_t *r) {
                 prob_t p = {0};
                 p.prec = prec, p.ta = which & 1, p.tb = (which >> 1) & 1;
                 p.m = tu_int(r, 130, 300), p.n = tu_int(r, 130, 300), p.k = tu_int(r, 60, 200);
-                p.alpha = 1.25, p.beta = which >= 2 ? 0.5 : 0.0;
+                p.alpha = 1.25, p.beta = which >= 1 ? 0.5 : 0.0; /* B: both screens */
                 make(r, &p, TU_UNIFORM);
                 int64_t ar = p.ta ? p.k : p.m, ac = p.ta ? p.m : p.k;
                 int64_t br = p.tb ? p.n : p.k, bc = p.tb ? p.k : p.n;
@@ -265,14 +266,20 @@ static void test_gate(abft_handle_t h, abft_handle_t hc, tu_rng_t *r) {
                 set_elem(&p, X, off, (which & 1) ? -INFINITY : NAN);
                 void *before = dev_copy(&p, p.dC, p.ldc, p.n);
                 abft_report_t rep;
-                TU_CHECK_STATUS(run(h, &p, p.dA, p.dB, p.dC, &rep), ABFT_STATUS_NON_FINITE_INPUT);
-                TU_CHECK(rep.nonfinite_input == 1, "nonfinite_input not set");
-                void *after = dev_copy(&p, p.dC, p.ldc, p.n);
-                TU_CHECK(memcmp(before, after, es(&p) * (size_t)(p.ldc * p.n)) == 0,
-                         "C changed on non-finite input (prec=%d which=%d kind=%d)", prec, which,
-                         kind);
-                free(before), free(after);
-                ++held;
+                /* the first call of a signature decides on the host, the second on the
+                 * device (its graph built) */
+                for (int rep_i = 0; rep_i < 2; ++rep_i) {
+                    TU_CHECK_STATUS(run(h, &p, p.dA, p.dB, p.dC, &rep),
+                                    ABFT_STATUS_NON_FINITE_INPUT);
+                    TU_CHECK(rep.nonfinite_input == 1, "nonfinite_input not set");
+                    void *after = dev_copy(&p, p.dC, p.ldc, p.n);
+                    TU_CHECK(memcmp(before, after, es(&p) * (size_t)(p.ldc * p.n)) == 0,
+                             "C changed on non-finite input (prec=%d which=%d kind=%d call %d)",
+                             prec, which, kind, rep_i);
+                    free(after);
+                    ++held;
+                }
+                free(before);
                 /* repaired: the same call again runs the GEMM (the counter was reset) */
                 double v = p.prec ? ((float *)Xh)[off] : ((double *)Xh)[off];
                 set_elem(&p, X, off, v);
@@ -327,10 +334,10 @@ static void test_gate(abft_handle_t h, abft_handle_t hc, tu_rng_t *r) {
         drop(&p);
     }
 
-    /* 3. The graph cache (4 graphs): 6 problems, 3 rounds each, same operands; every call
-     *    clean and equal to the CPU's result. */
-    prob_t ps[6];
-    for (int i = 0; i < 6; ++i) {
+    /* 3. The graph cache (8 graphs, built from a signature's second call): 10 problems, 3
+     *    rounds each, same operands; every call clean and equal to the CPU's result. */
+    prob_t ps[10];
+    for (int i = 0; i < 10; ++i) {
         prob_t p = {0};
         p.prec = i & 1, p.ta = (i >> 1) & 1, p.tb = i == 5;
         p.m = tu_int(r, 1, 400), p.n = tu_int(r, 1, 400), p.k = tu_int(r, 1, 400);
@@ -339,7 +346,7 @@ static void test_gate(abft_handle_t h, abft_handle_t hc, tu_rng_t *r) {
         ps[i] = p;
     }
     for (int round = 0; round < 3; ++round)
-        for (int i = 0; i < 6; ++i) {
+        for (int i = 0; i < 10; ++i) {
             abft_report_t rep;
             TU_CHECK_STATUS(run(h, &ps[i], ps[i].dA, ps[i].dB, ps[i].dC, &rep),
                             ABFT_STATUS_SUCCESS);
@@ -348,10 +355,60 @@ static void test_gate(abft_handle_t h, abft_handle_t hc, tu_rng_t *r) {
             double w = gpu_vs_cpu(hc, &ps[i], ps[i].dC);
             TU_CHECK(w <= 1.0, "cache round %d problem %d: GPU differs from CPU %g", round, i, w);
         }
-    for (int i = 0; i < 6; ++i) drop(&ps[i]);
+    for (int i = 0; i < 10; ++i) drop(&ps[i]);
 
-    /* 4. A borrowed cuBLAS handle: its stream and pointer mode come back as they were after
-     *    a call that captures a GEMM; a changed setting (SM count target) is a new graph. */
+    /* 4. Signatures that differ in one field only (alpha, beta, the C operand and its ld):
+     *    each called often enough to have its graph, in an order where a key that ignored
+     *    the field would run another signature's graph (the check below would flag it). */
+    {
+        prob_t q = {0};
+        q.prec = 0, q.m = 150, q.n = 120, q.k = 90, q.alpha = 1.5, q.beta = 0.0;
+        make(r, &q, TU_UNIFORM);
+        void *C2 = NULL;
+        int64_t ldc2 = q.ldc + 3;
+        TU_CUDA_OK(cudaMalloc(&C2, 8 * (size_t)(ldc2 * q.n)));
+        TU_CUDA_OK(cudaMemset(C2, 0, 8 * (size_t)(ldc2 * q.n)));
+        const double alphas[2] = {1.5, -0.25}, betas[2] = {0.0, 0.5};
+        static const int order[] = {0, 0, 1, 1, 0, 2, 2, 3, 3, 0, 1, 2, 3};
+        for (size_t t = 0; t < sizeof order / sizeof order[0]; ++t) {
+            const int v = order[t];
+            prob_t w = q;
+            w.alpha = alphas[v == 1];
+            w.beta = betas[v == 2];
+            if (v == 3) w.dC = C2, w.ldc = ldc2;
+            abft_report_t rep;
+            TU_CHECK_STATUS(run(h, &w, w.dA, w.dB, w.dC, &rep), ABFT_STATUS_SUCCESS);
+            TU_CHECK(rep.detected == 0, "key field %d (call %zu): detected %lld", v, t,
+                     (long long)rep.detected);
+        }
+        /* the last round's results against the CPU, one signature at a time */
+        for (int v = 0; v < 4; ++v) {
+            prob_t w = q;
+            w.alpha = alphas[v == 1];
+            w.beta = 0.0;
+            if (v == 3) w.dC = C2, w.ldc = ldc2;
+            if (v == 2) continue; /* beta != 0 reads the C it writes: checked by `detected` */
+            abft_report_t rep;
+            TU_CHECK_STATUS(run(h, &w, w.dA, w.dB, w.dC, &rep), ABFT_STATUS_SUCCESS);
+            if (v == 3) {
+                /* CPU reference on a zero C of the same ld */
+                prob_t z = w;
+                z.hC = calloc((size_t)(ldc2 * q.n), 8);
+                double d = gpu_vs_cpu(hc, &z, w.dC);
+                free(z.hC);
+                TU_CHECK(d <= 1.0, "key field 3: GPU differs from CPU %g", d);
+            } else {
+                double d = gpu_vs_cpu(hc, &w, w.dC);
+                TU_CHECK(d <= 1.0, "key field %d: GPU differs from CPU %g", v, d);
+            }
+        }
+        TU_CUDA_OK(cudaFree(C2));
+        drop(&q);
+    }
+
+    /* 5. A borrowed cuBLAS handle: its stream and pointer mode are as they were after calls
+     *    that capture a GEMM (on the library's private handle); a changed setting (SM count
+     *    target) is a new signature. */
     {
         cublasHandle_t cb = NULL;
         cudaStream_t other = NULL;
@@ -364,8 +421,8 @@ static void test_gate(abft_handle_t h, abft_handle_t hc, tu_rng_t *r) {
         prob_t p = {0};
         p.prec = 0, p.m = 257, p.n = 129, p.k = 300, p.alpha = 1.0, p.beta = 0.0;
         make(r, &p, TU_UNIFORM);
-        for (int t = 0; t < 3; ++t) {
-            if (t == 2) TU_CHECK(cublasSetSmCountTarget(cb, 8) == CUBLAS_STATUS_SUCCESS, "sm");
+        for (int t = 0; t < 5; ++t) {
+            if (t == 3) TU_CHECK(cublasSetSmCountTarget(cb, 8) == CUBLAS_STATUS_SUCCESS, "sm");
             abft_report_t rep;
             TU_CHECK_STATUS(run(h, &p, p.dA, p.dB, p.dC, &rep), ABFT_STATUS_SUCCESS);
             TU_CHECK(rep.detected == 0, "borrowed handle, call %d: detected %lld", t,
@@ -381,6 +438,45 @@ static void test_gate(abft_handle_t h, abft_handle_t hc, tu_rng_t *r) {
                      "borrowed handle, call %d: stream or pointer mode not restored", t);
         }
         drop(&p);
+        TU_CHECK(cublasSetSmCountTarget(cb, 0) == CUBLAS_STATUS_SUCCESS, "sm");
+
+        /* 6. The math mode is part of the signature: fp32 under TF32 (its graph built), then
+         *    the default mode on the same operands must run an fp32 GEMM again. Error against
+         *    an fp64 product: TF32 (11-bit significands) about 1e-3 here, fp32 about 1e-6. */
+        prob_t f = {0};
+        f.prec = 1, f.m = 256, f.n = 256, f.k = 512, f.alpha = 1.0, f.beta = 0.0;
+        make(r, &f, TU_UNIFORM);
+        double err[2] = {0.0, 0.0};
+        float *got = (float *)malloc(4 * (size_t)(f.ldc * f.n));
+        for (int mode = 0; mode < 2; ++mode) {
+            TU_CHECK(cublasSetMathMode(cb, mode == 0 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                     : CUBLAS_DEFAULT_MATH) ==
+                         CUBLAS_STATUS_SUCCESS,
+                     "math mode");
+            for (int t = 0; t < 3; ++t) {
+                abft_report_t rep;
+                TU_CHECK_STATUS(run(h, &f, f.dA, f.dB, f.dC, &rep), ABFT_STATUS_SUCCESS);
+                TU_CHECK(rep.detected == 0, "math mode %d: detected %lld", mode,
+                         (long long)rep.detected);
+            }
+            TU_CUDA_OK(cudaMemcpy(got, f.dC, 4 * (size_t)(f.ldc * f.n), cudaMemcpyDeviceToHost));
+            const float *fa = (const float *)f.hA, *fb = (const float *)f.hB;
+            for (int64_t j = 0; j < f.n; ++j)
+                for (int64_t i = 0; i < f.m; ++i) {
+                    double ref = 0.0;
+                    for (int64_t l = 0; l < f.k; ++l)
+                        ref += (double)fa[i + l * f.lda] * (double)fb[l + j * f.ldb];
+                    double e = fabs((double)got[i + j * f.ldc] - ref);
+                    if (e > err[mode]) err[mode] = e;
+                }
+        }
+        printf("gate, math mode in the signature: max error TF32 %.3g, default %.3g\n", err[0],
+               err[1]);
+        TU_CHECK(err[1] < 1e-4 && err[0] > 10.0 * err[1],
+                 "math mode: TF32 error %g, default %g (a stale graph?)", err[0], err[1]);
+        free(got);
+        drop(&f);
+        TU_CHECK(cublasSetMathMode(cb, CUBLAS_DEFAULT_MATH) == CUBLAS_STATUS_SUCCESS, "math");
         TU_CHECK_STATUS(abft_set_cublas_handle(h, NULL), ABFT_STATUS_SUCCESS);
         TU_CHECK(cublasDestroy(cb) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");
         TU_CUDA_OK(cudaStreamDestroy(other));
