@@ -80,7 +80,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
      * column index (tsmm_n_kernel<..., WS_IMPLICIT>), the cols kernel from the row index
      * (tsmm_t_kernel<..., WS_IMPLICIT>). */
     const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
-    bool impl = false, xglobal = false, xasync = false, r2 = false;
+    bool impl = false, xglobal = false, xasync = false, r2 = false, c2 = false;
     if constexpr (CB == 2) {
         impl = p.implicit && (!ABS || p.Xa == NULL);
         /* fp32, explicit weights, |A|: 2 rows per thread with asynchronous staging where A
@@ -152,7 +152,10 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         tile_outs = TR;
     } else {
         if (a->cols == 0) return ABFT_STATUS_SUCCESS;
-        constexpr int R = vec_width<T>::value;
+        /* fp32, explicit weights, |A|: 2 rows per lane (FEAT_R2) */
+        c2 = sizeof(T) == 4 && ABS && CB == 2 && !impl &&
+             (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_R2) != 0;
+        const int R = c2 ? 2 : vec_width<T>::value;
         const abft_cuda_kshape_t sh = abft_cuda_tune_shape(tune, 1, pr, bytes);
         int lanes = sh.lanes;
         if (lanes < 1) lanes = 1;
@@ -187,7 +190,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         p.lanes = lanes;
         p.chunk = chunk;
         p.stage = (int)rs;
-        p.vec_ok = wide_ok(a->A, a->lda, sizeof(T), 16);
+        p.vec_ok = wide_ok(a->A, a->lda, sizeof(T), (int)(R * sizeof(T)));
         smem = impl ? 0 : (size_t)rs * nacc * 8 * (xasync ? 2 : 1);
         grid = dim3((unsigned)tiles, (unsigned)S, 1);
         out_len = a->cols;
@@ -225,6 +228,13 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         tsmm_n_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
     } else if (impl) {
         if constexpr (CB == 2) tsmm_t_kernel<T, 2, ABS, WS_IMPLICIT><<<grid, NT, smem, st>>>(p);
+    } else if (c2) {
+        if constexpr (CB == 2 && sizeof(T) == 4 && ABS) {
+            if (xasync)
+                tsmm_t_kernel<T, 2, true, WS_ASYNC, 2><<<grid, NT, smem, st>>>(p);
+            else
+                tsmm_t_kernel<T, 2, true, WS_STAGED, 2><<<grid, NT, smem, st>>>(p);
+        }
     } else if (xasync) {
         tsmm_t_kernel<T, CB, ABS, WS_ASYNC><<<grid, NT, smem, st>>>(p);
     } else {

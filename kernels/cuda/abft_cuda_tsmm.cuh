@@ -636,10 +636,9 @@ struct implicit_col_weights {
     }
 };
 
-template <typename T, int CB, bool ABS, bool VEC, class W>
+template <typename T, int CB, bool ABS, bool VEC, int R, class W>
 __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int lanes, int l,
                                           const W &wt, double (&acc)[CB], double (&acca)[CB]) {
-    constexpr int R = vec_width<T>::value;
     const int step = UNR * lanes * R;
     for (int rb = 0; rb < ns; rb += step) {
         T v[UNR][R];
@@ -694,18 +693,19 @@ __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int
  * 58-88 registers (one block per SM fewer than the staged ones: fp32 c = 2 lost 3-8 us in
  * the first A/B run); bounded at 4 (fp32 with |A|: 3) they spill 8-24 bytes, none of it in
  * the loop over A (ptxas -v, cuobjdump; CUDA 13.0, sm_90). */
-template <typename T, int CB, bool ABS, int WS>
+template <typename T, int CB, bool ABS, int WS, int RR>
 constexpr int cols_min_blocks() {
-    return WS == WS_ASYNC && CB == 2 ? (sizeof(T) == 4 && ABS ? 3 : 4) : 0;
+    return WS == WS_ASYNC && CB == 2 ? (sizeof(T) == 4 && ABS && RR != 2 ? 3 : 4) : 0;
 }
 
-template <typename T, int CB, bool ABS, int WS = WS_STAGED>
-__global__ void __launch_bounds__(NT, cols_min_blocks<T, CB, ABS, WS>())
+/* RR > 0: rows per lane forced (fp32 c = 2 with |A| and explicit X: 2, see run_tsmm). */
+template <typename T, int CB, bool ABS, int WS = WS_STAGED, int RR = 0>
+__global__ void __launch_bounds__(NT, cols_min_blocks<T, CB, ABS, WS, RR>())
     tsmm_t_kernel(const tsmm_params p) {
     constexpr bool IMPL = WS == WS_IMPLICIT;
     static_assert(!IMPL || CB == 2, "implicit weights are two columns");
     static_assert(WS != WS_GLOBAL, "no global weight source in the cols kernel");
-    constexpr int R = vec_width<T>::value;
+    constexpr int R = RR > 0 ? RR : vec_width<T>::value;
     extern __shared__ double smem[];
     const T *__restrict__ A = static_cast<const T *>(p.A);
     const int tid = threadIdx.x;
@@ -745,9 +745,9 @@ __global__ void __launch_bounds__(NT, cols_min_blocks<T, CB, ABS, WS>())
                 const T *col = A + j * p.lda + s0;
                 const staged_col_weights<CB> wt{cur, cur + (size_t)RS * CB, RS};
                 if (p.vec_ok)
-                    cols_body<T, CB, ABS, true>(col, ns, lanes, l, wt, acc, acca);
+                    cols_body<T, CB, ABS, true, R>(col, ns, lanes, l, wt, acc, acca);
                 else
-                    cols_body<T, CB, ABS, false>(col, ns, lanes, l, wt, acc, acca);
+                    cols_body<T, CB, ABS, false, R>(col, ns, lanes, l, wt, acc, acca);
             }
             __syncthreads();
         }
@@ -762,9 +762,9 @@ __global__ void __launch_bounds__(NT, cols_min_blocks<T, CB, ABS, WS>())
                     const implicit_col_weights wt{(double)(s0 + (int64_t)l * R + 1),
                                                   (double)(lanes * R)};
                     if (p.vec_ok)
-                        cols_body<T, CB, ABS, true>(col, ns, lanes, l, wt, acc, acca);
+                        cols_body<T, CB, ABS, true, R>(col, ns, lanes, l, wt, acc, acca);
                     else
-                        cols_body<T, CB, ABS, false>(col, ns, lanes, l, wt, acc, acca);
+                        cols_body<T, CB, ABS, false, R>(col, ns, lanes, l, wt, acc, acca);
                 }
                 continue;
             }
@@ -784,9 +784,9 @@ __global__ void __launch_bounds__(NT, cols_min_blocks<T, CB, ABS, WS>())
                 const T *col = A + j * p.lda + s0;
                 const staged_col_weights<CB> wt{xs, xas, RS};
                 if (p.vec_ok)
-                    cols_body<T, CB, ABS, true>(col, ns, lanes, l, wt, acc, acca);
+                    cols_body<T, CB, ABS, true, R>(col, ns, lanes, l, wt, acc, acca);
                 else
-                    cols_body<T, CB, ABS, false>(col, ns, lanes, l, wt, acc, acca);
+                    cols_body<T, CB, ABS, false, R>(col, ns, lanes, l, wt, acc, acca);
             }
         }
     }
