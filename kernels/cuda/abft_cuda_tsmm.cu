@@ -152,7 +152,10 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         tile_outs = TR;
     } else {
         if (a->cols == 0) return ABFT_STATUS_SUCCESS;
-        /* fp32, explicit weights, |A|: 2 rows per lane (FEAT_R2) */
+        /* fp32, explicit weights, |A| (the full checksums' second read of B): 2 rows per
+         * lane, 64 registers and 4 blocks per SM where 4 rows took 80 and 3. A/B in one run
+         * (bench/results/ab_r2.txt, H100, % of read, gen_t with |A|·Xa): 2048 43.0 -> 65.1,
+         * 4096 43.2 -> 53.0, 8192 37.4 -> 71.0, 16384 48.3 -> 71.4, 30720 50.3 -> 72.6. */
         c2 = sizeof(T) == 4 && ABS && CB == 2 && !impl &&
              (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_R2) != 0;
         const int R = c2 ? 2 : vec_width<T>::value;

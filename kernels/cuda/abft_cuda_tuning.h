@@ -61,10 +61,10 @@ void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps);
 #define ABFT_CUDA_FEAT_GATE 8u   /* the protected GEMM's screen decided on the device (a graph
                                    * with a conditional node, abft_cuda_gate.cu); off: the
                                    * host's round trip before the GEMM */
-#define ABFT_CUDA_FEAT_R2 16u    /* rows kernel, fp32, explicit c = 2 with |A|, A of 64 MiB
-                                   * to 1.5 GiB: 2 rows per thread (float2), weights staged
-                                   * asynchronously; off: 4 rows, staged while the block
-                                   * waits */
+#define ABFT_CUDA_FEAT_R2 16u    /* fp32, explicit c = 2 weights with |A|: 2 rows per thread
+                                   * (float2) in the cols kernel, and in the rows kernel for A
+                                   * of 64 MiB to 1.5 GiB (weights staged asynchronously);
+                                   * off: 4 rows (rows kernel: staged while the block waits) */
 #define ABFT_CUDA_FEAT_ALL 31u
 void abft_cuda_tune_features(unsigned mask);
 unsigned abft_cuda_tune_features_get(void);
