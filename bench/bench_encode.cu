@@ -357,9 +357,9 @@ int main(int argc, char **argv) {
                           {"gen_n c8", 0, 8, X64, NULL, NULL}};
                 for (const auto &c : cs) {
                     if (ab_feat == ABFT_CUDA_FEAT_XGLOBAL && (c.X == NULL || c.trans)) continue;
-                    /* r2: fp32, c = 2 with |A| (rows and cols kernels; implicit: rows) */
+                    /* r2: fp32, explicit c = 2 with |A| (rows and cols kernels) */
                     if (ab_feat == ABFT_CUDA_FEAT_R2 &&
-                        (isd || c.c != 2 || c.Yabs == NULL || (c.X == NULL && c.trans)))
+                        (isd || c.X == NULL || c.c != 2 || c.Yabs == NULL))
                         continue;
                     /* xasync: the cases it changes (cols: any explicit X; rows: c > 2; the
                      * rows kernel's c = 2 reads X from global memory, or with fp32 |A| keeps

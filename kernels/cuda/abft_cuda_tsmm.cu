@@ -80,7 +80,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
      * column index (tsmm_n_kernel<..., WS_IMPLICIT>), the cols kernel from the row index
      * (tsmm_t_kernel<..., WS_IMPLICIT>). */
     const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
-    bool impl = false, xglobal = false, xasync = false, r2 = false, c2 = false, r2i = false;
+    bool impl = false, xglobal = false, xasync = false, r2 = false, c2 = false;
     if constexpr (CB == 2) {
         impl = p.implicit && (!ABS || p.Xa == NULL);
         /* fp32, explicit weights, |A|: 2 rows per thread with asynchronous staging where A
@@ -90,8 +90,6 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
          * weights at 2 rows gained less (+9 / +6 us) and lost more (-171 us at 30720). */
         r2 = sizeof(T) == 4 && ABS && !impl && a->trans == 0 && bytes > 64.0 * (1 << 20) &&
              bytes <= 1.5 * (1 << 30) && (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_R2) != 0;
-        r2i = sizeof(T) == 4 && ABS && impl && a->trans == 0 &&
-              (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_R2) != 0;
         /* An explicit X of c = 2: the rows kernel reads it from global memory (WS_GLOBAL),
          * except fp32 with |A|, where the weights of 4 columns in registers next to 16
          * accumulators and 4 float4 loads spill at the 80-register bound (3 blocks/SM): in
@@ -107,7 +105,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     size_t smem;
     if (a->trans == 0) {
         if (a->rows == 0) return ABFT_STATUS_SUCCESS;
-        const int R = r2 || r2i ? 2 : rows_per_thread<T, CB, ABS, 1>::value;
+        const int R = r2 ? 2 : rows_per_thread<T, CB, ABS, 1>::value;
         const abft_cuda_kshape_t sh = abft_cuda_tune_shape(tune, 0, pr, bytes);
         int lanes = sh.lanes;
         /* The table's fp64 lanes (8 at small/medium sizes) are measured on the implicit-weight
@@ -215,14 +213,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         p.part = (double *)scr;
     }
     if (a->trans == 0 && impl) {
-        if constexpr (CB == 2 && sizeof(T) == 4 && ABS) {
-            if (r2i)
-                tsmm_n_kernel<T, 2, true, WS_IMPLICIT, 2><<<grid, NT, smem, st>>>(p);
-            else
-                tsmm_n_kernel<T, 2, true, WS_IMPLICIT><<<grid, NT, smem, st>>>(p);
-        } else if constexpr (CB == 2) {
-            tsmm_n_kernel<T, 2, ABS, WS_IMPLICIT><<<grid, NT, smem, st>>>(p);
-        }
+        if constexpr (CB == 2) tsmm_n_kernel<T, 2, ABS, WS_IMPLICIT><<<grid, NT, smem, st>>>(p);
     } else if (a->trans == 0 && r2) {
         if constexpr (CB == 2 && sizeof(T) == 4 && ABS) {
             if (xasync)

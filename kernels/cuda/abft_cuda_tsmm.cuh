@@ -407,7 +407,7 @@ constexpr int WS_STAGED = 0, WS_IMPLICIT = 1, WS_GLOBAL = 2, WS_ASYNC = 3;
  * bytes), 4 at 2 rows (64 registers; the async instance without spills). */
 template <typename T, int CB, bool ABS, int WS, int RR>
 constexpr int rows_min_blocks() {
-    return WS == WS_IMPLICIT ? (RR == 2 ? 5 : 4) : (sizeof(T) == 4 && ABS && CB == 2) ? (RR == 2 ? 4 : 3) : 0;
+    return WS == WS_IMPLICIT ? 4 : (sizeof(T) == 4 && ABS && CB == 2) ? (RR == 2 ? 4 : 3) : 0;
 }
 
 /* RR > 0: rows per thread forced (fp32 c = 2 with |A| and explicit X: 2, see run_tsmm). */
