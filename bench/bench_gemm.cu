@@ -318,9 +318,6 @@ int main(int argc, char **argv) {
         std::printf("no GPU: nothing to measure\n");
         return 77;
     }
-    // ABFT_BENCH_FEATURES: the library's feature mask for the whole run (abft_cuda_tuning.h)
-    if (const char *fm = std::getenv("ABFT_BENCH_FEATURES"))
-        abft_cuda_tune_features((unsigned)std::strtoul(fm, nullptr, 0));
     if (prof_prec != nullptr) {
         abft_handle_t h;
         TU_ABFT_OK(abft_create(&h, ABFT_BACKEND_CUDA));

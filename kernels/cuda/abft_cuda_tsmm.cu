@@ -292,7 +292,7 @@ abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
         tune, 2, sizeof(T) == 8 ? 0 : 1, (double)a->rows * (double)a->cols * (double)sizeof(T));
     /* Implicit weights V = [1, l+1] with |V| = V on a side: computed from the index
      * (dual_kernel<..., IMPL>, c-bucket 2 only). */
-    int impl = 0, occ_slot = 0;
+    int impl = 0;
     void (*kern)(const dual_params) = dual_kernel<T, CB, ABS>;
     if constexpr (CB == 2) {
         if (p.implicit_x && p.Xa == NULL) impl |= DUAL_IMPL_X;
@@ -301,29 +301,20 @@ abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
         if (impl == DUAL_IMPL_Z) kern = dual_kernel<T, 2, ABS, DUAL_IMPL_Z>;
         if (impl == (DUAL_IMPL_X | DUAL_IMPL_Z))
             kern = dual_kernel<T, 2, ABS, DUAL_IMPL_X | DUAL_IMPL_Z>;
-        occ_slot = impl;
-        /* fp32 with |M|, explicit X, implicit Z (the full checksums' pass over A): 3 blocks
-         * per SM asked of ptxas (80 registers, no spill) instead of none (98, 2 blocks) */
-        if constexpr (sizeof(T) == 4 && ABS) {
-            if (impl == DUAL_IMPL_Z && (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_DUAL3)) {
-                kern = dual_kernel<T, 2, true, DUAL_IMPL_Z, 3>;
-                occ_slot = 4;
-            }
-        }
     }
     /* A table bps of at most 4 asks for one wave: it is capped at the instance's occupancy
      * (blocks per SM with the most dynamic shared memory a launch asks for, asked once per
      * instance: fp32 explicit 2, fp32 implicit 3, fp64 4, v6) and the split must then not
      * spill into a second wave. Larger values ask for several waves. */
-    static int occ_cache[5] = {0, 0, 0, 0, 0};
-    if (occ_cache[occ_slot] == 0) {
+    static int occ_cache[4] = {0, 0, 0, 0};
+    if (occ_cache[impl] == 0) {
         int o = 0;
         ABFT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, kern, NT,
                                                                     ABFT_CUDA_SMEM_BYTES));
-        occ_cache[occ_slot] = o > 0 ? o : 1;
+        occ_cache[impl] = o > 0 ? o : 1;
     }
     const bool one_wave = sh.bps <= 4;
-    const int bps = one_wave && sh.bps > occ_cache[occ_slot] ? occ_cache[occ_slot] : sh.bps;
+    const int bps = one_wave && sh.bps > occ_cache[impl] ? occ_cache[impl] : sh.bps;
     const int64_t S = choose_slices(tiles, a->cols, UNR, sms, bps, tune->dual_min_split,
                                     &chunk, one_wave);
     int64_t ks = ABFT_CUDA_SMEM_BYTES / (8 * nacc * (1 + NT / 32));

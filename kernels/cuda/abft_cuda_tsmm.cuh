@@ -888,10 +888,8 @@ constexpr int dual_min_blocks() {
  * in fixed order. Row tiles (blockIdx.x) then give partials of Q, column slices (blockIdx.y)
  * partials of P. IMPL: DUAL_IMPL_X / DUAL_IMPL_Z bits, the sides whose weights are the
  * implicit V = [1, l+1] with |V| = V (no staging of X, no Z registers). */
-/* MB >= 0: the blocks per SM asked of ptxas instead (the fp32 |M| instance with explicit X:
- * 3, see run_dual). */
-template <typename T, int CB, bool ABS, int IMPL = 0, int MB = -1>
-__global__ void __launch_bounds__(NT, MB >= 0 ? MB : dual_min_blocks<T, ABS, IMPL>())
+template <typename T, int CB, bool ABS, int IMPL = 0>
+__global__ void __launch_bounds__(NT, dual_min_blocks<T, ABS, IMPL>())
     dual_kernel(const dual_params p) {
     static_assert(IMPL == 0 || CB == 2, "implicit weights are two columns");
     constexpr bool IX = (IMPL & DUAL_IMPL_X) != 0, IZ = (IMPL & DUAL_IMPL_Z) != 0;

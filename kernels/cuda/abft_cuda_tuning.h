@@ -65,9 +65,7 @@ void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps);
                                    * (float2) in the cols kernel, and in the rows kernel for A
                                    * of 64 MiB to 1.5 GiB (weights staged asynchronously);
                                    * off: 4 rows (rows kernel: staged while the block waits) */
-#define ABFT_CUDA_FEAT_DUAL3 32u /* dual kernel, fp32 with |M|, explicit X and implicit Z: 3
-                                   * blocks per SM asked of ptxas; off: no bound (2 blocks) */
-#define ABFT_CUDA_FEAT_ALL 63u
+#define ABFT_CUDA_FEAT_ALL 31u
 void abft_cuda_tune_features(unsigned mask);
 unsigned abft_cuda_tune_features_get(void);
 
