@@ -53,8 +53,12 @@ ABFT_API abft_status_t abft_set_stream(abft_handle_t handle, void *stream);
 ABFT_API abft_status_t abft_get_stream(abft_handle_t handle, void **stream);
 
 /* Borrow a caller's cublasHandle_t / cusolverDnHandle_t (as void*); NULL returns to the
- * handle's own. The library sets the stream, pointer mode it needs on every call and
- * restores them before returning; the math mode is read, never changed. */
+ * handle's own. Where they differ from what it needs (the abft handle's stream, host
+ * pointer mode), the library sets the stream and pointer mode for its calls and restores
+ * them before returning; the math mode and the other settings are read, never changed.
+ * cuBLAS resets a handle's workspace (cublasSetWorkspace) whenever its stream is set: give
+ * both handles the same stream to keep one. GEMMs captured into the library's graphs run
+ * on a private cuBLAS handle with the borrowed one's settings (docs/api.md). */
 ABFT_API abft_status_t abft_set_cublas_handle(abft_handle_t handle, void *cublas_handle);
 ABFT_API abft_status_t abft_set_cusolver_handle(abft_handle_t handle, void *cusolver_handle);
 
