@@ -192,6 +192,25 @@ abft_status_t abft_cuda_scratch_counted(const abft_kctx_t *ctx, size_t ncount, s
     return ABFT_STATUS_SUCCESS;
 }
 
+abft_status_t abft_cuda_host_alloc(size_t bytes, void **ptr) {
+    void *p = NULL;
+    if (cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
+        (void)cudaGetLastError(); /* a device that cannot map host memory: plain pinned */
+        ABFT_CUDA_TRY(cudaHostAlloc(&p, bytes, cudaHostAllocDefault));
+    }
+    *ptr = p;
+    return ABFT_STATUS_SUCCESS;
+}
+
+void *abft_cuda_host_device_ptr(void *host) {
+    void *dev = NULL;
+    if (cudaHostGetDevicePointer(&dev, host, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        dev = NULL;
+    }
+    return dev;
+}
+
 abft_status_t abft_cuda_pinned(const abft_kctx_t *ctx, size_t bytes, void **ptr, void **dev) {
     abft_buffer_t *b = ctx->scratch;
     if (b == NULL) return ABFT_STATUS_INTERNAL_ERROR;
@@ -199,13 +218,9 @@ abft_status_t abft_cuda_pinned(const abft_kctx_t *ctx, size_t bytes, void **ptr,
         /* the old block is only ever read by the host after a synchronization: free now */
         size_t want = bytes < 4096 ? 4096 : bytes + bytes / 4;
         void *p = NULL;
-        cudaError_t e = cudaHostAlloc(&p, want, cudaHostAllocMapped | cudaHostAllocPortable);
-        if (e != cudaSuccess) { /* a device that cannot map host memory: plain pinned */
-            cudaGetLastError();
-            ABFT_CUDA_TRY(cudaHostAlloc(&p, want, cudaHostAllocDefault));
-        }
+        ABFT_TRY_STATUS(abft_cuda_host_alloc(want, &p));
         if (b->host != NULL) {
-            e = cudaFreeHost(b->host);
+            cudaError_t e = cudaFreeHost(b->host);
             if (e != cudaSuccess) {
                 cudaFreeHost(p);
                 return abft_cuda_status(e);
@@ -215,13 +230,7 @@ abft_status_t abft_cuda_pinned(const abft_kctx_t *ctx, size_t bytes, void **ptr,
         b->host_bytes = want;
     }
     *ptr = b->host;
-    if (dev != NULL) {
-        /* NULL when this block is not mapped (or not for this device): the caller copies */
-        if (cudaHostGetDevicePointer(dev, b->host, 0) != cudaSuccess) {
-            cudaGetLastError();
-            *dev = NULL;
-        }
-    }
+    if (dev != NULL) *dev = abft_cuda_host_device_ptr(b->host);
     return ABFT_STATUS_SUCCESS;
 }
 

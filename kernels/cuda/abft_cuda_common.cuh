@@ -47,5 +47,10 @@ abft_status_t abft_cuda_scratch_counted(const abft_kctx_t *ctx, size_t ncount, s
  * memory: a kernel writes the host's copy itself, no copy on the stream after it), or NULL
  * where the device cannot map host memory; then the caller copies into *ptr. */
 abft_status_t abft_cuda_pinned(const abft_kctx_t *ctx, size_t bytes, void **ptr, void **dev);
+/* Pinned host memory of `bytes`, mapped into the device's address space where the device
+ * can map host memory, else plain pinned (free with cudaFreeHost). */
+abft_status_t abft_cuda_host_alloc(size_t bytes, void **ptr);
+/* The device's address of pinned host memory, or NULL where it is not mapped. */
+void *abft_cuda_host_device_ptr(void *host);
 
 #endif /* ABFT_CUDA_COMMON_CUH */

@@ -226,17 +226,13 @@ abft_status_t gate_ready(abft_cuda_gate *G, cudaStream_t st) {
         G->count = (unsigned long long *)p;
     }
     if (G->host == nullptr) {
+        /* its own block, not abft_cuda_pinned's: that one may move between the gate kernel
+         * writing the word and the host reading it, and a graph keeps the device address */
         void *p = nullptr;
-        if (cudaHostAlloc(&p, sizeof(unsigned long long), cudaHostAllocMapped) != cudaSuccess) {
-            (void)cudaGetLastError(); /* no mapped memory here: plain pinned, the host path */
-            ABFT_CUDA_TRY(cudaHostAlloc(&p, sizeof(unsigned long long), cudaHostAllocDefault));
-            G->graphs_off = 1;
-        } else if (cudaHostGetDevicePointer((void **)&G->host_dev, p, 0) != cudaSuccess) {
-            (void)cudaGetLastError();
-            G->host_dev = nullptr;
-            G->graphs_off = 1;
-        }
+        ABFT_TRY_STATUS(abft_cuda_host_alloc(sizeof(unsigned long long), &p));
         G->host = (unsigned long long *)p;
+        G->host_dev = (unsigned long long *)abft_cuda_host_device_ptr(p);
+        if (G->host_dev == nullptr) G->graphs_off = 1; /* not mapped: the host path */
         *G->host = 0;
     }
     return ABFT_STATUS_SUCCESS;
