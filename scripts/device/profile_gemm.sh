@@ -15,10 +15,10 @@ which nsys ncu 2>&1 | head -3
 for n in ${SIZES:-2048 4096 8192}; do for p in d s; do for k in row full; do
   $B --profile $p $n $k 0
 done; done; done 2>&1 | tee "$OUT/profile-gemm-wall.txt"
-for n in ${NCU_SIZES:-4096 8192}; do for p in d s; do
+for n in ${NCU_SIZES:-4096 8192}; do for p in d s; do for k in ${NCU_KINDS:-row}; do
   timeout 200 ncu --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
-    $B --profile $p $n row 3 > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
-  python3 - "$OUT/ncu.csv" "$p $n row, 3 calls" <<'PY'
+    $B --profile $p $n $k 3 > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
+  python3 - "$OUT/ncu.csv" "$p $n $k, 3 calls" <<'PY'
 import csv, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
 hdr = rows[0]; ki = hdr.index("Kernel Name"); vi = hdr.index("Metric Value")
@@ -33,4 +33,4 @@ for name, ns in seq[-per:] if per else seq:
     print(f"{ns/1e3:10.2f} us  {name}")
 print(f"   sum of the last call's kernels: {sum(ns for _, ns in seq[-per:])/1e3:.2f} us")
 PY
-done; done 2>&1 | tee "$OUT/profile-gemm-ncu.txt"
+done; done; done 2>&1 | tee "$OUT/profile-gemm-ncu.txt"
