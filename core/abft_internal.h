@@ -25,7 +25,7 @@
 typedef struct abft_backend_ops {
     abft_status_t (*tsmm)(const abft_kctx_t *, const abft_tsmm_args_t *);
     abft_status_t (*dual)(const abft_kctx_t *, const abft_dual_args_t *);
-    abft_status_t (*compare)(const abft_kctx_t *, const abft_compare_args_t *);
+    abft_status_t (*compare)(const abft_kctx_t *, const abft_compare_args_t *, int njobs);
     abft_status_t (*gemm)(const abft_kctx_t *, const abft_gemm_args_t *);
     abft_status_t (*alloc)(const abft_kctx_t *, size_t, void **);
     abft_status_t (*free)(const abft_kctx_t *, void *);

@@ -103,7 +103,9 @@ typedef struct abft_dual_args {
  * Each of R, Ra, S, Sa, P, Pa is n x 2 with its own leading dimension (in backend memory).
  * Output (host memory): *nflagged, *max_ratio (max over entries and columns of |d|/t, with
  * 0/0 = 0, and NaN ratios or infinite bounds reported as +Inf), and the first max_list flagged indices in
- * ascending order in list[] (host memory, may be NULL when max_list == 0). */
+ * ascending order in list[] (host memory, may be NULL when max_list == 0).
+ * The compare op takes njobs (1 or 2) of these at once: independent jobs, one
+ * synchronisation for all (the full checksums' row and column sides). */
 typedef struct abft_compare_args {
     int64_t n;
     const double *R;
@@ -158,7 +160,7 @@ typedef struct abft_copy_args {
 /* ---- CPU backend (kernels/cpu) --------------------------------------------------------- */
 abft_status_t abft_cpu_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a);
 abft_status_t abft_cpu_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a);
-abft_status_t abft_cpu_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a);
+abft_status_t abft_cpu_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a, int njobs);
 abft_status_t abft_cpu_gemm(const abft_kctx_t *ctx, const abft_gemm_args_t *a);
 abft_status_t abft_cpu_alloc(const abft_kctx_t *ctx, size_t bytes, void **ptr);
 abft_status_t abft_cpu_free(const abft_kctx_t *ctx, void *ptr);
@@ -174,7 +176,7 @@ abft_status_t abft_cuda_context_create(abft_kctx_t *ctx);  /* device, cuBLAS/cuS
 abft_status_t abft_cuda_context_destroy(abft_kctx_t *ctx, int own_blas, int own_solver);
 abft_status_t abft_cuda_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a);
 abft_status_t abft_cuda_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a);
-abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a);
+abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a, int njobs);
 abft_status_t abft_cuda_gemm(const abft_kctx_t *ctx, const abft_gemm_args_t *a);
 abft_status_t abft_cuda_alloc(const abft_kctx_t *ctx, size_t bytes, void **ptr);
 abft_status_t abft_cuda_free(const abft_kctx_t *ctx, void *ptr);

@@ -548,9 +548,9 @@ static abft_status_t try_correct(const struct abft_gemm_plan *p, side_host_t sid
     return ABFT_STATUS_SUCCESS;
 }
 
-/* Compare one side on the backend; the flagged indices come back to the host. */
-static abft_status_t compare_side(const struct abft_gemm_plan *p, int cs, side_host_t *s,
-                                  double *max_ratio) {
+/* One side's compare job for the backend; its flagged indices come back to the host. */
+static abft_status_t compare_job(const struct abft_gemm_plan *p, int cs, side_host_t *s,
+                                 double *max_ratio, abft_compare_args_t *a) {
     abft_handle_t h = p->h;
     const double *const *w = (const double *const *)p->w;
     const int64_t *ld = p->ld;
@@ -566,13 +566,14 @@ static abft_status_t compare_side(const struct abft_gemm_plan *p, int cs, side_h
     /* k = 0 or alpha = 0: the alpha terms vanish (and the GEMM reads neither A nor B, so
      * their encodings are not used: NaN there must not flag anything). */
     const int use_ab = p->k > 0 && p->alpha != 0.0;
-    abft_compare_args_t a = {n, w[W_R + b], ld[W_R + b], w[W_RA + b], ld[W_RA + b],
+    abft_compare_args_t c = {n, w[W_R + b], ld[W_R + b], w[W_RA + b], ld[W_RA + b],
                              use_ab ? w[sidx] : w[W_R + b], ld[sidx],
                              use_ab ? w[sidx + 1] : w[W_RA + b], ld[sidx + 1],
                              w[pidx], ld[pidx], w[pidx + 1], ld[pidx + 1],
                              use_ab ? p->alpha : 0.0, p->beta, s->bc.coef_s, s->bc.coef_r,
                              s->bc.abs_floor, n, s->flags, &s->nflag, max_ratio};
-    return h->ops->compare(&h->kctx, &a);
+    *a = c;
+    return ABFT_STATUS_SUCCESS;
 }
 
 /* Bring one side's arrays to the host (n x 2 each). */
@@ -671,10 +672,14 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
     side_host_t sides[2];
     memset(sides, 0, sizeof sides);
     abft_status_t st = ABFT_STATUS_SUCCESS;
+    /* both sides in one compare: one synchronisation */
+    abft_compare_args_t jobs[2];
+    double mr[2] = {0.0, 0.0};
+    for (int cs = 0; cs < nsides && st == ABFT_STATUS_SUCCESS; ++cs)
+        st = compare_job(p, cs, &sides[cs], &mr[cs], &jobs[cs]);
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->compare(&h->kctx, jobs, nsides);
     for (int cs = 0; cs < nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
-        double mr = 0.0;
-        st = compare_side(p, cs, &sides[cs], &mr);
-        if (mr > rep->max_ratio) rep->max_ratio = mr;
+        if (mr[cs] > rep->max_ratio) rep->max_ratio = mr[cs];
         rep->checked += sides[cs].n;
         rep->detected += sides[cs].nflag;
     }

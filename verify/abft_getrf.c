@@ -135,7 +135,7 @@ static abft_status_t check_factors(struct abft_lu_plan *p, const void *A, int64_
     abft_compare_args_t c = {m, p->Z, m, p->Za, m, p->PX, m, p->PXa, m, NULL, 0, NULL, 0,
                              1.0, 0.0, b.coef_s, b.coef_r, b.floor, 0, NULL, nflagged,
                              max_ratio};
-    ABFT_TRY(h->ops->compare(&h->kctx, &c));
+    ABFT_TRY(h->ops->compare(&h->kctx, &c, 1));
     /* An overflowed bound (Za = Inf) passes any residual: such rows count as flagged. */
     int64_t nbad = 0;
     ABFT_TRY(abft_lu_nonfinite_rows(h, m, p->Za, m, &nbad));

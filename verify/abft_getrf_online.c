@@ -148,7 +148,7 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, int64_t K2, int64_t
      * bound, which would pass anything) needs no separate count: it makes the bound t NaN or
      * +Inf, and compare flags such an entry (!(|d| <= t) or t = +Inf). The slow path below
      * then reports the row's ratio as +Inf. */
-    ABFT_TRY(h->ops->compare(&h->kctx, &c));
+    ABFT_TRY(h->ops->compare(&h->kctx, &c, 1));
     if (nflag == 0 && !(mr < INFINITY)) nflag = 1;
     rep->checked += mt;
     if (mr > rep->max_ratio || isnan(mr)) rep->max_ratio = mr;

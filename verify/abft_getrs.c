@@ -40,7 +40,7 @@ static abft_status_t checked_solve(abft_handle_t h, abft_prec_t prec, int uplo, 
     abft_compare_args_t c = {nrhs, w->Bs, nrhs, w->Bsa, nrhs, w->Ys, nrhs, w->Ysa, nrhs, NULL, 0,
                              NULL, 0, 1.0, 0.0, cs, cr, floor, ABFT_REPORT_MAX_FAULTS, list,
                              &nflag, &mr};
-    ABFT_TRY(h->ops->compare(&h->kctx, &c));
+    ABFT_TRY(h->ops->compare(&h->kctx, &c, 1));
     int64_t nbad = 0; /* an overflowed bound passes anything */
     ABFT_TRY(abft_lu_nonfinite_rows(h, nrhs, w->Ysa, nrhs, &nbad));
     if (nbad > 0) mr = INFINITY;

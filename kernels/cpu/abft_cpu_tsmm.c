@@ -95,8 +95,7 @@ abft_status_t abft_cpu_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     return abft_cpu_tsmm(ctx, &t);
 }
 
-abft_status_t abft_cpu_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a) {
-    (void)ctx;
+static void compare_job(const abft_compare_args_t *a) {
     int64_t nflag = 0;
     double maxr = 0.0;
     const int use_p = a->beta != 0.0 && a->P != NULL;
@@ -125,5 +124,11 @@ abft_status_t abft_cpu_compare(const abft_kctx_t *ctx, const abft_compare_args_t
     }
     *a->nflagged = nflag;
     *a->max_ratio = maxr;
+}
+
+abft_status_t abft_cpu_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a, int njobs) {
+    (void)ctx;
+    if (njobs < 1 || njobs > 2) return ABFT_STATUS_INTERNAL_ERROR;
+    for (int j = 0; j < njobs; ++j) compare_job(&a[j]);
     return ABFT_STATUS_SUCCESS;
 }

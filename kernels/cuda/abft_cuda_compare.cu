@@ -56,14 +56,12 @@ __device__ __forceinline__ bool cmp_entry(const cmp_params &p, int64_t i, double
     return flagged;
 }
 
-__global__ void __launch_bounds__(CMP_THREADS) compare_count_kernel(const cmp_params p,
-                                                                     int64_t *counts,
-                                                                     double *maxes,
-                                                                     int64_t *hcounts,
-                                                                     double *hmaxes) {
+/* Counts and max ratio of one block of job p (block index b within the job). */
+__device__ __forceinline__ void count_block(const cmp_params &p, int64_t b, int64_t *counts,
+                                            double *maxes, int64_t *hcounts, double *hmaxes) {
     __shared__ int64_t scount[CMP_THREADS / 32];
     __shared__ double smax[CMP_THREADS / 32];
-    const int64_t base = (int64_t)blockIdx.x * CMP_CHUNK;
+    const int64_t base = b * CMP_CHUNK;
     int64_t cnt = 0;
     double mr = 0.0;
     for (int k = 0; k < CMP_PER_THREAD; ++k) {
@@ -98,6 +96,22 @@ __global__ void __launch_bounds__(CMP_THREADS) compare_count_kernel(const cmp_pa
             hmaxes[blockIdx.x] = m;
         }
     }
+}
+
+/* Two jobs in one launch: blocks [0, blocks_a) count job a, the rest job b (one call per
+ * job, so that each reads its job from the parameter space, as reduce_kernel does). */
+__global__ void __launch_bounds__(CMP_THREADS) compare_count_kernel(const cmp_params a,
+                                                                     const cmp_params b,
+                                                                     int64_t blocks_a,
+                                                                     int64_t *counts,
+                                                                     double *maxes,
+                                                                     int64_t *hcounts,
+                                                                     double *hmaxes) {
+    const int64_t blk = (int64_t)blockIdx.x;
+    if (blk < blocks_a)
+        count_block(a, blk, counts, maxes, hcounts, hmaxes);
+    else
+        count_block(b, blk - blocks_a, counts, maxes, hcounts, hmaxes);
 }
 
 __global__ void __launch_bounds__(CMP_THREADS) compare_list_kernel(const cmp_params p,
@@ -145,13 +159,7 @@ __global__ void __launch_bounds__(CMP_THREADS) compare_list_kernel(const cmp_par
     }
 }
 
-} /* namespace */
-
-extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a) {
-    *a->nflagged = 0;
-    *a->max_ratio = 0.0;
-    if (a->n <= 0) return ABFT_STATUS_SUCCESS;
-    cudaStream_t st = abft_cuda_stream(ctx);
+static cmp_params cmp_job(const abft_compare_args_t *a) {
     cmp_params p;
     p.n = a->n;
     p.R = a->R;
@@ -172,44 +180,78 @@ extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_co
     p.coef_s = a->coef_s;
     p.coef_r = a->coef_r;
     p.abs_floor = a->abs_floor;
+    return p;
+}
 
-    const int64_t nb = (a->n + CMP_CHUNK - 1) / CMP_CHUNK;
-    if (nb > 0x7fffffff) return ABFT_STATUS_NOT_SUPPORTED;
-    const int64_t nlist = a->max_list > 0 ? (a->max_list < a->n ? a->max_list : a->n) : 0;
-    const size_t bytes = (size_t)nb * 16 + (size_t)nlist * 8;
+} /* namespace */
+
+/* One or two jobs: their counts in one launch and one synchronisation (the full checksums'
+ * row and column sides), then the lists of the jobs that flagged something and want one. */
+extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a,
+                                           int njobs) {
+    if (njobs < 1 || njobs > 2) return ABFT_STATUS_INTERNAL_ERROR;
+    cudaStream_t st = abft_cuda_stream(ctx);
+    cmp_params p[2];
+    int64_t nb[2] = {0, 0}, nlist[2] = {0, 0};
+    for (int j = 0; j < njobs; ++j) {
+        *a[j].nflagged = 0;
+        *a[j].max_ratio = 0.0;
+        p[j] = cmp_job(&a[j]);
+        nb[j] = a[j].n > 0 ? (a[j].n + CMP_CHUNK - 1) / CMP_CHUNK : 0;
+        nlist[j] = a[j].max_list > 0 && a[j].n > 0 ? (a[j].max_list < a[j].n ? a[j].max_list : a[j].n) : 0;
+    }
+    const int64_t blocks = nb[0] + nb[1];
+    if (blocks == 0) return ABFT_STATUS_SUCCESS;
+    if (blocks > 0x7fffffff) return ABFT_STATUS_NOT_SUPPORTED;
+    const size_t bytes = (size_t)blocks * 16 + (size_t)(nlist[0] + nlist[1]) * 8;
     void *scr = NULL, *hp = NULL, *hdev = NULL;
     ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &scr));
-    ABFT_TRY_STATUS(abft_cuda_pinned(ctx, (size_t)nb * 16, &hp, &hdev));
+    ABFT_TRY_STATUS(abft_cuda_pinned(ctx, (size_t)blocks * 16, &hp, &hdev));
     int64_t *d_counts = (int64_t *)scr;
-    double *d_maxes = (double *)(d_counts + nb);
-    int64_t *d_list = (int64_t *)(d_maxes + nb);
+    double *d_maxes = (double *)(d_counts + blocks);
+    int64_t *d_list = (int64_t *)(d_maxes + blocks);
 
     /* Per-block counts and maxima to the host (written there by the kernel when the pinned
      * block is mapped, else copied), added there in block order. */
     int64_t *hd_counts = (int64_t *)hdev;
-    compare_count_kernel<<<(unsigned)nb, CMP_THREADS, 0, st>>>(
-        p, d_counts, d_maxes, hd_counts, hd_counts != NULL ? (double *)(hd_counts + nb) : NULL);
+    compare_count_kernel<<<(unsigned)blocks, CMP_THREADS, 0, st>>>(
+        p[0], njobs > 1 ? p[1] : p[0], nb[0], d_counts, d_maxes, hd_counts,
+        hd_counts != NULL ? (double *)(hd_counts + blocks) : NULL);
     ABFT_CUDA_LAUNCHED();
     if (hd_counts == NULL)
-        ABFT_CUDA_TRY(cudaMemcpyAsync(hp, d_counts, (size_t)nb * 16, cudaMemcpyDeviceToHost, st));
+        ABFT_CUDA_TRY(cudaMemcpyAsync(hp, d_counts, (size_t)blocks * 16, cudaMemcpyDeviceToHost, st));
     ABFT_CUDA_TRY(cudaStreamSynchronize(st));
     const int64_t *h = (const int64_t *)hp;
-    const double *hm = (const double *)(h + nb);
-    int64_t total = 0;
-    double mr = 0.0;
-    for (int64_t b = 0; b < nb; ++b) {
-        total += h[b];
-        if (hm[b] > mr) mr = hm[b];
+    const double *hm = (const double *)(h + blocks);
+    int64_t total[2] = {0, 0}, ncopy[2] = {0, 0};
+    double mr[2] = {0.0, 0.0};
+    bool lists = false;
+    for (int j = 0; j < njobs; ++j) {
+        const int64_t b0 = j == 0 ? 0 : nb[0];
+        for (int64_t b = b0; b < b0 + nb[j]; ++b) {
+            total[j] += h[b];
+            if (hm[b] > mr[j]) mr[j] = hm[b];
+        }
+        ncopy[j] = total[j] < nlist[j] ? total[j] : nlist[j];
+        lists = lists || ncopy[j] > 0;
     }
-    const int64_t ncopy = total < nlist ? total : nlist;
-    if (ncopy > 0) {
-        compare_list_kernel<<<(unsigned)nb, CMP_THREADS, 0, st>>>(p, d_counts, nlist, d_list);
-        ABFT_CUDA_LAUNCHED();
-        ABFT_CUDA_TRY(cudaMemcpyAsync(a->list, d_list, (size_t)ncopy * 8, cudaMemcpyDeviceToHost,
-                                      st));
+    if (lists) {
+        int64_t *dl = d_list;
+        for (int j = 0; j < njobs; ++j) {
+            if (ncopy[j] > 0) {
+                compare_list_kernel<<<(unsigned)nb[j], CMP_THREADS, 0, st>>>(
+                    p[j], d_counts + (j == 0 ? 0 : nb[0]), nlist[j], dl);
+                ABFT_CUDA_LAUNCHED();
+                ABFT_CUDA_TRY(cudaMemcpyAsync(a[j].list, dl, (size_t)ncopy[j] * 8,
+                                              cudaMemcpyDeviceToHost, st));
+            }
+            dl += nlist[j];
+        }
         ABFT_CUDA_TRY(cudaStreamSynchronize(st));
     }
-    *a->nflagged = total;
-    *a->max_ratio = mr;
+    for (int j = 0; j < njobs; ++j) {
+        *a[j].nflagged = total[j];
+        *a[j].max_ratio = mr[j];
+    }
     return ABFT_STATUS_SUCCESS;
 }

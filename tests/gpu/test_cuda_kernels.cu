@@ -761,14 +761,14 @@ static void compare_case(tu_rng_t *rng, gpuctx_t *g, int64_t n, int use_p, int64
     abft_compare_args_t ca = {n, R, ld, Ra, ld, S, ld, Sa, ld, use_p ? P : NULL, ld, Pa, ld,
                               alpha, beta, coef_s, coef_r, floor_, max_list, list_c, &nf_c,
                               &mr_c};
-    TU_CHECK_STATUS(abft_cpu_compare(&cpu, &ca), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_cpu_compare(&cpu, &ca, 1), ABFT_STATUS_SUCCESS);
     double *dR = (double *)dup_to_dev(R, (size_t)cnt * 8), *dRa = (double *)dup_to_dev(Ra, (size_t)cnt * 8);
     double *dS = (double *)dup_to_dev(S, (size_t)cnt * 8), *dSa = (double *)dup_to_dev(Sa, (size_t)cnt * 8);
     double *dP = (double *)dup_to_dev(P, (size_t)cnt * 8), *dPa = (double *)dup_to_dev(Pa, (size_t)cnt * 8);
     abft_compare_args_t ga = {n, dR, ld, dRa, ld, dS, ld, dSa, ld, use_p ? dP : NULL, ld, dPa, ld,
                               alpha, beta, coef_s, coef_r, floor_, max_list,
                               max_list ? list_g : NULL, &nf_g, &mr_g};
-    TU_CHECK_STATUS(abft_cuda_compare(&g->ctx, &ga), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_cuda_compare(&g->ctx, &ga, 1), ABFT_STATUS_SUCCESS);
     TU_CHECK(nf_g == nf_c, "%s: nflagged gpu %lld cpu %lld", what, (long long)nf_g, (long long)nf_c);
     TU_CHECK(mr_g == mr_c || (isinf(mr_g) && isinf(mr_c)), "%s: max_ratio gpu %.17g cpu %.17g",
              what, mr_g, mr_c);
@@ -780,6 +780,36 @@ static void compare_case(tu_rng_t *rng, gpuctx_t *g, int64_t n, int use_p, int64
             break;
         }
     TU_CHECK(list_g[max_list] == 0, "%s: list written past max_list", what);
+    /* Two jobs in one call (the full checksums' sides): this one again, and its first
+     * n/2 + 1 entries with a shorter list, each against its own CPU result. */
+    const int64_t n2 = n > 0 ? n / 2 + 1 : 0, ml2 = max_list / 2 + 1;
+    int64_t nf_c2 = -1, nf_g1 = -2, nf_g2 = -2;
+    double mr_c2 = -1, mr_g1 = -2, mr_g2 = -2;
+    int64_t *list_c2 = (int64_t *)calloc((size_t)(ml2 + 1), 8);
+    int64_t *list_g1 = (int64_t *)calloc((size_t)(max_list + 1), 8);
+    int64_t *list_g2 = (int64_t *)calloc((size_t)(ml2 + 1), 8);
+    abft_compare_args_t cb = ca;
+    cb.n = n2, cb.max_list = ml2, cb.list = list_c2, cb.nflagged = &nf_c2, cb.max_ratio = &mr_c2;
+    TU_CHECK_STATUS(abft_cpu_compare(&cpu, &cb, 1), ABFT_STATUS_SUCCESS);
+    abft_compare_args_t jobs[2] = {ga, ga};
+    jobs[0].list = max_list ? list_g1 : NULL, jobs[0].nflagged = &nf_g1, jobs[0].max_ratio = &mr_g1;
+    jobs[1].n = n2, jobs[1].max_list = ml2, jobs[1].list = list_g2, jobs[1].nflagged = &nf_g2;
+    jobs[1].max_ratio = &mr_g2;
+    TU_CHECK_STATUS(abft_cuda_compare(&g->ctx, jobs, 2), ABFT_STATUS_SUCCESS);
+    TU_CHECK(nf_g1 == nf_c && nf_g2 == nf_c2, "%s: two jobs: nflagged gpu %lld %lld cpu %lld %lld",
+             what, (long long)nf_g1, (long long)nf_g2, (long long)nf_c, (long long)nf_c2);
+    TU_CHECK((mr_g1 == mr_c || (isinf(mr_g1) && isinf(mr_c))) &&
+                 (mr_g2 == mr_c2 || (isinf(mr_g2) && isinf(mr_c2))),
+             "%s: two jobs: max_ratio gpu %.17g %.17g cpu %.17g %.17g", what, mr_g1, mr_g2, mr_c,
+             mr_c2);
+    const int64_t nl2 = nf_c2 < ml2 ? nf_c2 : ml2;
+    TU_CHECK(memcmp(list_g1, list_c, (size_t)nl * 8) == 0 &&
+                 memcmp(list_g2, list_c2, (size_t)nl2 * 8) == 0 && list_g1[max_list] == 0 &&
+                 list_g2[ml2] == 0,
+             "%s: two jobs: lists differ from the CPU's or run past max_list", what);
+    free(list_c2);
+    free(list_g1);
+    free(list_g2);
     cudaFree(dR);
     cudaFree(dRa);
     cudaFree(dS);
