@@ -100,7 +100,9 @@ struct Result {
     double overhead_pct, passes_pct, floor_pct, ratio_to_floor, passes_to_floor;
 };
 
-static bool ab_gate = false; // ABFT_BENCH_AB=gate
+// ABFT_BENCH_AB=gate|pdl: the feature (abft_cuda_tuning.h) also off, interleaved
+static unsigned ab_mask = 0;
+static const char *ab_name = "";
 
 template <typename T>
 static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, const char *shape,
@@ -171,24 +173,29 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
             }
             check();
         };
-        // Interleaved so that clock and power drift hit both the same way. ABFT_BENCH_AB=gate:
-        // the protected call also with the device-side gate off (the host's round trip).
-        std::vector<float> tp, tq, ts, to;
+        // Interleaved so that clock and power drift hit both the same way. ABFT_BENCH_AB:
+        // the protected call and the split form also with that feature off.
+        std::vector<float> tp, tq, ts, to, tos;
         for (int r = 0; r < reps + 2; ++r) {
-            float x = time_once(plain), y = time_once(prot), z = time_once(split), o = 0.0f;
-            if (ab_gate) {
-                abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL & ~ABFT_CUDA_FEAT_GATE);
+            float x = time_once(plain), y = time_once(prot), z = time_once(split), o = 0.0f,
+                  os = 0.0f;
+            if (ab_mask != 0) {
+                abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL & ~ab_mask);
                 o = time_once(prot);
+                os = time_once(split);
                 abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL);
             }
-            if (r >= 2) tp.push_back(x), tq.push_back(y), ts.push_back(z), to.push_back(o);
+            if (r >= 2)
+                tp.push_back(x), tq.push_back(y), ts.push_back(z), to.push_back(o), tos.push_back(os);
         }
-        if (ab_gate)
-            std::printf("ab gate %s %-10s %-4s m=%-6lld n=%-6lld k=%-6lld protected: gate on "
-                        "%.4f ms, off %.4f ms (%+.1f us); plain %.4f ms\n",
-                        dbl ? "d" : "s", shape, kind ? "full" : "row", (long long)m,
+        if (ab_mask != 0)
+            std::printf("ab %s %s %-10s %-4s m=%-6lld n=%-6lld k=%-6lld protected: on %.4f ms, "
+                        "off %.4f ms (%+.1f us); passes: on %.4f ms, off %.4f ms (%+.1f us); "
+                        "plain %.4f ms\n",
+                        ab_name, dbl ? "d" : "s", shape, kind ? "full" : "row", (long long)m,
                         (long long)n, (long long)k, median(tq), median(to),
-                        1e3 * (median(tq) - median(to)), median(tp));
+                        1e3 * (median(tq) - median(to)), median(ts), median(tos),
+                        1e3 * (median(ts) - median(tos)), median(tp));
         TU_ABFT_OK(abft_gemm_plan_destroy(plan));
         float plain_ms = median(tp), prot_ms = median(tq), split_ms = median(ts);
         // the floor: A, B and C streamed once each (B twice for full checksums)
@@ -337,7 +344,8 @@ int main(int argc, char **argv) {
     std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
     const char *ab = std::getenv("ABFT_BENCH_AB");
-    ab_gate = ab != nullptr && !std::strcmp(ab, "gate");
+    if (ab != nullptr && !std::strcmp(ab, "gate")) ab_mask = ABFT_CUDA_FEAT_GATE, ab_name = ab;
+    if (ab != nullptr && !std::strcmp(ab, "pdl")) ab_mask = ABFT_CUDA_FEAT_PDL, ab_name = ab;
     double read_bps = measure_read(quick ? (size_t)1 << 30 : (size_t)8 << 30);
     std::printf("device %s, %s, commit %s\nstreaming read: %.1f GB/s\n", prop.name, date,
                 commit ? commit : "unknown", read_bps * 1e-9);

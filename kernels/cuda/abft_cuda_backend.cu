@@ -338,6 +338,7 @@ static int abft_cuda_over_rows = 0, abft_cuda_over_cols = 0, abft_cuda_over_bps 
 #define ABFT_CUDA_MAX_DEVICES 64
 static const abft_cuda_tune_t *abft_cuda_tune_row[ABFT_CUDA_MAX_DEVICES];
 static int abft_cuda_tune_sms[ABFT_CUDA_MAX_DEVICES];
+static int abft_cuda_tune_cc[ABFT_CUDA_MAX_DEVICES]; /* compute capability major */
 
 extern "C" void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps) {
     abft_cuda_over_rows = rows_lanes;
@@ -389,8 +390,19 @@ extern "C" const abft_cuda_tune_t *abft_cuda_tune_get(int device, int *sm_count)
     }
     if (d >= 0) {
         abft_cuda_tune_sms[d] = sms; /* racing writers store identical values */
+        abft_cuda_tune_cc[d] = major;
         abft_cuda_tune_row[d] = t;
     }
     *sm_count = sms;
     return t;
+}
+
+int abft_cuda_pdl_ok(int device) {
+    if ((abft_cuda_features & ABFT_CUDA_FEAT_PDL) == 0) return 0;
+    if (device < 0 || device >= ABFT_CUDA_MAX_DEVICES) return 0;
+    if (abft_cuda_tune_row[device] == NULL) {
+        int sms = 0;
+        (void)abft_cuda_tune_get(device, &sms);
+    }
+    return abft_cuda_tune_cc[device] >= 9;
 }

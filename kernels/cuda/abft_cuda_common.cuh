@@ -34,6 +34,45 @@ static inline cudaStream_t abft_cuda_stream(const abft_kctx_t *ctx) {
     return (cudaStream_t)ctx->stream;
 }
 
+/* ---- programmatic dependent launch (compute capability 9.0+) ---------------------------
+ * The pass kernels (tall-and-skinny, dual, reduce, compare, screen) are launched with
+ * programmatic stream serialization where the device has it (abft_cuda_pdl_ok): such a grid
+ * may be scheduled while the kernel before it on the stream is still running, and waits for
+ * that kernel's completion and memory (griddepcontrol.wait) before its first access to
+ * global memory. Each then lets the next grid be scheduled (launch_dependents), so that its
+ * launch and block placement overlap this grid's tail instead of following it. Every kernel
+ * launched through abft_cuda_launch must begin with abft_pdl_enter(). On devices without it
+ * (or with the feature off, abft_cuda_tuning.h) the launch is an ordinary stream launch and
+ * both instructions are no-ops. */
+__device__ __forceinline__ void abft_pdl_enter() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/* Does the context's device take programmatic dependent launches (and is the feature on)? */
+int abft_cuda_pdl_ok(int device);
+
+template <typename... P, typename... A>
+static inline abft_status_t abft_cuda_launch(const abft_kctx_t *ctx, void (*kern)(P...),
+                                             dim3 grid, unsigned threads, size_t smem,
+                                             A... args) {
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg;
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(threads, 1, 1);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = abft_cuda_stream(ctx);
+    cfg.attrs = attr;
+    cfg.numAttrs = abft_cuda_pdl_ok(ctx->device) ? 1 : 0;
+    ABFT_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, args...));
+    ABFT_CUDA_LAUNCHED();
+    return ABFT_STATUS_SUCCESS;
+}
+
 /* Ensure ctx->scratch holds `bytes` of device memory (contents not preserved). The old
  * buffer is freed only after the stream has drained, since queued kernels may still use it. */
 abft_status_t abft_cuda_scratch(const abft_kctx_t *ctx, size_t bytes, void **ptr);

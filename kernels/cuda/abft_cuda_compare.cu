@@ -107,6 +107,7 @@ __global__ void __launch_bounds__(CMP_THREADS) compare_count_kernel(const cmp_pa
                                                                      double *maxes,
                                                                      int64_t *hcounts,
                                                                      double *hmaxes) {
+    abft_pdl_enter();
     const int64_t blk = (int64_t)blockIdx.x;
     if (blk < blocks_a)
         count_block(a, blk, counts, maxes, hcounts, hmaxes);
@@ -121,6 +122,7 @@ __global__ void __launch_bounds__(CMP_THREADS) compare_list_kernel(const cmp_par
     __shared__ int64_t sred[CMP_THREADS / 32];
     __shared__ int64_t s_offset;
     __shared__ int swarp[CMP_THREADS / 32];
+    abft_pdl_enter();
     if (counts[blockIdx.x] == 0) return; /* uniform across the block */
     /* Offset of this block: the counts of the blocks before it (integers: any order). */
     int64_t o = 0;
@@ -214,10 +216,10 @@ extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_co
     /* Per-block counts and maxima to the host (written there by the kernel when the pinned
      * block is mapped, else copied), added there in block order. */
     int64_t *hd_counts = (int64_t *)hdev;
-    compare_count_kernel<<<(unsigned)blocks, CMP_THREADS, 0, st>>>(
-        p[0], njobs > 1 ? p[1] : p[0], nb[0], d_counts, d_maxes, hd_counts,
-        hd_counts != NULL ? (double *)(hd_counts + blocks) : NULL);
-    ABFT_CUDA_LAUNCHED();
+    ABFT_TRY_STATUS(abft_cuda_launch(ctx, compare_count_kernel, dim3((unsigned)blocks),
+                                     CMP_THREADS, 0, p[0], njobs > 1 ? p[1] : p[0], nb[0],
+                                     d_counts, d_maxes, hd_counts,
+                                     hd_counts != NULL ? (double *)(hd_counts + blocks) : NULL));
     if (hd_counts == NULL)
         ABFT_CUDA_TRY(cudaMemcpyAsync(hp, d_counts, (size_t)blocks * 16, cudaMemcpyDeviceToHost, st));
     ABFT_CUDA_TRY(cudaStreamSynchronize(st));
@@ -239,9 +241,10 @@ extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_co
         int64_t *dl = d_list;
         for (int j = 0; j < njobs; ++j) {
             if (ncopy[j] > 0) {
-                compare_list_kernel<<<(unsigned)nb[j], CMP_THREADS, 0, st>>>(
-                    p[j], d_counts + (j == 0 ? 0 : nb[0]), nlist[j], dl);
-                ABFT_CUDA_LAUNCHED();
+                ABFT_TRY_STATUS(abft_cuda_launch(ctx, compare_list_kernel, dim3((unsigned)nb[j]),
+                                                 CMP_THREADS, 0, p[j],
+                                                 (const int64_t *)(d_counts + (j == 0 ? 0 : nb[0])),
+                                                 nlist[j], dl));
                 ABFT_CUDA_TRY(cudaMemcpyAsync(a[j].list, dl, (size_t)ncopy[j] * 8,
                                               cudaMemcpyDeviceToHost, st));
             }

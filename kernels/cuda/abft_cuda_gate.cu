@@ -74,6 +74,7 @@ namespace {
 
 __global__ void __launch_bounds__(SCREEN_THREADS)
     screen_kernel(const double *X, int64_t n, int64_t ld, unsigned long long *count) {
+    abft_pdl_enter();
     unsigned bad = 0;
     for (int64_t i = (int64_t)blockIdx.x * SCREEN_THREADS + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * SCREEN_THREADS)
@@ -337,10 +338,8 @@ extern "C" abft_status_t abft_cuda_screen(const abft_kctx_t *ctx, const double *
     ABFT_TRY_STATUS(gate_ready(G, abft_cuda_stream(ctx)));
     int64_t blocks = (n + SCREEN_THREADS - 1) / SCREEN_THREADS;
     if (blocks > 1024) blocks = 1024;
-    screen_kernel<<<(unsigned)blocks, SCREEN_THREADS, 0, abft_cuda_stream(ctx)>>>(X, n, ld,
-                                                                                 G->count);
-    ABFT_CUDA_LAUNCHED();
-    return ABFT_STATUS_SUCCESS;
+    return abft_cuda_launch(ctx, screen_kernel, dim3((unsigned)blocks), SCREEN_THREADS, 0, X, n,
+                            ld, G->count);
 }
 
 extern "C" abft_status_t abft_cuda_gemm_gated(const abft_kctx_t *ctx, const abft_gemm_args_t *a) {

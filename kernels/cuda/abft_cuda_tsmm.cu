@@ -43,19 +43,16 @@ int64_t choose_slices(int64_t tiles, int64_t len, int64_t align, int sms, int bp
     return S;
 }
 
-abft_status_t launch_reduce(const reduce_job &a, const reduce_job *b, cudaStream_t s) {
+abft_status_t launch_reduce(const abft_kctx_t *ctx, const reduce_job &a, const reduce_job *b) {
     int64_t na = ceil_div(a.len * a.c * (a.abs ? 2 : 1), NT);
     int64_t nb = b ? ceil_div(b->len * b->c * (b->abs ? 2 : 1), NT) : 0;
     reduce_job bb = b ? *b : a;
     if (na + nb == 0) return ABFT_STATUS_SUCCESS;
-    reduce_kernel<<<(unsigned)(na + nb), NT, 0, s>>>(a, bb, na);
-    ABFT_CUDA_LAUNCHED();
-    return ABFT_STATUS_SUCCESS;
+    return abft_cuda_launch(ctx, reduce_kernel, dim3((unsigned)(na + nb)), NT, 0, a, bb, na);
 }
 
 template <typename T, int CB, bool ABS>
 abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
-    cudaStream_t st = abft_cuda_stream(ctx);
     int sms = 1;
     const abft_cuda_tune_t *tune = abft_cuda_tune_get(ctx->device, &sms);
     const int nacc = CB * (ABS ? 2 : 1);
@@ -212,48 +209,41 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
             fuse ? &p.count : NULL, &scr));
         p.part = (double *)scr;
     }
+    void (*kern)(const tsmm_params) = NULL;
     if (a->trans == 0 && impl) {
-        if constexpr (CB == 2) tsmm_n_kernel<T, 2, ABS, WS_IMPLICIT><<<grid, NT, smem, st>>>(p);
+        if constexpr (CB == 2) kern = tsmm_n_kernel<T, 2, ABS, WS_IMPLICIT>;
     } else if (a->trans == 0 && r2) {
-        if constexpr (CB == 2 && sizeof(T) == 4 && ABS) {
-            if (xasync)
-                tsmm_n_kernel<T, 2, true, WS_ASYNC, 2><<<grid, NT, smem, st>>>(p);
-            else
-                tsmm_n_kernel<T, 2, true, WS_STAGED, 2><<<grid, NT, smem, st>>>(p);
-        }
+        if constexpr (CB == 2 && sizeof(T) == 4 && ABS)
+            kern = xasync ? tsmm_n_kernel<T, 2, true, WS_ASYNC, 2>
+                          : tsmm_n_kernel<T, 2, true, WS_STAGED, 2>;
     } else if (a->trans == 0 && xglobal) {
-        if constexpr (CB == 2 && (sizeof(T) == 8 || !ABS))
-            tsmm_n_kernel<T, 2, ABS, WS_GLOBAL><<<grid, NT, smem, st>>>(p);
+        if constexpr (CB == 2 && (sizeof(T) == 8 || !ABS)) kern = tsmm_n_kernel<T, 2, ABS, WS_GLOBAL>;
     } else if (a->trans == 0 && xasync) {
-        if constexpr (!(sizeof(T) == 4 && ABS && CB == 2))
-            tsmm_n_kernel<T, CB, ABS, WS_ASYNC><<<grid, NT, smem, st>>>(p);
+        if constexpr (!(sizeof(T) == 4 && ABS && CB == 2)) kern = tsmm_n_kernel<T, CB, ABS, WS_ASYNC>;
     } else if (a->trans == 0) {
-        tsmm_n_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
+        kern = tsmm_n_kernel<T, CB, ABS>;
     } else if (impl) {
-        if constexpr (CB == 2) tsmm_t_kernel<T, 2, ABS, WS_IMPLICIT><<<grid, NT, smem, st>>>(p);
+        if constexpr (CB == 2) kern = tsmm_t_kernel<T, 2, ABS, WS_IMPLICIT>;
     } else if (c2) {
-        if constexpr (CB == 2 && sizeof(T) == 4 && ABS) {
-            if (xasync)
-                tsmm_t_kernel<T, 2, true, WS_ASYNC, 2><<<grid, NT, smem, st>>>(p);
-            else
-                tsmm_t_kernel<T, 2, true, WS_STAGED, 2><<<grid, NT, smem, st>>>(p);
-        }
+        if constexpr (CB == 2 && sizeof(T) == 4 && ABS)
+            kern = xasync ? tsmm_t_kernel<T, 2, true, WS_ASYNC, 2>
+                          : tsmm_t_kernel<T, 2, true, WS_STAGED, 2>;
     } else if (xasync) {
-        tsmm_t_kernel<T, CB, ABS, WS_ASYNC><<<grid, NT, smem, st>>>(p);
+        kern = tsmm_t_kernel<T, CB, ABS, WS_ASYNC>;
     } else {
-        tsmm_t_kernel<T, CB, ABS><<<grid, NT, smem, st>>>(p);
+        kern = tsmm_t_kernel<T, CB, ABS>;
     }
-    ABFT_CUDA_LAUNCHED();
+    if (kern == NULL) return ABFT_STATUS_INTERNAL_ERROR; /* a flag without its instance */
+    ABFT_TRY_STATUS(abft_cuda_launch(ctx, kern, grid, NT, smem, p));
     if (S > 1 && !fuse) {
         const reduce_job j = tsmm_job(p, (int)S, out_len, ABS);
-        ABFT_TRY_STATUS(launch_reduce(j, NULL, st));
+        ABFT_TRY_STATUS(launch_reduce(ctx, j, NULL));
     }
     return ABFT_STATUS_SUCCESS;
 }
 
 template <typename T, int CB, bool ABS>
 abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
-    cudaStream_t st = abft_cuda_stream(ctx);
     int sms = 1;
     const abft_cuda_tune_t *tune = abft_cuda_tune_get(ctx->device, &sms);
     constexpr int R = rows_per_thread<T, CB, ABS, 2>::value;
@@ -336,18 +326,17 @@ abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     }
     if (tiles > 0x7fffffff) return ABFT_STATUS_NOT_SUPPORTED;
     dim3 grid((unsigned)tiles, (unsigned)S, 1);
-    kern<<<grid, NT, smem, st>>>(p);
-    ABFT_CUDA_LAUNCHED();
+    ABFT_TRY_STATUS(abft_cuda_launch(ctx, kern, grid, NT, smem, p));
     reduce_job jp = {p.part_p, (int)S, a->rows, (int)a->c1, ABS ? 1 : 0,
                      a->P, a->ldp, a->Pabs, a->ldpabs};
     reduce_job jq = {p.part_q, (int)tiles, a->cols, (int)a->c2, ABS ? 1 : 0,
                      a->Q, a->ldq, a->Qabs, a->ldqabs};
     if (S > 1 && tiles > 1)
-        ABFT_TRY_STATUS(launch_reduce(jp, &jq, st));
+        ABFT_TRY_STATUS(launch_reduce(ctx, jp, &jq));
     else if (S > 1)
-        ABFT_TRY_STATUS(launch_reduce(jp, NULL, st));
+        ABFT_TRY_STATUS(launch_reduce(ctx, jp, NULL));
     else if (tiles > 1)
-        ABFT_TRY_STATUS(launch_reduce(jq, NULL, st));
+        ABFT_TRY_STATUS(launch_reduce(ctx, jq, NULL));
     return ABFT_STATUS_SUCCESS;
 }
 

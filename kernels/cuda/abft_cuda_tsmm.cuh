@@ -22,6 +22,7 @@
 
 #include <type_traits>
 
+#include "abft_cuda_common.cuh"
 #include "abft_cuda_tuning.h"
 
 namespace abft_cuda {
@@ -159,11 +160,23 @@ __device__ __forceinline__ void reduce_outputs(const reduce_job &j, int64_t lo, 
     const int o = (int)(e / w);
     const int64_t i = lo + (e - (int64_t)o * w);
     const int NOc = j.c * (j.abs ? 2 : 1);
+    const size_t stride = (size_t)NOc * (size_t)j.len;
+    const double *q = j.part + (size_t)o * (size_t)j.len + i;
     double s = 0.0;
-    for (int sp = 0; sp < j.S; ++sp) {
-        const double *q = j.part + ((size_t)sp * NOc + o) * (size_t)j.len + i;
-        s += L2 ? __ldcg(q) : *q;
+    int sp = 0;
+    if constexpr (!L2) {
+        /* the separate launch: its threads do nothing else, so each has RB loads in flight
+         * at once (the sum is still taken in slice order) */
+        constexpr int RB = 8;
+        for (; sp + RB <= j.S; sp += RB) {
+            double v[RB];
+#pragma unroll
+            for (int u = 0; u < RB; ++u) v[u] = q[(size_t)(sp + u) * stride];
+#pragma unroll
+            for (int u = 0; u < RB; ++u) s += v[u];
+        }
     }
+    for (; sp < j.S; ++sp) s += L2 ? __ldcg(q + (size_t)sp * stride) : q[(size_t)sp * stride];
     if (o < j.c)
         j.Y[i + o * j.ldy] = s;
     else if (j.Ya != NULL)
@@ -414,6 +427,7 @@ constexpr int rows_min_blocks() {
 template <typename T, int CB, bool ABS, int WS = WS_STAGED, int RR = 0>
 __global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, WS, RR>())
     tsmm_n_kernel(const tsmm_params p) {
+    abft_pdl_enter();
     static_assert(WS == WS_STAGED || WS == WS_ASYNC || CB == 2,
                   "implicit and global weights are two columns");
     constexpr int R = RR > 0 ? RR : rows_per_thread<T, CB, ABS, 1>::value;
@@ -702,6 +716,7 @@ constexpr int cols_min_blocks() {
 template <typename T, int CB, bool ABS, int WS = WS_STAGED, int RR = 0>
 __global__ void __launch_bounds__(NT, cols_min_blocks<T, CB, ABS, WS, RR>())
     tsmm_t_kernel(const tsmm_params p) {
+    abft_pdl_enter();
     constexpr bool IMPL = WS == WS_IMPLICIT;
     static_assert(!IMPL || CB == 2, "implicit weights are two columns");
     static_assert(WS != WS_GLOBAL, "no global weight source in the cols kernel");
@@ -891,6 +906,7 @@ constexpr int dual_min_blocks() {
 template <typename T, int CB, bool ABS, int IMPL = 0>
 __global__ void __launch_bounds__(NT, dual_min_blocks<T, ABS, IMPL>())
     dual_kernel(const dual_params p) {
+    abft_pdl_enter();
     static_assert(IMPL == 0 || CB == 2, "implicit weights are two columns");
     constexpr bool IX = (IMPL & DUAL_IMPL_X) != 0, IZ = (IMPL & DUAL_IMPL_Z) != 0;
     constexpr int R = rows_per_thread<T, CB, ABS, 2>::value;
@@ -1062,6 +1078,7 @@ __global__ void __launch_bounds__(NT, dual_min_blocks<T, ABS, IMPL>())
 /* ---- second stage: the split partials of whole jobs in a separate launch -------------- */
 __global__ void __launch_bounds__(NT) reduce_kernel(const reduce_job a, const reduce_job b,
                                                     int64_t blocks_a) {
+    abft_pdl_enter();
     /* one call per job, so that each reads its job from the parameter space (selecting a
      * reference to one of them put both on the stack) */
     const bool first = (int64_t)blockIdx.x < blocks_a;

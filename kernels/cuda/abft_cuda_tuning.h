@@ -65,7 +65,10 @@ void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps);
                                    * (float2) in the cols kernel, and in the rows kernel for A
                                    * of 64 MiB to 1.5 GiB (weights staged asynchronously);
                                    * off: 4 rows (rows kernel: staged while the block waits) */
-#define ABFT_CUDA_FEAT_ALL 31u
+#define ABFT_CUDA_FEAT_PDL 32u   /* the pass kernels launched with programmatic stream
+                                   * serialization (abft_cuda_common.cuh) on cc >= 9.0; off:
+                                   * ordinary stream launches */
+#define ABFT_CUDA_FEAT_ALL 63u
 void abft_cuda_tune_features(unsigned mask);
 unsigned abft_cuda_tune_features_get(void);
 
