@@ -41,9 +41,11 @@ static inline cudaStream_t abft_cuda_stream(const abft_kctx_t *ctx) {
  * that kernel's completion and memory (griddepcontrol.wait) before its first access to
  * global memory. Each then lets the next grid be scheduled (launch_dependents), so that its
  * launch and block placement overlap this grid's tail instead of following it. Every kernel
- * launched through abft_cuda_launch must begin with abft_pdl_enter(). On devices without it
- * (or with the feature off, abft_cuda_tuning.h) the launch is an ordinary stream launch and
- * both instructions are no-ops. */
+ * launched through abft_cuda_launch must begin with abft_pdl_enter(). The caller asks for it
+ * (pdl) only where the launch is short enough for its latency to matter: the passes over a
+ * matrix of at most ABFT_CUDA_PDL_MAX_BYTES, their reduce launches, the compare and the
+ * screen. Otherwise, on devices without it, or with the feature off (abft_cuda_tuning.h),
+ * the launch is an ordinary stream launch and both instructions are no-ops. */
 __device__ __forceinline__ void abft_pdl_enter() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -55,9 +57,9 @@ __device__ __forceinline__ void abft_pdl_enter() {
 int abft_cuda_pdl_ok(int device);
 
 template <typename... P, typename... A>
-static inline abft_status_t abft_cuda_launch(const abft_kctx_t *ctx, void (*kern)(P...),
-                                             dim3 grid, unsigned threads, size_t smem,
-                                             A... args) {
+static inline abft_status_t abft_cuda_launch(const abft_kctx_t *ctx, bool pdl,
+                                             void (*kern)(P...), dim3 grid, unsigned threads,
+                                             size_t smem, A... args) {
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
@@ -67,7 +69,7 @@ static inline abft_status_t abft_cuda_launch(const abft_kctx_t *ctx, void (*kern
     cfg.dynamicSmemBytes = smem;
     cfg.stream = abft_cuda_stream(ctx);
     cfg.attrs = attr;
-    cfg.numAttrs = abft_cuda_pdl_ok(ctx->device) ? 1 : 0;
+    cfg.numAttrs = pdl && abft_cuda_pdl_ok(ctx->device) ? 1 : 0;
     ABFT_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, args...));
     ABFT_CUDA_LAUNCHED();
     return ABFT_STATUS_SUCCESS;

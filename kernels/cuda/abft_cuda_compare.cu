@@ -216,7 +216,7 @@ extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_co
     /* Per-block counts and maxima to the host (written there by the kernel when the pinned
      * block is mapped, else copied), added there in block order. */
     int64_t *hd_counts = (int64_t *)hdev;
-    ABFT_TRY_STATUS(abft_cuda_launch(ctx, compare_count_kernel, dim3((unsigned)blocks),
+    ABFT_TRY_STATUS(abft_cuda_launch(ctx, true, compare_count_kernel, dim3((unsigned)blocks),
                                      CMP_THREADS, 0, p[0], njobs > 1 ? p[1] : p[0], nb[0],
                                      d_counts, d_maxes, hd_counts,
                                      hd_counts != NULL ? (double *)(hd_counts + blocks) : NULL));
@@ -241,7 +241,7 @@ extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_co
         int64_t *dl = d_list;
         for (int j = 0; j < njobs; ++j) {
             if (ncopy[j] > 0) {
-                ABFT_TRY_STATUS(abft_cuda_launch(ctx, compare_list_kernel, dim3((unsigned)nb[j]),
+                ABFT_TRY_STATUS(abft_cuda_launch(ctx, true, compare_list_kernel, dim3((unsigned)nb[j]),
                                                  CMP_THREADS, 0, p[j],
                                                  (const int64_t *)(d_counts + (j == 0 ? 0 : nb[0])),
                                                  nlist[j], dl));

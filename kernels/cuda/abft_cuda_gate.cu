@@ -338,7 +338,7 @@ extern "C" abft_status_t abft_cuda_screen(const abft_kctx_t *ctx, const double *
     ABFT_TRY_STATUS(gate_ready(G, abft_cuda_stream(ctx)));
     int64_t blocks = (n + SCREEN_THREADS - 1) / SCREEN_THREADS;
     if (blocks > 1024) blocks = 1024;
-    return abft_cuda_launch(ctx, screen_kernel, dim3((unsigned)blocks), SCREEN_THREADS, 0, X, n,
+    return abft_cuda_launch(ctx, true, screen_kernel, dim3((unsigned)blocks), SCREEN_THREADS, 0, X, n,
                             ld, G->count);
 }
 

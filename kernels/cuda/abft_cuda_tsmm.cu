@@ -43,12 +43,13 @@ int64_t choose_slices(int64_t tiles, int64_t len, int64_t align, int sms, int bp
     return S;
 }
 
-abft_status_t launch_reduce(const abft_kctx_t *ctx, const reduce_job &a, const reduce_job *b) {
+abft_status_t launch_reduce(const abft_kctx_t *ctx, bool pdl, const reduce_job &a,
+                            const reduce_job *b) {
     int64_t na = ceil_div(a.len * a.c * (a.abs ? 2 : 1), NT);
     int64_t nb = b ? ceil_div(b->len * b->c * (b->abs ? 2 : 1), NT) : 0;
     reduce_job bb = b ? *b : a;
     if (na + nb == 0) return ABFT_STATUS_SUCCESS;
-    return abft_cuda_launch(ctx, reduce_kernel, dim3((unsigned)(na + nb)), NT, 0, a, bb, na);
+    return abft_cuda_launch(ctx, pdl, reduce_kernel, dim3((unsigned)(na + nb)), NT, 0, a, bb, na);
 }
 
 template <typename T, int CB, bool ABS>
@@ -234,10 +235,11 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         kern = tsmm_t_kernel<T, CB, ABS>;
     }
     if (kern == NULL) return ABFT_STATUS_INTERNAL_ERROR; /* a flag without its instance */
-    ABFT_TRY_STATUS(abft_cuda_launch(ctx, kern, grid, NT, smem, p));
+    const bool pdl = bytes <= ABFT_CUDA_PDL_MAX_BYTES;
+    ABFT_TRY_STATUS(abft_cuda_launch(ctx, pdl, kern, grid, NT, smem, p));
     if (S > 1 && !fuse) {
         const reduce_job j = tsmm_job(p, (int)S, out_len, ABS);
-        ABFT_TRY_STATUS(launch_reduce(ctx, j, NULL));
+        ABFT_TRY_STATUS(launch_reduce(ctx, pdl, j, NULL));
     }
     return ABFT_STATUS_SUCCESS;
 }
@@ -326,17 +328,18 @@ abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     }
     if (tiles > 0x7fffffff) return ABFT_STATUS_NOT_SUPPORTED;
     dim3 grid((unsigned)tiles, (unsigned)S, 1);
-    ABFT_TRY_STATUS(abft_cuda_launch(ctx, kern, grid, NT, smem, p));
+    const bool pdl = (double)a->rows * (double)a->cols * sizeof(T) <= ABFT_CUDA_PDL_MAX_BYTES;
+    ABFT_TRY_STATUS(abft_cuda_launch(ctx, pdl, kern, grid, NT, smem, p));
     reduce_job jp = {p.part_p, (int)S, a->rows, (int)a->c1, ABS ? 1 : 0,
                      a->P, a->ldp, a->Pabs, a->ldpabs};
     reduce_job jq = {p.part_q, (int)tiles, a->cols, (int)a->c2, ABS ? 1 : 0,
                      a->Q, a->ldq, a->Qabs, a->ldqabs};
     if (S > 1 && tiles > 1)
-        ABFT_TRY_STATUS(launch_reduce(ctx, jp, &jq));
+        ABFT_TRY_STATUS(launch_reduce(ctx, pdl, jp, &jq));
     else if (S > 1)
-        ABFT_TRY_STATUS(launch_reduce(ctx, jp, NULL));
+        ABFT_TRY_STATUS(launch_reduce(ctx, pdl, jp, NULL));
     else if (tiles > 1)
-        ABFT_TRY_STATUS(launch_reduce(ctx, jq, NULL));
+        ABFT_TRY_STATUS(launch_reduce(ctx, pdl, jq, NULL));
     return ABFT_STATUS_SUCCESS;
 }
 
