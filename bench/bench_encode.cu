@@ -6,7 +6,8 @@
  * Usage: bench_encode [out_dir]   (default bench/results)
  *   writes out_dir/encode_fp64.json, out_dir/encode_fp32.json and out_dir/encode.md.
  * Env: ABFT_COMMIT (else git), ABFT_BENCH_SWEEP=1 (tile sweep only, printed and written to
- *   out_dir/encode_sweep.txt), ABFT_BENCH_SIZES=2048,4096 (subset of m = k),
+ *   out_dir/encode_sweep.txt; at the table's class sizes, or at ABFT_BENCH_SIZES when set),
+ *   ABFT_BENCH_SIZES=2048,4096 (subset of m = k),
  *   ABFT_BENCH_AB=fuse|xglobal (only: an A/B of one mechanism against the code it replaced,
  *   interleaved: the in-kernel split reduction against the separate launch, or the rows
  *   kernel's explicit c = 2 weights read from global memory against staged).
@@ -254,7 +255,10 @@ int main(int argc, char **argv) {
         const int64_t *sizes = isd ? sizes_d : sizes_s;
         for (int si = 0; sizes[si] != 0; ++si) {
             const int64_t m = sizes[si], n = sizes[si];
-            if (sweep && !(m == 2048 || m == 8192 || m == 16384 || m == 30720)) continue;
+            /* the sweep's sizes: the table's classes, or ABFT_BENCH_SIZES when given */
+            if (sweep && !getenv("ABFT_BENCH_SIZES") &&
+                !(m == 2048 || m == 8192 || m == 16384 || m == 30720))
+                continue;
             const int64_t lda = m;
             const size_t bytes = (size_t)lda * n * es;
             int nbuf = (int)(((size_t)256 << 20) / bytes) + 1;
