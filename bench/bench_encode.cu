@@ -8,7 +8,8 @@
  * Env: ABFT_COMMIT (else git), ABFT_BENCH_SWEEP=1 (tile sweep only, printed and written to
  *   out_dir/encode_sweep.txt; at the table's class sizes, or at ABFT_BENCH_SIZES when set),
  *   ABFT_BENCH_SIZES=2048,4096 (subset of m = k),
- *   ABFT_BENCH_AB=fuse|xglobal (only: an A/B of one mechanism against the code it replaced,
+ *   ABFT_BENCH_AB=fuse|xglobal|xasync|r2|shape (only: an A/B of one mechanism against the
+ *   code it replaced, or with shape the override ABFT_BENCH_AB_SHAPE=rl,cl,bps against the table,
  *   interleaved: the in-kernel split reduction against the separate launch, or the rows
  *   kernel's explicit c = 2 weights read from global memory against staged).
  * Timing: each sample is a batch of calls on rotated inputs (together > 256 MB, so never
@@ -154,10 +155,21 @@ int main(int argc, char **argv) {
                              : !strcmp(ab_name, "xglobal")   ? ABFT_CUDA_FEAT_XGLOBAL
                              : !strcmp(ab_name, "xasync")    ? ABFT_CUDA_FEAT_XASYNC
                              : !strcmp(ab_name, "r2")        ? ABFT_CUDA_FEAT_R2
+                             : !strcmp(ab_name, "shape")     ? 0x80000000u
                                                              : 0u;
     if (ab_name && !ab_feat) {
-        fprintf(stderr, "ABFT_BENCH_AB: fuse, xglobal, xasync or r2, not %s\n", ab_name);
+        fprintf(stderr, "ABFT_BENCH_AB: fuse, xglobal, xasync, r2 or shape, not %s\n", ab_name);
         return 2;
+    }
+    /* ABFT_BENCH_AB=shape: the "on" arm forces ABFT_BENCH_AB_SHAPE=rows_lanes,cols_lanes,bps
+     * (abft_cuda_tune_override) for every kernel, the "off" arm keeps the table's shape */
+    int ab_shape[3] = {0, 0, 0};
+    if (ab_feat == 0x80000000u) {
+        const char *sh = getenv("ABFT_BENCH_AB_SHAPE");
+        if (!sh || sscanf(sh, "%d,%d,%d", &ab_shape[0], &ab_shape[1], &ab_shape[2]) != 3) {
+            fprintf(stderr, "ABFT_BENCH_AB=shape needs ABFT_BENCH_AB_SHAPE=rows_lanes,cols_lanes,bps\n");
+            return 2;
+        }
     }
     const int fuse_ab = ab_feat != 0;
     /* ABFT_BENCH_AB_ON: the "on" arm's feature mask (default all); "off" clears the feature
@@ -374,13 +386,18 @@ int main(int argc, char **argv) {
                     double on[4], off[4];
                     for (int r = 0; r < 4; ++r) {
                         for (int f = 1; f >= 0; --f) {
-                            abft_cuda_tune_features(f ? ab_on : ab_on & ~ab_feat);
+                            if (ab_feat == 0x80000000u)
+                                abft_cuda_tune_override(f ? ab_shape[0] : 0, f ? ab_shape[1] : 0,
+                                                        f ? ab_shape[2] : 0);
+                            else
+                                abft_cuda_tune_features(f ? ab_on : ab_on & ~ab_feat);
                             (f ? on : off)[r] = time_ms(
                                 [&](int k) { ours_tsmm(k, c.trans, c.c, c.X, c.Yabs, c.Xa); },
                                 batch, 9);
                         }
                     }
                     abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL);
+                    abft_cuda_tune_override(0, 0, 0);
                     std::sort(on, on + 4);
                     std::sort(off, off + 4);
                     const double ton = 0.5 * (on[1] + on[2]), toff = 0.5 * (off[1] + off[2]);
