@@ -315,9 +315,14 @@ extern "C" double abft_cuda_gemm_unit_roundoff(const abft_kctx_t *ctx, abft_prec
  * (one wave: fp64 95.6 / 92.4 -> 97.0 / 96.6 %, fp32 80.2 / 89.7 -> 89.9 / 92.0 %). Cols fp32
  * medium stays at 16 lanes (32: the same within the spread; and 16 is what the explicit-X
  * lanes cap gives at c = 2, so the implicit and explicit paths share a launch shape there).
+ * Small ends at 32 MiB (was 64 MiB): fp32 4096 (64 MiB) takes the medium shapes, which in an
+ * interleaved A/B (bench_encode ABFT_BENCH_AB=shape with 16,16,3 against the small 8,8,4,
+ * b1668c4) gained 0.5-9 us per pass there (bound 73.6 -> 83.4 %, cols 83.4 -> 91.0 %, gen_n
+ * with |A|·Xa 64.9 -> 70.0 %, gen_t with |A|·Xa 53.6 -> 65.8 %), while at fp32 2048 (16 MiB)
+ * the same shapes lost up to 1.2 us on the implicit passes.
  * The fallback row keeps shapes that are sound on any sm_70+ part. */
 static const abft_cuda_tune_t abft_cuda_tune_table[] = {
-    {9, 100, 64ll << 20, 1ll << 30,
+    {9, 100, 32ll << 20, 1ll << 30,
      /* rows  fp64: small, medium, large      fp32 */
      {{{8, 4}, {8, 2}, {32, 2}}, {{8, 4}, {16, 3}, {16, 8}}},
      /* cols */
