@@ -90,7 +90,12 @@ static void one(abft_handle_t hc, abft_handle_t hg, tu_rng_t *r, char prec, int 
     }
     int same = 1;
     for (int64_t i = 0; i < k; ++i) same &= pc[i] == pg[i];
-    if (same || prec == 'd' || f != NULL) {
+    /* fp64, and runs with a fault: the GPU's pivots and factors are LAPACK's. A clean fp32
+     * run is held to LU's own guarantee instead (below): even with the same pivots the fp32
+     * factors of an ill-conditioned matrix can differ from LAPACK's by more than any fixed
+     * tolerance (seed 9337965071501820, s online 700x700: the same pivots, factors 1.2e-3
+     * apart, the same on every replay). */
+    if (prec == 'd' || f != NULL) {
         TU_CHECK(same, "%c %s %lldx%lld: pivots differ cpu/gpu", prec, online ? "online" : "offline",
                  (long long)m, (long long)n);
         double num = 0, den = 0;
@@ -106,8 +111,9 @@ static void one(abft_handle_t hc, abft_handle_t hg, tu_rng_t *r, char prec, int 
                  online ? "online" : "offline", (long long)m, (long long)n, num / den);
     } else {
         /* fp32: a near tie in a pivot column can go either way under different (equally
-         * valid) rounding in LAPACK and cuSOLVER. Then the GPU factors must still be a
-         * backward-stable LU of P·A: |P·A - L·U| <= 4·k·u·(|L||U|). */
+         * valid) rounding in LAPACK and cuSOLVER, and the factors differ by the conditioning
+         * of the steps. Either way the GPU factors must be a backward-stable LU of P·A with
+         * the GPU's pivots: |P·A - L·U| <= 4·k·u·(|L||U|). */
         for (int64_t i = 0; i < k; ++i)
             TU_CHECK(pg[i] - 1 >= i && pg[i] - 1 < m, "gpu pivot %lld out of range at %lld",
                      (long long)pg[i], (long long)i);
@@ -117,9 +123,10 @@ static void one(abft_handle_t hc, abft_handle_t hg, tu_rng_t *r, char prec, int 
             F[t] = (double)((const float *)Ag)[t];
         }
         const double worst = tu_lu_backward(m, n, A0, F, lda, pg, 0x1p-24) / 4.0;
-        printf("s %s %lldx%lld: pivots differ from LAPACK's (a near tie); GPU backward error "
-               "%.3g of 4ku|L||U|\n", online ? "online" : "offline", (long long)m, (long long)n,
-               worst);
+        if (!same)
+            printf("s %s %lldx%lld: pivots differ from LAPACK's (a near tie); GPU backward "
+                   "error %.3g of 4ku|L||U|\n", online ? "online" : "offline", (long long)m,
+                   (long long)n, worst);
         TU_CHECK(worst <= 1.0, "fp32 GPU factors not a backward-stable LU of P·A: %g", worst);
         free(A0);
         free(F);
