@@ -402,12 +402,29 @@ extern "C" const abft_cuda_tune_t *abft_cuda_tune_get(int device, int *sm_count)
     return t;
 }
 
+/* A kernel of this build, asked what code the device runs for it: the griddepcontrol
+ * instructions of abft_pdl_enter exist only in code compiled for sm_90 or later. A build
+ * without sm_90 code (say CMAKE_CUDA_ARCHITECTURES=80) runs on an H100 from compute_80 PTX,
+ * JIT-compiled, with the wait compiled out: a PDL launch of that code could read before the
+ * kernel ahead of it had written. */
+__global__ void abft_cuda_pdl_probe() {}
+
+static int abft_cuda_pdl_cap[ABFT_CUDA_MAX_DEVICES]; /* 0 unknown, 1 yes, 2 no */
+
 int abft_cuda_pdl_ok(int device) {
     if ((abft_cuda_features & ABFT_CUDA_FEAT_PDL) == 0) return 0;
     if (device < 0 || device >= ABFT_CUDA_MAX_DEVICES) return 0;
-    if (abft_cuda_tune_row[device] == NULL) {
+    if (abft_cuda_pdl_cap[device] == 0) {
         int sms = 0;
         (void)abft_cuda_tune_get(device, &sms);
+        cudaFuncAttributes fa;
+        int ok = 0;
+        if (abft_cuda_tune_cc[device] >= 9 &&
+            cudaFuncGetAttributes(&fa, abft_cuda_pdl_probe) == cudaSuccess)
+            ok = fa.ptxVersion >= 90; /* the code it runs comes from sm_90+ sources */
+        else
+            (void)cudaGetLastError();
+        abft_cuda_pdl_cap[device] = ok ? 1 : 2; /* racing writers store identical values */
     }
-    return abft_cuda_tune_cc[device] >= 9;
+    return abft_cuda_pdl_cap[device] == 1;
 }

@@ -1038,8 +1038,8 @@ static void test_public(tu_rng_t *rng) {
 /* ---- programmatic dependent launch (abft_cuda_common.cuh) -------------------------------
  * The pass kernels may be scheduled while the kernel before them on the stream still runs.
  * Here that kernel lets dependents launch at its first instruction, spins about 20 ms, and
- * only then writes the matrix: the rows pass, the cols pass and the dual pass (with its
- * separate reduce launch) queued behind it must each see the written values. The values are
+ * only then writes the matrix: the rows pass, the cols pass, the dual pass (with its
+ * separate reduce launch) and the compare queued behind it must each see the written values. The values are
  * small integers, so every sum is exact in any order and compared for equality. */
 __global__ void late_writer(double *A, int64_t m, int64_t n, int64_t ld, long long cycles) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -1054,11 +1054,20 @@ __global__ void late_writer(double *A, int64_t m, int64_t n, int64_t ld, long lo
     }
 }
 
+int abft_cuda_pdl_ok(int device); /* kernels/cuda/abft_cuda_common.cuh */
+
 static void test_pdl(gpuctx_t *g) {
     int dev = 0, khz = 0, major = 0;
     CU(cudaGetDevice(&dev));
     CU(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev));
     CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    /* PDL is taken exactly where the device has it and runs code built for sm_90+ (this
+     * file and the library come from the same architecture list) */
+    cudaFuncAttributes fa;
+    CU(cudaFuncGetAttributes(&fa, late_writer));
+    const int want = major >= 9 && fa.ptxVersion >= 90;
+    TU_CHECK(abft_cuda_pdl_ok(g->ctx.device) == want, "pdl: taken %d, expected %d (cc %d, ptx %d)",
+             abft_cuda_pdl_ok(g->ctx.device), want, major, fa.ptxVersion);
     const int64_t m = 3001, n = 300, ld = m + 5;
     double *dA = NULL, *dY = NULL, *dT = NULL, *dP = NULL, *dQ = NULL;
     CU(cudaMalloc((void **)&dA, sizeof(double) * (size_t)(ld * n)));
@@ -1111,7 +1120,32 @@ static void test_pdl(gpuctx_t *g) {
                  "(a pass read it before the kernel before it had written it)", round, major,
                  (long long)bad);
     }
-    printf("pdl: passes behind an early-triggering writer see its data (cc %d)\n", major);
+    /* The compare behind the writer: R (m x 2) written late must equal S, uploaded before. */
+    {
+        double *hS = tu_alloc_d(m * 2), *ones = tu_alloc_d(m * 2);
+        for (int64_t e = 0; e < m * 2; ++e) {
+            hS[e] = (double)((3 * (e % m) + e / m) % 7 + 1);
+            ones[e] = 1.0;
+        }
+        double *dS = (double *)dup_to_dev(hS, sizeof(double) * (size_t)(m * 2));
+        double *dO = (double *)dup_to_dev(ones, sizeof(double) * (size_t)(m * 2));
+        CU(cudaMemsetAsync(dY, 0, sizeof(double) * (size_t)(m * 2), g->stream));
+        late_writer<<<1, 256, 0, g->stream>>>(dY, m, 2, m, (long long)(20.0 * (double)khz));
+        CU(cudaGetLastError());
+        int64_t nf = -1;
+        double mr = -1.0;
+        abft_compare_args_t ca = {m, dY, m, dO, m, dS, m, dO, m, NULL, 0, NULL, 0,
+                                  1.0, 0.0, 0.0, 0.0, 0.5, 0, NULL, &nf, &mr};
+        TU_CHECK_STATUS(abft_cuda_compare(&g->ctx, &ca, 1), ABFT_STATUS_SUCCESS);
+        TU_CHECK(nf == 0 && mr == 0.0, "pdl: compare behind the writer flagged %lld rows "
+                 "(max ratio %g): it read R before it was written", (long long)nf, mr);
+        cudaFree(dS);
+        cudaFree(dO);
+        free(hS);
+        free(ones);
+    }
+    printf("pdl (%s, cc %d, ptx %d): passes and the compare behind an early-triggering writer "
+           "see its data\n", want ? "on" : "off", major, fa.ptxVersion);
     free(eY);
     free(eT);
     free(hY);
