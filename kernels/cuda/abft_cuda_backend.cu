@@ -343,7 +343,6 @@ static int abft_cuda_over_rows = 0, abft_cuda_over_cols = 0, abft_cuda_over_bps 
 #define ABFT_CUDA_MAX_DEVICES 64
 static const abft_cuda_tune_t *abft_cuda_tune_row[ABFT_CUDA_MAX_DEVICES];
 static int abft_cuda_tune_sms[ABFT_CUDA_MAX_DEVICES];
-static int abft_cuda_tune_cc[ABFT_CUDA_MAX_DEVICES]; /* compute capability major */
 
 extern "C" void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps) {
     abft_cuda_over_rows = rows_lanes;
@@ -395,7 +394,6 @@ extern "C" const abft_cuda_tune_t *abft_cuda_tune_get(int device, int *sm_count)
     }
     if (d >= 0) {
         abft_cuda_tune_sms[d] = sms; /* racing writers store identical values */
-        abft_cuda_tune_cc[d] = major;
         abft_cuda_tune_row[d] = t;
     }
     *sm_count = sms;
@@ -415,12 +413,11 @@ int abft_cuda_pdl_ok(int device) {
     if ((abft_cuda_features & ABFT_CUDA_FEAT_PDL) == 0) return 0;
     if (device < 0 || device >= ABFT_CUDA_MAX_DEVICES) return 0;
     if (abft_cuda_pdl_cap[device] == 0) {
-        int sms = 0;
-        (void)abft_cuda_tune_get(device, &sms);
+        int major = 0, ok = 0;
         cudaFuncAttributes fa;
-        int ok = 0;
-        if (abft_cuda_tune_cc[device] >= 9 &&
-            cudaFuncGetAttributes(&fa, abft_cuda_pdl_probe) == cudaSuccess)
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) ==
+                cudaSuccess &&
+            major >= 9 && cudaFuncGetAttributes(&fa, abft_cuda_pdl_probe) == cudaSuccess)
             ok = fa.ptxVersion >= 90; /* the code it runs comes from sm_90+ sources */
         else
             (void)cudaGetLastError();

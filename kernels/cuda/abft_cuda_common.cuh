@@ -70,8 +70,7 @@ static inline abft_status_t abft_cuda_launch(const abft_kctx_t *ctx, bool pdl,
     cfg.stream = abft_cuda_stream(ctx);
     cfg.attrs = attr;
     cfg.numAttrs = pdl && abft_cuda_pdl_ok(ctx->device) ? 1 : 0;
-    ABFT_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, args...));
-    ABFT_CUDA_LAUNCHED();
+    ABFT_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, args...)); /* launch errors come back here */
     return ABFT_STATUS_SUCCESS;
 }
 

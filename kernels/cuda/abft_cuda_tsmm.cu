@@ -280,8 +280,8 @@ abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     /* With no rows, one (empty) row tile still writes Q = 0. */
     const int64_t tiles = a->rows > 0 ? ceil_div(a->rows, TR) : 1;
     int64_t chunk;
-    const abft_cuda_kshape_t sh = abft_cuda_tune_shape(
-        tune, 2, sizeof(T) == 8 ? 0 : 1, (double)a->rows * (double)a->cols * (double)sizeof(T));
+    const double bytes = (double)a->rows * (double)a->cols * (double)sizeof(T);
+    const abft_cuda_kshape_t sh = abft_cuda_tune_shape(tune, 2, sizeof(T) == 8 ? 0 : 1, bytes);
     /* Implicit weights V = [1, l+1] with |V| = V on a side: computed from the index
      * (dual_kernel<..., IMPL>, c-bucket 2 only). */
     int impl = 0;
@@ -328,7 +328,7 @@ abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     }
     if (tiles > 0x7fffffff) return ABFT_STATUS_NOT_SUPPORTED;
     dim3 grid((unsigned)tiles, (unsigned)S, 1);
-    const bool pdl = (double)a->rows * (double)a->cols * sizeof(T) <= ABFT_CUDA_PDL_MAX_BYTES;
+    const bool pdl = bytes <= ABFT_CUDA_PDL_MAX_BYTES;
     ABFT_TRY_STATUS(abft_cuda_launch(ctx, pdl, kern, grid, NT, smem, p));
     reduce_job jp = {p.part_p, (int)S, a->rows, (int)a->c1, ABS ? 1 : 0,
                      a->P, a->ldp, a->Pabs, a->ldpabs};

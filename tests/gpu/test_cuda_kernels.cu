@@ -1056,6 +1056,13 @@ __global__ void late_writer(double *A, int64_t m, int64_t n, int64_t ld, long lo
 
 int abft_cuda_pdl_ok(int device); /* kernels/cuda/abft_cuda_common.cuh */
 
+/* Zero the m x n matrix A, then queue late_writer over it on the stream (about 20 ms). */
+static void queue_late_write(gpuctx_t *g, double *A, int64_t m, int64_t n, int64_t ld, int khz) {
+    CU(cudaMemsetAsync(A, 0, sizeof(double) * (size_t)(ld * n), g->stream));
+    late_writer<<<1, 256, 0, g->stream>>>(A, m, n, ld, (long long)(20.0 * (double)khz));
+    CU(cudaGetLastError());
+}
+
 static void test_pdl(gpuctx_t *g) {
     int dev = 0, khz = 0, major = 0;
     CU(cudaGetDevice(&dev));
@@ -1088,23 +1095,13 @@ static void test_pdl(gpuctx_t *g) {
     double *hY = tu_alloc_d(m * 2), *hT = tu_alloc_d(n * 2), *hP = tu_alloc_d(m * 2),
            *hQ = tu_alloc_d(n * 2);
     for (int round = 0; round < 2; ++round) {
-        CU(cudaMemsetAsync(dA, 0, sizeof(double) * (size_t)(ld * n), g->stream));
-        late_writer<<<1, 256, 0, g->stream>>>(dA, m, n, ld, (long long)(20.0 * (double)khz));
-        CU(cudaGetLastError());
+        queue_late_write(g, dA, m, n, ld, khz);
         abft_tsmm_args_t r = {ABFT_PREC_D, 0, m, n, 2, dA, ld, NULL, 0, NULL, 0, dY, m, NULL, 0};
         TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &r), ABFT_STATUS_SUCCESS);
-        if (round == 1) { /* the cols pass and the dual pass right behind the writer */
-            CU(cudaMemsetAsync(dA, 0, sizeof(double) * (size_t)(ld * n), g->stream));
-            late_writer<<<1, 256, 0, g->stream>>>(dA, m, n, ld, (long long)(20.0 * (double)khz));
-            CU(cudaGetLastError());
-        }
+        if (round == 1) queue_late_write(g, dA, m, n, ld, khz); /* cols pass right behind */
         abft_tsmm_args_t t = {ABFT_PREC_D, 1, m, n, 2, dA, ld, NULL, 0, NULL, 0, dT, n, NULL, 0};
         TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &t), ABFT_STATUS_SUCCESS);
-        if (round == 1) {
-            CU(cudaMemsetAsync(dA, 0, sizeof(double) * (size_t)(ld * n), g->stream));
-            late_writer<<<1, 256, 0, g->stream>>>(dA, m, n, ld, (long long)(20.0 * (double)khz));
-            CU(cudaGetLastError());
-        }
+        if (round == 1) queue_late_write(g, dA, m, n, ld, khz); /* dual pass right behind */
         abft_dual_args_t d = {ABFT_PREC_D, m, n, dA, ld, 2, NULL, 0, NULL, 0, dP, m, NULL, 0,
                               2, NULL, 0, NULL, 0, dQ, n, NULL, 0};
         TU_CHECK_STATUS(abft_cuda_dual(&g->ctx, &d), ABFT_STATUS_SUCCESS);
@@ -1129,9 +1126,7 @@ static void test_pdl(gpuctx_t *g) {
         }
         double *dS = (double *)dup_to_dev(hS, sizeof(double) * (size_t)(m * 2));
         double *dO = (double *)dup_to_dev(ones, sizeof(double) * (size_t)(m * 2));
-        CU(cudaMemsetAsync(dY, 0, sizeof(double) * (size_t)(m * 2), g->stream));
-        late_writer<<<1, 256, 0, g->stream>>>(dY, m, 2, m, (long long)(20.0 * (double)khz));
-        CU(cudaGetLastError());
+        queue_late_write(g, dY, m, 2, m, khz);
         int64_t nf = -1;
         double mr = -1.0;
         abft_compare_args_t ca = {m, dY, m, dO, m, dS, m, dO, m, NULL, 0, NULL, 0,
