@@ -887,22 +887,30 @@ constexpr int DUAL_IMPL_X = 1, DUAL_IMPL_Z = 2;
 /* Resident blocks per SM asked of ptxas (__launch_bounds__ minimum) for the implicit-weight
  * instances, from ptxas -v (CUDA 13.0, sm_90; bench/NOTES-encode.md v5): fp64 4 (56-64
  * registers, no spills); fp32 without |M| and Z implicit 3 (80 registers, no spills; at 4
- * they spill 28-48 bytes, and with only X implicit 8 bytes already at 3); fp32 with |M|
- * none (R = 4 rows of P and Q accumulators: any bound spills 48-600 bytes). 0: no bound. */
+ * they spill 28-48 bytes, and with only X implicit 8 bytes already at 3); fp32 with |M| 2
+ * (R = 4 rows of P and Q accumulators; left unbounded, the lane-ordered loop took 136
+ * registers for the explicit instance, one block per SM, a launch shape different from the
+ * implicit ones; bounded, 122-128 registers, 4-8 bytes spilled outside the column loop).
+ * fp32 instances without |M| and Z explicit: X implicit 2, none 0. 0: no bound. */
 template <typename T, bool ABS, int IMPL>
 constexpr int dual_min_blocks() {
-    return IMPL == 0 ? 0 : sizeof(T) == 8 ? 4 : (!ABS && (IMPL & DUAL_IMPL_Z)) ? 3 : 0;
+    return sizeof(T) == 8 ? (IMPL == 0 ? 0 : 4)
+                          : ABS ? 2 : (IMPL & DUAL_IMPL_Z) ? 3 : IMPL == 0 ? 0 : 2;
 }
 
 /* ---- fused dual: P = M·X and Q = M^T·Z from one read of M -----------------------------
  * Block: 8 warps stacked along rows (NT*R rows), each warp sweeping every column of the
- * block's slice U at a time. P accumulates in registers as in the rows kernel, from the same
- * weight sources (no cross-thread sum needed: each thread owns its rows). For Q each thread
- * holds Z for its rows (registers, or the implicit V from the row index); the per-column
- * products are summed across the warp by shuffles and across the 8 warps in shared memory,
- * in fixed order. Row tiles (blockIdx.x) then give partials of Q, column slices (blockIdx.y)
- * partials of P. IMPL: DUAL_IMPL_X / DUAL_IMPL_Z bits, the sides whose weights are the
- * implicit V = [1, l+1] with |V| = V (no staging of X, no Z registers). */
+ * block's slice U at a time; lane group perm = (lane / 8) % 4 takes the U columns of a step
+ * in the order u ^ perm (see the reduce-scatter below). P accumulates in registers as in the
+ * rows kernel, from the same weight sources (no cross-thread sum needed: each thread owns
+ * its rows; a step's columns are added in the lane's order). For Q each thread holds Z for
+ * its rows (registers, or the implicit V from the row index); the per-column products are
+ * summed across the warp by shuffles and across the 8 warps in shared memory, in fixed
+ * order. Row tiles (blockIdx.x) then give partials of Q, column slices (blockIdx.y)
+ * partials of P. The whole steps of full row groups load through a pointer carried from
+ * step to step, with no per-column tests. IMPL: DUAL_IMPL_X / DUAL_IMPL_Z bits, the sides
+ * whose weights are the implicit V = [1, l+1] with |V| = V (no staging of X, no Z
+ * registers). */
 template <typename T, int CB, bool ABS, int IMPL = 0>
 __global__ void __launch_bounds__(NT, dual_min_blocks<T, ABS, IMPL>())
     dual_kernel(const dual_params p) {
@@ -941,6 +949,15 @@ __global__ void __launch_bounds__(NT, dual_min_blocks<T, ABS, IMPL>())
     double *xas = xs + (size_t)KS * CB;            /* [KS][CB] when ABS */
     double *qs = xs + (size_t)KS * CB * (ABS ? 2 : 1); /* [NW][NO][KS] */
     const int NOq = p.c2 * (ABS ? 2 : 1);
+    const int c2 = p.c2;
+    const int64_t ldm = p.ldm;
+    /* The lane's order of the UNR columns of a step (see the reduce-scatter below). */
+    const int perm = (lane >> 3) & (UNR - 1);
+    double *const qlane = qs + (size_t)w * NO * KS + perm; /* + o·KS + jb */
+    int64_t coff[UNR]; /* element offsets of the lane's columns from column jb */
+#pragma unroll
+    for (int u = 0; u < UNR; ++u) coff[u] = (int64_t)(u ^ perm) * ldm;
+    const int64_t step = (int64_t)UNR * ldm;
     for (int64_t s0 = k0; s0 < k1; s0 += KS) {
         const int ns = (int)min((int64_t)KS, k1 - s0);
         __syncthreads(); /* the previous stage's qs (and xs) are consumed */
@@ -963,34 +980,45 @@ __global__ void __launch_bounds__(NT, dual_min_blocks<T, ABS, IMPL>())
             xw = implicit_weights{s0};
         else
             xw = staged_weights<CB>{xs, xas};
-        const T *base = M + row0 + s0 * p.ldm;
-        for (int jb = 0; jb < ns; jb += UNR) {
+        const T *base = M + row0 + s0 * ldm;
+        const T *pj = base; /* column jb */
+        for (int jb = 0; jb < ns; jb += UNR, pj += step) {
+            /* v[u]: column jb + (u ^ perm) of the thread's rows */
             T v[UNR][R];
+            if (full && jb + UNR <= ns) {
 #pragma unroll
-            for (int u = 0; u < UNR; ++u) {
-                const int j = jb + u;
-                if (j < ns && nvalid > 0) {
-                    const T *pa = base + (int64_t)j * p.ldm;
-                    if (full)
-                        load_vec<T, R>(pa, v[u]);
-                    else
-                        load_part<T, R>(pa, nvalid, v[u]);
-                } else {
+                for (int u = 0; u < UNR; ++u) load_vec<T, R>(pj + coff[u], v[u]);
+            } else {
 #pragma unroll
-                    for (int r = 0; r < R; ++r) v[u][r] = T(0);
+                for (int u = 0; u < UNR; ++u) {
+                    const int j = jb + (u ^ perm);
+                    if (j < ns && nvalid > 0) {
+                        const T *pa = pj + coff[u];
+                        if (full)
+                            load_vec<T, R>(pa, v[u]);
+                        else
+                            load_part<T, R>(pa, nvalid, v[u]);
+                    } else {
+#pragma unroll
+                        for (int r = 0; r < R; ++r) v[u][r] = T(0);
+                    }
                 }
             }
 #pragma unroll
             for (int u = 0; u < UNR; ++u)
-                accumulate_rows<T, CB, ABS, R>(v[u], xw, jb, u, acc, acca);
+                accumulate_rows<T, CB, ABS, R>(v[u], xw, jb, u ^ perm, acc, acca);
             /* Q: each column's products over the thread's rows, then over the warp by a
              * reduce-scatter of the UNR (= 4) columns: 2 + 1 + 1 + 1 + 1 shuffles per
-             * output instead of 4 x 5; the lanes of one group of 8 end with column u's sum. */
+             * output instead of 4 x 5. The lane's column order (u ^ perm) makes the value
+             * kept and the value sent the same registers in every lane (no selects): at
+             * xor 16, t[0..1] are the columns this lane keeps and t[2..3] the ones its
+             * partner keeps; at xor 8 likewise a0 and a1. The lanes of group perm end with
+             * column jb + perm's sum. */
             static_assert(UNR == 4, "the reduce-scatter below is written for 4 columns");
 #pragma unroll
             for (int o = 0; o < NO; ++o) {
                 const int q = o % CB;
-                if (q < p.c2) {
+                if (q < c2) {
                     const bool isabs = ABS && o >= CB;
                     double t[UNR];
 #pragma unroll
@@ -1005,23 +1033,13 @@ __global__ void __launch_bounds__(NT, dual_min_blocks<T, ABS, IMPL>())
                                 t[u] = fma(x, isabs ? zw.za(r, q) : zw.z(r, q), t[u]);
                         }
                     }
-                    const bool hi16 = (lane & 16) != 0, hi8 = (lane & 8) != 0;
-                    double a0, a1;
-                    {
-                        const double s0 = hi16 ? t[0] : t[2], k0 = hi16 ? t[2] : t[0];
-                        const double s1 = hi16 ? t[1] : t[3], k1 = hi16 ? t[3] : t[1];
-                        a0 = k0 + __shfl_xor_sync(0xffffffffu, s0, 16);
-                        a1 = k1 + __shfl_xor_sync(0xffffffffu, s1, 16);
-                    }
-                    const double snd = hi8 ? a0 : a1, kp = hi8 ? a1 : a0;
-                    double b = kp + __shfl_xor_sync(0xffffffffu, snd, 8);
+                    const double a0 = t[0] + __shfl_xor_sync(0xffffffffu, t[2], 16);
+                    const double a1 = t[1] + __shfl_xor_sync(0xffffffffu, t[3], 16);
+                    double b = a0 + __shfl_xor_sync(0xffffffffu, a1, 8);
                     b += __shfl_xor_sync(0xffffffffu, b, 4);
                     b += __shfl_xor_sync(0xffffffffu, b, 2);
                     b += __shfl_xor_sync(0xffffffffu, b, 1);
-                    if ((lane & 7) == 0) {
-                        const int u = (hi16 ? 2 : 0) + (hi8 ? 1 : 0);
-                        qs[((size_t)w * NO + o) * KS + jb + u] = b;
-                    }
+                    if ((lane & 7) == 0) qlane[(size_t)o * KS + jb] = b;
                 }
             }
         }
