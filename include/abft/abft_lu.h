@@ -25,10 +25,12 @@ extern "C" {
  * online, and split-form plans created afterwards) keeps a copy of A from the encode (m·n
  * more backend memory, one more read and write of A). When the checksums flag a row of the
  * factors but cannot locate one element in it (an error too small for the two checksum
- * ratios to single out its column, docs/lu.md), that row of L and U is recomputed from the
- * copy, P·A = L·U row r:  L(r, :) = a·U11^-1, U(r, r:) = a(r:) - L(r, :)·U(:, r:), and the
- * whole check is run again; it is kept only if the check passes (report->recomputed,
- * ABFT_ACTION_RECOMPUTED), otherwise reverted and reported uncorrectable. */
+ * ratios to single out its column, docs/lu.md), the row of the fault in L and U is
+ * recomputed from the copy, P·A = L·U row r:  L(r, :) = a·U11^-1,
+ * U(r, r:) = a(r:) - L(r, :)·U(:, r:), and the whole check is run again; it is kept only if
+ * the check passes (report->recomputed, ABFT_ACTION_RECOMPUTED), otherwise reverted and
+ * reported uncorrectable. r is the first flagged row, or a row above it whose column of L
+ * carries the residual down to it (a small error of U that only the rows below show). */
 ABFT_API abft_status_t abft_set_lu_recovery(abft_handle_t handle, int enable);
 
 /* Offline protected LU: P·A = L·U in place (L unit lower, U upper, LAPACK layout), A m x n.

@@ -388,6 +388,58 @@ static void test_recovery(abft_handle_t h, tu_rng_t *r) {
     TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
 }
 
+/* A small error of U(1, 1) (= 1) with the recovery copy: row 1 of the product carries the
+ * cancelled 1e6 of row 0 (U(1, 3) = 5e5 - 0.5·1e6 = 0), so its bound is ~1e9 times those of
+ * the rows below; the error stays within row 1's bound and shows only in the rows below it,
+ * through L(i, 1). Case 0: rows 2 and 3 flagged; recomputing row 2 moves the error into
+ * U(2, 2) and on to row 3 (the re-check refuses it). Case 1: only row 3, the last, flagged;
+ * recomputing it absorbs the error and passes, with row 1 still wrong. Either way the row
+ * to recompute is row 1, and the factors come back as the clean ones (exact arithmetic). */
+static void test_recovery_below(abft_handle_t h) {
+    static const double M[2][16] = { /* 4 x 4, column-major */
+        {2, 1, 0, 0, 0, 1, 0.5, 0.25, 0, 0.5, 1, 0.5, 1e6, 5e5, 0.5, 1},
+        {2, 1, 0, 0, 0, 1, 0, 0.5, 0, 0.5, 1, 0.25, 1e6, 5e5, 0.5, 1}};
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 1), ABFT_STATUS_SUCCESS);
+    for (int c = 0; c < 2; ++c) {
+        for (int sp = 0; sp < 2; ++sp) { /* fp64, fp32 */
+            double Ad[16], Cd[16];
+            float As[16], Cs[16];
+            int64_t ip[4], info;
+            abft_report_t rep;
+            for (int i = 0; i < 16; ++i) Cd[i] = Ad[i] = M[c][i];
+            for (int i = 0; i < 16; ++i) Cs[i] = As[i] = (float)M[c][i];
+            abft_status_t st = sp ? abft_sgetrf(h, 4, 4, Cs, 4, ip, &info, &rep)
+                                  : abft_dgetrf(h, 4, 4, Cd, 4, ip, &info, &rep);
+            TU_CHECK(st == ABFT_STATUS_SUCCESS && rep.detected == 0,
+                     "case %d %s clean: %s, detected %lld", c, sp ? "fp32" : "fp64",
+                     abft_status_name(st), (long long)rep.detected);
+            TU_CHECK(ip[0] == 1 && ip[1] == 2 && ip[2] == 3 && ip[3] == 4,
+                     "case %d %s: pivots %lld %lld %lld %lld", c, sp ? "fp32" : "fp64",
+                     (long long)ip[0], (long long)ip[1], (long long)ip[2], (long long)ip[3]);
+            /* bit 16 (fp64) or 10 (fp32) of U(1, 1): 1 -> 1 + 2^-36 (1 + 2^-13) */
+            tu_flip_t f = {ABFT_SITE_AFTER_LU, -1, 1, 1, sp ? 10 : 16, 0, 0, 0};
+            abft_set_hook(h, tu_flip_hook, &f);
+            st = sp ? abft_sgetrf(h, 4, 4, As, 4, ip, &info, &rep)
+                    : abft_dgetrf(h, 4, 4, Ad, 4, ip, &info, &rep);
+            abft_set_hook(h, NULL, NULL);
+            TU_CHECK(st == ABFT_STATUS_SUCCESS && f.fired && rep.detected > 0,
+                     "case %d %s: %s, fired %d, detected %lld", c, sp ? "fp32" : "fp64",
+                     abft_status_name(st), f.fired, (long long)rep.detected);
+            TU_CHECK(rep.uncorrectable == 0 && rep.corrected == 0 && rep.recomputed == 1 &&
+                         rep.spread == 0 && rep.nfaults == 1 &&
+                         rep.faults[0].action == ABFT_ACTION_RECOMPUTED &&
+                         rep.faults[0].row == 1,
+                     "case %d %s: corrected %lld recomputed %lld uncorrectable %lld spread %d, "
+                     "row %lld", c, sp ? "fp32" : "fp64", (long long)rep.corrected,
+                     (long long)rep.recomputed, (long long)rep.uncorrectable, (int)rep.spread,
+                     (long long)(rep.nfaults ? rep.faults[0].row : -1));
+            TU_CHECK(sp ? memcmp(As, Cs, sizeof As) == 0 : memcmp(Ad, Cd, sizeof Ad) == 0,
+                     "case %d %s: factors differ from the clean ones", c, sp ? "fp32" : "fp64");
+        }
+    }
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
+}
+
 /* ---- singular, non-finite, arguments --------------------------------------------------------- */
 
 static void test_singular(abft_handle_t h, tu_rng_t *r) {
@@ -517,6 +569,7 @@ int main(void) {
     test_checksum_faults(h, &r, 46, 40, 20);
     test_spread(h, &r);
     test_recovery(h, &r);
+    test_recovery_below(h);
     test_singular(h, &r);
     test_getrs(h, &r);
     abft_destroy(h);
