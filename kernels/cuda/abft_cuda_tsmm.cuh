@@ -330,7 +330,23 @@ __device__ __forceinline__ void rows_body(const T *__restrict__ base, int64_t ld
                                           int ns, int jstep, const W &wt, int nvalid,
                                           double (&acc)[R][CB],
                                           double (&acca)[ABS ? R : 1][CB]) {
-    for (int jb = jb0; jb < ns; jb += jstep) {
+    /* whole steps (all UNR columns inside the stage) without per-column tests, then the
+     * last, partial one: the same operations in the same order (the same bits) */
+    int jb = jb0;
+    for (; jb + UNR <= ns; jb += jstep) {
+        T v[UNR][R];
+#pragma unroll
+        for (int u = 0; u < UNR; ++u) {
+            const T *pa = base + (int64_t)(jb + u) * lda;
+            if (VEC)
+                load_vec<T, R>(pa, v[u]);
+            else
+                load_part<T, R>(pa, nvalid, v[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < UNR; ++u) accumulate_rows<T, CB, ABS, R>(v[u], wt, jb, u, acc, acca);
+    }
+    for (; jb < ns; jb += jstep) {
         T v[UNR][R];
 #pragma unroll
         for (int u = 0; u < UNR; ++u) {
@@ -650,54 +666,72 @@ struct implicit_col_weights {
     }
 };
 
-template <typename T, int CB, bool ABS, bool VEC, int R, class W>
-__device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int lanes, int l,
-                                          const W &wt, double (&acc)[CB], double (&acca)[CB]) {
-    const int step = UNR * lanes * R;
-    for (int rb = 0; rb < ns; rb += step) {
-        T v[UNR][R];
+/* One step of the column sweep: UNR loads of R rows per lane from row rb. WHOLE: every
+ * load of the step lies inside the stage and may be a wide one (no per-load tests). */
+template <typename T, int CB, bool ABS, bool VEC, bool WHOLE, int R, class W>
+__device__ __forceinline__ void cols_step(const T *__restrict__ col, int rb, int ns, int lanes,
+                                          int l, const W &wt, double (&acc)[CB],
+                                          double (&acca)[CB]) {
+    T v[UNR][R];
 #pragma unroll
-        for (int u = 0; u < UNR; ++u) {
-            const int r = rb + (u * lanes + l) * R;
+    for (int u = 0; u < UNR; ++u) {
+        const int r = rb + (u * lanes + l) * R;
+        if constexpr (WHOLE) {
+            load_vec<T, R>(col + r, v[u]);
+        } else {
             const int nval = ns - r >= R ? R : (ns - r > 0 ? ns - r : 0);
             if (VEC && nval == R)
                 load_vec<T, R>(col + r, v[u]);
             else
                 load_part<T, R>(col + r, nval, v[u]);
         }
+    }
 #pragma unroll
-        for (int u = 0; u < UNR; ++u) {
-            const int r = rb + (u * lanes + l) * R;
+    for (int u = 0; u < UNR; ++u) {
+        const int r = rb + (u * lanes + l) * R;
 #pragma unroll
-            for (int q = 0; q < CB; ++q) {
-                if (W::unit0 && q == 0) {
+        for (int q = 0; q < CB; ++q) {
+            if (W::unit0 && q == 0) {
 #pragma unroll
-                    for (int rr = 0; rr < R; ++rr) acc[q] += (double)v[u][rr];
-                    if constexpr (ABS) {
+                for (int rr = 0; rr < R; ++rr) acc[q] += (double)v[u][rr];
+                if constexpr (ABS) {
 #pragma unroll
-                        for (int rr = 0; rr < R; ++rr) acca[q] += fabs((double)v[u][rr]);
-                    }
-                    continue;
+                    for (int rr = 0; rr < R; ++rr) acca[q] += fabs((double)v[u][rr]);
                 }
-                const auto xq = wt.col(rb, u, r, q);
+                continue;
+            }
+            const auto xq = wt.col(rb, u, r, q);
+#pragma unroll
+            for (int rr = 0; rr < R; rr += 2) {
+                const double2 w = wt.pair(xq, rr);
+                acc[q] = fma((double)v[u][rr], w.x, acc[q]);
+                acc[q] = fma((double)v[u][rr + 1], w.y, acc[q]);
+            }
+            if constexpr (ABS) {
+                const auto xa = wt.cola(rb, u, r, q);
 #pragma unroll
                 for (int rr = 0; rr < R; rr += 2) {
-                    const double2 w = wt.pair(xq, rr);
-                    acc[q] = fma((double)v[u][rr], w.x, acc[q]);
-                    acc[q] = fma((double)v[u][rr + 1], w.y, acc[q]);
-                }
-                if constexpr (ABS) {
-                    const auto xa = wt.cola(rb, u, r, q);
-#pragma unroll
-                    for (int rr = 0; rr < R; rr += 2) {
-                        const double2 w = wt.pair(xa, rr);
-                        acca[q] = fma(fabs((double)v[u][rr]), w.x, acca[q]);
-                        acca[q] = fma(fabs((double)v[u][rr + 1]), w.y, acca[q]);
-                    }
+                    const double2 w = wt.pair(xa, rr);
+                    acca[q] = fma(fabs((double)v[u][rr]), w.x, acca[q]);
+                    acca[q] = fma(fabs((double)v[u][rr + 1]), w.y, acca[q]);
                 }
             }
         }
     }
+}
+
+/* The sweep of a stage of ns rows: whole steps first (VEC), then the last, partial one; the
+ * same operations in the same order either way (the same bits). */
+template <typename T, int CB, bool ABS, bool VEC, int R, class W>
+__device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int lanes, int l,
+                                          const W &wt, double (&acc)[CB], double (&acca)[CB]) {
+    const int step = UNR * lanes * R;
+    int rb = 0;
+    if constexpr (VEC)
+        for (; rb + step <= ns; rb += step)
+            cols_step<T, CB, ABS, VEC, true, R>(col, rb, ns, lanes, l, wt, acc, acca);
+    for (; rb < ns; rb += step)
+        cols_step<T, CB, ABS, VEC, false, R>(col, rb, ns, lanes, l, wt, acc, acca);
 }
 
 /* WS: WS_STAGED (X, Xa staged per stage while the block waits), WS_IMPLICIT (V = [1, i+1],
