@@ -330,23 +330,7 @@ __device__ __forceinline__ void rows_body(const T *__restrict__ base, int64_t ld
                                           int ns, int jstep, const W &wt, int nvalid,
                                           double (&acc)[R][CB],
                                           double (&acca)[ABS ? R : 1][CB]) {
-    /* whole steps (all UNR columns inside the stage) without per-column tests, then the
-     * last, partial one: the same operations in the same order (the same bits) */
-    int jb = jb0;
-    for (; jb + UNR <= ns; jb += jstep) {
-        T v[UNR][R];
-#pragma unroll
-        for (int u = 0; u < UNR; ++u) {
-            const T *pa = base + (int64_t)(jb + u) * lda;
-            if (VEC)
-                load_vec<T, R>(pa, v[u]);
-            else
-                load_part<T, R>(pa, nvalid, v[u]);
-        }
-#pragma unroll
-        for (int u = 0; u < UNR; ++u) accumulate_rows<T, CB, ABS, R>(v[u], wt, jb, u, acc, acca);
-    }
-    for (; jb < ns; jb += jstep) {
+    for (int jb = jb0; jb < ns; jb += jstep) {
         T v[UNR][R];
 #pragma unroll
         for (int u = 0; u < UNR; ++u) {
@@ -720,14 +704,17 @@ __device__ __forceinline__ void cols_step(const T *__restrict__ col, int rb, int
     }
 }
 
-/* The sweep of a stage of ns rows: whole steps first (VEC), then the last, partial one; the
- * same operations in the same order either way (the same bits). */
+/* The sweep of a stage of ns rows. fp32: whole steps first (VEC), then the last, partial
+ * one, the same operations in the same order either way (the same bits); ncu at 8192 (H100):
+ * the full checksums' fp32 second read of B 126.8 -> 116.9 us, while the fp64 instance lost
+ * 189.4 -> 203.1 us with it (and the rows kernel's passes over A 179 -> 215 us fp64,
+ * 104 -> 114 us fp32: ptxas gave them more registers or spills), so fp64 keeps one loop. */
 template <typename T, int CB, bool ABS, bool VEC, int R, class W>
 __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int lanes, int l,
                                           const W &wt, double (&acc)[CB], double (&acca)[CB]) {
     const int step = UNR * lanes * R;
     int rb = 0;
-    if constexpr (VEC)
+    if constexpr (VEC && sizeof(T) == 4)
         for (; rb + step <= ns; rb += step)
             cols_step<T, CB, ABS, VEC, true, R>(col, rb, ns, lanes, l, wt, acc, acca);
     for (; rb < ns; rb += step)
