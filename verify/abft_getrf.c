@@ -215,7 +215,8 @@ static double row_ratio(const host_view_t *v, int64_t i) {
 }
 
 /* An error delta at (r, c) of U: d_r = delta·[1, c + 1]. Returns 1 with c and delta when
- * the ratio is an integer in range, unambiguously (the neighbouring columns do not fit). */
+ * the ratio is an integer in range, unambiguously; 2 when it fits but the neighbouring
+ * columns would fit too (an error of U, but not located); 0 when it does not fit. */
 static int u_ratio(const host_view_t *v, int64_t r, int64_t n, int64_t *col, double *delta) {
     double de = v->d[0][r], dw = v->d[1][r], te = v->t[0][r], tw = v->t[1][r];
     if (!(fabs(de) > te) || !isfinite(de) || !isfinite(dw)) return 0;
@@ -225,7 +226,7 @@ static int u_ratio(const host_view_t *v, int64_t r, int64_t n, int64_t *col, dou
     if (c < r || c >= n) return 0;
     double w = (double)(c + 1);
     if (!(fabs(dw - w * de) <= tw + w * te)) return 0;
-    if (!(fabs(de) > 2.0 * (tw + (w + 1.0) * te))) return 0; /* c +- 1 would fit too */
+    if (!(fabs(de) > 2.0 * (tw + (w + 1.0) * te))) return 2; /* c +- 1 would fit too */
     *col = c;
     *delta = (de + w * dw) / (1.0 + w * w); /* least squares over both columns */
     return 1;
@@ -308,12 +309,13 @@ static abft_status_t locate(struct abft_lu_plan *p, const void *A, int64_t lda,
         !isfinite(v->t[1][r]))
         return largest_candidate(p, A, lda, r, fix, nfix);
     /* U: first flagged row r, integer ratio, and every row below consistent with
-     * d_i = L(i, r)·d_r (flagged or not). */
+     * d_i = L(i, r)·d_r (flagged or not). u_fit: the pattern of an error of U; u_ok: one
+     * located (its column unambiguous). */
     int64_t uc = -1;
     double ud = 0.0;
-    int u_ok = 0;
-    if (r < p->k && u_ratio(v, r, p->n, &uc, &ud)) {
-        u_ok = 1;
+    int ur = r < p->k ? u_ratio(v, r, p->n, &uc, &ud) : 0, u_fit = 0;
+    if (ur != 0) {
+        u_fit = 1;
         int64_t nl = m - r - 1;
         if (nl > 0) {
             double *col = (double *)malloc((size_t)nl * sizeof(double));
@@ -335,17 +337,18 @@ static abft_status_t locate(struct abft_lu_plan *p, const void *A, int64_t lda,
             for (int64_t i = 0; i < nl; ++i)
                 col[i] = es == 8 ? ((double *)tmp)[i] : (double)((float *)tmp)[i];
             free(tmp);
-            for (int64_t i = r + 1; i < m && u_ok; ++i) {
+            for (int64_t i = r + 1; i < m && u_fit; ++i) {
                 double l = col[i - r - 1];
-                for (int q = 0; q < 2 && u_ok; ++q) {
+                for (int q = 0; q < 2 && u_fit; ++q) {
                     double pred = l * v->d[q][r];
                     if (!(fabs(v->d[q][i] - pred) <= 2.0 * (v->t[q][i] + fabs(l) * v->t[q][r])))
-                        u_ok = 0;
+                        u_fit = 0;
                 }
             }
             free(col);
         }
     }
+    const int u_ok = u_fit && ur == 1;
     /* L: each flagged row on its own (one error per row of L, up to the report's list). */
     int l_ok = nf <= ABFT_REPORT_MAX_FAULTS;
     for (int64_t f = 0; f < nf && l_ok; ++f) {
@@ -361,7 +364,11 @@ static abft_status_t locate(struct abft_lu_plan *p, const void *A, int64_t lda,
         fix[f].factor = ABFT_FACTOR_L;
         fix[f].ratio = row_ratio(v, F[f]);
     }
-    if (u_ok && l_ok) { /* never correct on a guess */
+    /* Never correct on a guess: an error of U that fits, even one whose column is not
+     * unambiguous, makes a fitting L candidate ambiguous (bit 26 of U(103, 107), the last
+     * row of a 104 x 108 LU: the ratio 108.0001 fits columns 107 and 106, and one row of
+     * U·V within 2τ of it was "corrected" into L(103, 56)). */
+    if (u_fit && l_ok) {
         *ambiguous = 1;
         return ABFT_STATUS_SUCCESS;
     }

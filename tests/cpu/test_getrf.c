@@ -440,6 +440,60 @@ static void test_recovery_below(abft_handle_t h) {
     TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
 }
 
+/* An error of U whose column the ratio cannot single out, with an L candidate that fits as
+ * loosely: 2 x 3, U(1, 2) = 500.5 - 0.5·1000 = 0.5 flipped in a low bit (d_w/d_e = 3, but
+ * columns 2 and 1 both within the bounds), and row 0 of U·V, [1001, 3001], with almost the
+ * same ratio. Both explanations fit: nothing is corrected (the L candidate was once
+ * "corrected" into L(1, 0), and the re-check passed); with the recovery copy row 1 is
+ * recomputed. */
+static void test_ambiguous_u(abft_handle_t h) {
+    static const double M[6] = {1, 0.5, 0, 1, 1000, 500.5}; /* 2 x 3, column-major */
+    for (int rec = 0; rec < 2; ++rec) {
+        TU_CHECK_STATUS(abft_set_lu_recovery(h, rec), ABFT_STATUS_SUCCESS);
+        for (int sp = 0; sp < 2; ++sp) {
+            for (int b = 0; b < 3; ++b) {
+                double Ad[6];
+                float As[6];
+                int64_t ip[2], info;
+                abft_report_t rep;
+                for (int i = 0; i < 6; ++i) Ad[i] = M[i];
+                for (int i = 0; i < 6; ++i) As[i] = (float)M[i];
+                /* bits 14-16 (fp64), 12-14 (fp32): above the bound, below an unambiguous
+                 * ratio */
+                tu_flip_t f = {ABFT_SITE_AFTER_LU, -1, 1, 2, (sp ? 12 : 14) + b, 0, 0, 0};
+                abft_set_hook(h, tu_flip_hook, &f);
+                abft_status_t st = sp ? abft_sgetrf(h, 2, 3, As, 2, ip, &info, &rep)
+                                      : abft_dgetrf(h, 2, 3, Ad, 2, ip, &info, &rep);
+                abft_set_hook(h, NULL, NULL);
+                double l10 = sp ? As[1] : Ad[1], u12 = sp ? As[5] : Ad[5];
+                TU_CHECK(st == ABFT_STATUS_SUCCESS && f.fired && rep.detected == 1 &&
+                             rep.corrected == 0,
+                         "%s bit %d copy %d: %s, detected %lld, corrected %lld (%s (%lld,%lld))",
+                         sp ? "fp32" : "fp64", f.bit, rec, abft_status_name(st),
+                         (long long)rep.detected, (long long)rep.corrected,
+                         rep.nfaults && rep.faults[0].factor == ABFT_FACTOR_L ? "L" : "U",
+                         (long long)(rep.nfaults ? rep.faults[0].row : -1),
+                         (long long)(rep.nfaults ? rep.faults[0].col : -1));
+                if (rec) {
+                    TU_CHECK(rep.recomputed == 1 && rep.uncorrectable == 0 &&
+                                 rep.nfaults == 1 && rep.faults[0].row == 1,
+                             "%s bit %d: recomputed %lld uncorrectable %lld", sp ? "fp32" : "fp64",
+                             f.bit, (long long)rep.recomputed, (long long)rep.uncorrectable);
+                    TU_CHECK(l10 == 0.5 && u12 == 0.5, "%s bit %d: L(1,0) %.17g U(1,2) %.17g",
+                             sp ? "fp32" : "fp64", f.bit, l10, u12);
+                } else {
+                    TU_CHECK(rep.uncorrectable == 1 && rep.spread == 0,
+                             "%s bit %d: uncorrectable %lld spread %d", sp ? "fp32" : "fp64",
+                             f.bit, (long long)rep.uncorrectable, (int)rep.spread);
+                    TU_CHECK(l10 == 0.5 && u12 == f.after, "%s bit %d: factors changed: L(1,0) "
+                             "%.17g U(1,2) %.17g", sp ? "fp32" : "fp64", f.bit, l10, u12);
+                }
+            }
+        }
+    }
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
+}
+
 /* ---- singular, non-finite, arguments --------------------------------------------------------- */
 
 static void test_singular(abft_handle_t h, tu_rng_t *r) {
@@ -570,6 +624,7 @@ int main(void) {
     test_spread(h, &r);
     test_recovery(h, &r);
     test_recovery_below(h);
+    test_ambiguous_u(h);
     test_singular(h, &r);
     test_getrs(h, &r);
     abft_destroy(h);
