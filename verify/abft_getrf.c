@@ -265,27 +265,53 @@ typedef struct fix {
     abft_factor_t factor;
 } fix_t;
 
+/* A rows x cols strip of backend memory at src (leading dimension ld, the plan's precision)
+ * on the host as doubles, contiguous (one row or one column; *out: malloc'd, the caller
+ * frees it; NULL on failure). */
+static abft_status_t fetch_strip(const struct abft_lu_plan *p, const void *src, int64_t ld,
+                                 int64_t rows, int64_t cols, double **out) {
+    abft_handle_t h = p->h;
+    const size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
+    const size_t cnt = (size_t)rows * (size_t)cols;
+    *out = NULL;
+    double *d = (double *)malloc((cnt > 0 ? cnt : 1) * sizeof(double));
+    ABFT_RETURN_IF(d == NULL, ABFT_STATUS_ALLOC_FAILED);
+    void *raw = es == 8 ? (void *)d : malloc(cnt > 0 ? cnt * es : 1);
+    if (raw == NULL) {
+        free(d);
+        return ABFT_STATUS_ALLOC_FAILED;
+    }
+    abft_copy_args_t cp = {0, es, rows, cols, raw, rows, (void *)src, ld};
+    abft_status_t st = h->ops->copy(&h->kctx, &cp);
+    if (es == 4) {
+        for (size_t i = 0; st == ABFT_STATUS_SUCCESS && i < cnt; ++i)
+            d[i] = (double)((const float *)raw)[i];
+        free(raw);
+    }
+    if (st != ABFT_STATUS_SUCCESS) {
+        free(d);
+        return st;
+    }
+    *out = d;
+    return ABFT_STATUS_SUCCESS;
+}
+
 /* The largest element of row r of the factors (non-finite counts as largest) as a single
  * candidate: in L (column < r) it touches row r only; in U (column >= r) also the rows
  * below, through column r of L. exact_value recomputes it from the checksums, and the full
  * re-check confirms or reverts it. */
 static abft_status_t largest_candidate(struct abft_lu_plan *p, const void *A, int64_t lda,
                                        int64_t r, fix_t *fix, int *nfix) {
-    abft_handle_t h = p->h;
     size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
-    void *raw = malloc((size_t)p->n * es);
-    ABFT_RETURN_IF(raw == NULL, ABFT_STATUS_ALLOC_FAILED);
-    abft_copy_args_t cp = {0, es, 1, p->n, raw, 1, (void *)((const char *)A + (size_t)r * es), lda};
-    abft_status_t st = h->ops->copy(&h->kctx, &cp);
+    double *row = NULL;
+    ABFT_TRY(fetch_strip(p, (const char *)A + (size_t)r * es, lda, 1, p->n, &row));
     int64_t c = -1;
     double big = -1.0;
-    for (int64_t j = 0; j < p->n && st == ABFT_STATUS_SUCCESS; ++j) {
-        double x = es == 8 ? ((const double *)raw)[j] : (double)((const float *)raw)[j];
-        double ax = isfinite(x) ? fabs(x) : INFINITY;
+    for (int64_t j = 0; j < p->n; ++j) {
+        double ax = isfinite(row[j]) ? fabs(row[j]) : INFINITY;
         if (ax > big) big = ax, c = j;
     }
-    free(raw);
-    ABFT_TRY(st);
+    free(row);
     if (c < 0 || (c >= r && r >= p->k)) return ABFT_STATUS_SUCCESS;
     fix[0].i = r;
     fix[0].j = c;
@@ -301,7 +327,6 @@ static abft_status_t largest_candidate(struct abft_lu_plan *p, const void *A, in
 static abft_status_t locate(struct abft_lu_plan *p, const void *A, int64_t lda,
                             const host_view_t *v, const int64_t *F, int64_t nf, fix_t *fix,
                             int *nfix, int *ambiguous) {
-    abft_handle_t h = p->h;
     *nfix = 0;
     *ambiguous = 0;
     const int64_t r = F[0], m = p->m;
@@ -318,25 +343,10 @@ static abft_status_t locate(struct abft_lu_plan *p, const void *A, int64_t lda,
         u_fit = 1;
         int64_t nl = m - r - 1;
         if (nl > 0) {
-            double *col = (double *)malloc((size_t)nl * sizeof(double));
-            ABFT_RETURN_IF(col == NULL, ABFT_STATUS_ALLOC_FAILED);
             size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
-            void *tmp = malloc((size_t)nl * es);
-            if (tmp == NULL) {
-                free(col);
-                return ABFT_STATUS_ALLOC_FAILED;
-            }
             const char *src = (const char *)A + ((size_t)(r + 1) + (size_t)r * (size_t)lda) * es;
-            abft_copy_args_t cp = {0, es, nl, 1, tmp, nl, (void *)src, lda};
-            abft_status_t st = h->ops->copy(&h->kctx, &cp);
-            if (st != ABFT_STATUS_SUCCESS) {
-                free(tmp);
-                free(col);
-                return st;
-            }
-            for (int64_t i = 0; i < nl; ++i)
-                col[i] = es == 8 ? ((double *)tmp)[i] : (double)((float *)tmp)[i];
-            free(tmp);
+            double *col = NULL;
+            ABFT_TRY(fetch_strip(p, src, lda, nl, 1, &col));
             for (int64_t i = r + 1; i < m && u_fit; ++i) {
                 double l = col[i - r - 1];
                 for (int q = 0; q < 2 && u_fit; ++q) {
@@ -458,33 +468,24 @@ static abft_status_t checksum_fault(struct abft_lu_plan *p, const int64_t *perm_
  * in the checksum column where the divisor is larger. */
 static abft_status_t exact_value(struct abft_lu_plan *p, const void *A, int64_t lda,
                                  const host_view_t *v, const fix_t *f, double *value) {
-    abft_handle_t h = p->h;
     const int64_t n = p->n, k = p->k, r = f->i, c = f->j;
     size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
-    void *raw = malloc((size_t)n * es);
-    ABFT_RETURN_IF(raw == NULL, ABFT_STATUS_ALLOC_FAILED);
-    abft_copy_args_t cp = {0, es, 1, n, raw, 1, (void *)((const char *)A + (size_t)r * es), lda};
-    abft_status_t st = h->ops->copy(&h->kctx, &cp);
-    if (st != ABFT_STATUS_SUCCESS) {
-        free(raw);
-        return st;
-    }
-#define ROW(j) (es == 8 ? ((const double *)raw)[j] : (double)((const float *)raw)[j])
+    double *raw = NULL;
+    ABFT_TRY(fetch_strip(p, (const char *)A + (size_t)r * es, lda, 1, n, &raw));
     int q = 0;
     if (f->factor == ABFT_FACTOR_L && fabs(v->Y[c + k]) > fabs(v->Y[c])) q = 1;
     double s = v->PX[r + q * v->m];
     int64_t jl = r < k ? r : k;
     for (int64_t j = 0; j < jl; ++j)
-        if (!(f->factor == ABFT_FACTOR_L && j == c)) s -= ROW(j) * v->Y[j + q * k];
+        if (!(f->factor == ABFT_FACTOR_L && j == c)) s -= raw[j] * v->Y[j + q * k];
     if (f->factor == ABFT_FACTOR_U) {
         for (int64_t j = r; j < n; ++j)
-            if (j != c) s -= ROW(j) * (q == 0 ? 1.0 : (double)(j + 1));
+            if (j != c) s -= raw[j] * (q == 0 ? 1.0 : (double)(j + 1));
         *value = q == 0 ? s : s / (double)(c + 1);
     } else {
         if (r < k) s -= v->Y[r + q * k];
         *value = s / v->Y[c + q * k];
     }
-#undef ROW
     free(raw);
     return ABFT_STATUS_SUCCESS;
 }
@@ -494,18 +495,15 @@ static abft_status_t exact_value(struct abft_lu_plan *p, const void *A, int64_t 
  * data is intact and the encoded checksum of that row is what changed (*is_cs = 1). */
 static abft_status_t copy_says_checksum(struct abft_lu_plan *p, const host_view_t *v,
                                         const int64_t *perm, int64_t r, int *is_cs) {
-    abft_handle_t h = p->h;
     const int64_t n = p->n;
     const size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
     *is_cs = 0;
-    void *row = malloc((size_t)n * es);
-    ABFT_RETURN_IF(row == NULL, ABFT_STATUS_ALLOC_FAILED);
-    abft_copy_args_t c_a = {0, es, 1, n, row, 1, (char *)p->A0 + (size_t)perm[r] * es, p->m};
-    abft_status_t st = h->ops->copy(&h->kctx, &c_a);
-    if (st == ABFT_STATUS_SUCCESS) {
+    double *row = NULL;
+    ABFT_TRY(fetch_strip(p, (const char *)p->A0 + (size_t)perm[r] * es, p->m, 1, n, &row));
+    {
         double s[2] = {0, 0}, sa[2] = {0, 0};
         for (int64_t j = 0; j < n; ++j) {
-            double x = es == 8 ? ((const double *)row)[j] : (double)((const float *)row)[j];
+            double x = row[j];
             s[0] += x;
             s[1] += x * (double)(j + 1);
             sa[0] += fabs(x);
@@ -520,7 +518,7 @@ static abft_status_t copy_says_checksum(struct abft_lu_plan *p, const host_view_
         *is_cs = agree;
     }
     free(row);
-    return st;
+    return ABFT_STATUS_SUCCESS;
 }
 
 /* Recompute row r of the factors from the recovery copy (its original row perm[r]):
@@ -588,20 +586,18 @@ static abft_status_t recover_row(struct abft_lu_plan *p, void *A, int64_t lda,
 static abft_status_t recover_above(struct abft_lu_plan *p, void *A, int64_t lda,
                                    const host_view_t *v, const int64_t *perm, int64_t f,
                                    int64_t *row, int *ok) {
-    abft_handle_t h = p->h;
     const int64_t kf = f < p->k ? f : p->k;
     const size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
     *ok = 0;
     if (kf <= 0) return ABFT_STATUS_SUCCESS;
-    void *raw = malloc((size_t)kf * es); /* L(f, 0:kf) */
-    ABFT_RETURN_IF(raw == NULL, ABFT_STATUS_ALLOC_FAILED);
-    abft_copy_args_t cp = {0, es, 1, kf, raw, 1, (char *)A + (size_t)f * es, lda};
-    abft_status_t st = h->ops->copy(&h->kctx, &cp);
+    double *lf = NULL; /* L(f, 0:kf) */
+    ABFT_TRY(fetch_strip(p, (const char *)A + (size_t)f * es, lda, 1, kf, &lf));
+    abft_status_t st = ABFT_STATUS_SUCCESS;
     int64_t best[LU_RECOVER_ABOVE];
     double score[LU_RECOVER_ABOVE];
     int nb = 0;
-    for (int64_t r = 0; r < kf && st == ABFT_STATUS_SUCCESS; ++r) {
-        double l = es == 8 ? ((const double *)raw)[r] : (double)((const float *)raw)[r];
+    for (int64_t r = 0; r < kf; ++r) {
+        double l = lf[r];
         if (!(l != 0.0) || !isfinite(l)) continue;
         double sr = 0.0;
         for (int q = 0; q < 2; ++q) {
@@ -620,7 +616,7 @@ static abft_status_t recover_above(struct abft_lu_plan *p, void *A, int64_t lda,
         score[pos] = sr;
         if (nb < LU_RECOVER_ABOVE) ++nb;
     }
-    free(raw);
+    free(lf);
     for (int j = 0; j < nb && st == ABFT_STATUS_SUCCESS && !*ok; ++j) {
         st = recover_row(p, A, lda, perm, best[j], ok);
         if (st == ABFT_STATUS_SUCCESS && *ok) *row = best[j];
