@@ -178,8 +178,14 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
         // the protected call and the split form also with that feature off.
         std::vector<float> tp, tq, ts, to, tos;
         for (int r = 0; r < reps + 2; ++r) {
-            float x = time_once(plain), y = time_once(prot), z = time_once(split), o = 0.0f,
-                  os = 0.0f;
+            // plain and protected in alternating order (drift within a pair, e.g. clocks
+            // falling as the GPU heats, cancels in the paired median instead of biasing it)
+            float x, y;
+            if (r % 2 == 0)
+                x = time_once(plain), y = time_once(prot);
+            else
+                y = time_once(prot), x = time_once(plain);
+            float z = time_once(split), o = 0.0f, os = 0.0f;
             if (ab_mask != 0) {
                 abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL & ~ab_mask);
                 o = time_once(prot);
@@ -212,8 +218,9 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
         r.passes_ms = split_ms;
         // The GEMM's own time drifts between runs by more than the protection costs at the
         // large sizes (clocks, power): the overhead is the median of the paired differences,
-        // each protected call against the plain call just before it, so that slow drift
-        // cancels; the difference of the two medians is kept beside it (JSON).
+        // each protected call against the plain call next to it (the two in alternating
+        // order), so that drift cancels; the difference of the two medians is kept beside
+        // it (JSON).
         std::vector<float> diff;
         for (size_t i = 0; i < tp.size(); ++i) diff.push_back(tq[i] - tp[i]);
         r.overhead_pct = 100.0 * median(diff) / plain_ms;
@@ -390,7 +397,8 @@ int main(int argc, char **argv) {
                      "the same run: %.1f GB/s. Median of %d interleaved runs (plain, protected, "
                      "passes) after 2 warm-ups; inputs random (never zeros). overhead = protected "
                      "- plain end to end, the median of the differences between each protected "
-                     "call and the plain call just before it (the GEMM's slow drift cancels; "
+                     "call and the plain call next to it, run in alternating order (the GEMM's "
+                     "drift cancels; "
                      "the difference of the medians is overhead_unpaired_pct in the JSON); passes = the split form's encode + verify alone (the "
                      "protection's own time, free of the GEMM's run-to-run spread). The floor is "
                      "the time to stream A, B, C once (B twice for full checksums) at that rate, "
