@@ -55,6 +55,37 @@ static float median(std::vector<float> v) {
     return v[v.size() / 2];
 }
 
+// Milliseconds of the streaming read of `bytes` at buf on stream st: the best (over a small
+// sweep of block sizes and blocks per SM) of the median of 10 runs after 2 warm-ups.
+static double best_read_ms(const void *buf, size_t bytes, double *sink, cudaStream_t st) {
+    int sms = 0;
+    TU_CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    cudaEvent_t a, b;
+    TU_CUDA_OK(cudaEventCreate(&a));
+    TU_CUDA_OK(cudaEventCreate(&b));
+    double best = 1e30;
+    for (int threads : {256, 512, 1024}) {
+        for (int per_sm : {2, 4, 8}) {
+            int blocks = sms * per_sm * (1024 / threads);
+            std::vector<float> t;
+            for (int r = 0; r < 12; ++r) {
+                TU_CUDA_OK(cudaEventRecord(a, st));
+                read_kernel<<<blocks, threads, 0, st>>>((const double2 *)buf, bytes / 16, sink);
+                TU_CUDA_OK(cudaEventRecord(b, st));
+                TU_CUDA_OK(cudaEventSynchronize(b));
+                TU_CUDA_OK(cudaGetLastError());
+                float ms;
+                TU_CUDA_OK(cudaEventElapsedTime(&ms, a, b));
+                if (r >= 2) t.push_back(ms);
+            }
+            best = std::min(best, (double)median(t));
+        }
+    }
+    TU_CUDA_OK(cudaEventDestroy(a));
+    TU_CUDA_OK(cudaEventDestroy(b));
+    return best;
+}
+
 // Bytes per second of the streaming read over `bytes` (best block size of a small sweep).
 static double measure_read(size_t bytes) {
     void *buf;
@@ -63,40 +94,17 @@ static double measure_read(size_t bytes) {
     TU_CUDA_OK(cudaMalloc(&sink, sizeof(double)));
     fill_kernel<double><<<1024, 256>>>((double *)buf, bytes / 8, 99);
     TU_CUDA_OK(cudaGetLastError());
-    int sms = 0;
-    TU_CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    cudaEvent_t a, b;
-    TU_CUDA_OK(cudaEventCreate(&a));
-    TU_CUDA_OK(cudaEventCreate(&b));
-    double best = 0.0;
-    for (int threads : {256, 512, 1024}) {
-        for (int per_sm : {2, 4, 8}) {
-            int blocks = sms * per_sm * (1024 / threads);
-            std::vector<float> t;
-            for (int r = 0; r < 12; ++r) {
-                TU_CUDA_OK(cudaEventRecord(a));
-                read_kernel<<<blocks, threads>>>((const double2 *)buf, bytes / 16, sink);
-                TU_CUDA_OK(cudaEventRecord(b));
-                TU_CUDA_OK(cudaEventSynchronize(b));
-                TU_CUDA_OK(cudaGetLastError());
-                float ms;
-                TU_CUDA_OK(cudaEventElapsedTime(&ms, a, b));
-                if (r >= 2) t.push_back(ms);
-            }
-            best = std::max(best, bytes / (median(t) * 1e-3));
-        }
-    }
-    TU_CUDA_OK(cudaEventDestroy(a));
-    TU_CUDA_OK(cudaEventDestroy(b));
+    const double ms = best_read_ms(buf, bytes, sink, 0);
     TU_CUDA_OK(cudaFree(buf));
     TU_CUDA_OK(cudaFree(sink));
-    return best;
+    return bytes / (ms * 1e-3);
 }
 
 struct Result {
     std::string prec, shape, kind;
     int64_t m, n, k;
     float plain_ms, prot_ms, passes_ms;
+    double read_ms; // the same bytes read by the streaming read kernel, one launch per matrix
     double overhead_pct, overhead_unpaired_pct, passes_pct, floor_pct, ratio_to_floor,
         passes_to_floor;
 };
@@ -208,6 +216,16 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
         // the floor: A, B and C streamed once each (B twice for full checksums)
         double bytes = (double)sizeof(T) * (double)(m * k + (kind ? 2 : 1) * k * n + m * n);
         double floor_ms = bytes / read_bps * 1e3;
+        // The same bytes read by the streaming read kernel at these sizes, one launch per
+        // matrix as the passes are (B twice for full checksums): what a pass that only reads
+        // can do here, launch and tail included.
+        double *sink;
+        TU_CUDA_OK(cudaMalloc(&sink, sizeof(double)));
+        const double rd_b = best_read_ms(B, sizeof(T) * (size_t)(k * n), sink, st);
+        const double read_ms = best_read_ms(A, sizeof(T) * (size_t)(m * k), sink, st) +
+                               (kind ? 2.0 : 1.0) * rd_b +
+                               best_read_ms(C, sizeof(T) * (size_t)(m * n), sink, st);
+        TU_CUDA_OK(cudaFree(sink));
         Result r;
         r.prec = dbl ? "d" : "s";
         r.shape = shape;
@@ -216,6 +234,7 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
         r.plain_ms = plain_ms;
         r.prot_ms = prot_ms;
         r.passes_ms = split_ms;
+        r.read_ms = read_ms;
         // The GEMM's own time drifts between runs by more than the protection costs at the
         // large sizes (clocks, power): the overhead is the median of the paired differences,
         // each protected call against the plain call next to it (the two in alternating
@@ -232,10 +251,10 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
         out.push_back(r);
         std::printf("%-4s %-10s %-4s m=%-6lld n=%-6lld k=%-6lld plain %9.3f ms  protected %9.3f ms"
                     "  overhead %6.2f %%  passes %6.2f %%  floor %5.2f %%  overhead/floor %5.2f"
-                    "  passes/floor %5.2f\n",
+                    "  passes/floor %5.2f  passes/read %5.2f\n",
                     r.prec.c_str(), shape, r.kind.c_str(), (long long)m, (long long)n,
                     (long long)k, plain_ms, prot_ms, r.overhead_pct, r.passes_pct, r.floor_pct,
-                    r.ratio_to_floor, r.passes_to_floor);
+                    r.ratio_to_floor, r.passes_to_floor, split_ms / read_ms);
         std::fflush(stdout);
     }
     TU_ABFT_OK(abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW));
@@ -398,14 +417,18 @@ int main(int argc, char **argv) {
                      "passes) after 2 warm-ups; inputs random (never zeros). overhead = protected "
                      "- plain end to end, the median of the differences between each protected "
                      "call and the plain call next to it, run in alternating order (the GEMM's "
-                     "drift cancels; "
-                     "the difference of the medians is overhead_unpaired_pct in the JSON); passes = the split form's encode + verify alone (the "
+                     "drift cancels; the difference of the medians is overhead_unpaired_pct in "
+                     "the JSON); passes = the split form's encode + verify alone (the "
                      "protection's own time, free of the GEMM's run-to-run spread). The floor is "
                      "the time to stream A, B, C once (B twice for full checksums) at that rate, "
-                     "as a percentage of the plain GEMM; the target is overhead/floor <= 1.15.\n\n"
+                     "as a percentage of the plain GEMM; the target is overhead/floor <= 1.15. "
+                     "read ms: the same matrices read by the streaming read kernel at their own "
+                     "sizes, one launch each (B twice for full), as the passes are: what a pass "
+                     "that only reads achieves there, launch and tail included.\n\n"
                      "| prec | shape | checksums | m | n | k | cuBLAS ms | protected ms | "
-                     "overhead % | passes % | floor % | overhead/floor | passes/floor |\n"
-                     "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+                     "overhead % | passes % | floor % | overhead/floor | passes/floor | read ms | "
+                     "passes/read |\n"
+                     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
                  prop.name, date, commit ? commit : "unknown", read_bps * 1e-9, reps);
     for (size_t i = 0; i < res.size(); ++i) {
         const Result &r = res[i];
@@ -415,18 +438,21 @@ int main(int argc, char **argv) {
                          "\"overhead_unpaired_pct\": %.3f, "
                          "\"passes_ms\": %.4f, \"passes_pct\": %.3f, "
                          "\"floor_pct\": %.3f, \"overhead_over_floor\": %.3f, "
-                         "\"passes_over_floor\": %.3f, \"device\": \"%s\", "
+                         "\"passes_over_floor\": %.3f, \"read_ms\": %.4f, "
+                         "\"passes_over_read\": %.3f, \"device\": \"%s\", "
                          "\"commit\": \"%s\"}%s\n",
                      r.prec.c_str(), r.shape.c_str(), r.kind.c_str(), (long long)r.m,
                      (long long)r.n, (long long)r.k, r.plain_ms, r.prot_ms, r.overhead_pct,
                      r.overhead_unpaired_pct, r.passes_ms, r.passes_pct, r.floor_pct, r.ratio_to_floor,
-                     r.passes_to_floor, prop.name, commit ? commit : "unknown",
+                     r.passes_to_floor, r.read_ms, r.passes_ms / r.read_ms, prop.name,
+                     commit ? commit : "unknown",
                      i + 1 < res.size() ? "," : "");
         std::fprintf(fm, "| %s | %s | %s | %lld | %lld | %lld | %.3f | %.3f | %.2f | %.2f | %.2f | "
-                         "%.2f | %.2f |\n",
+                         "%.2f | %.2f | %.4f | %.2f |\n",
                      r.prec.c_str(), r.shape.c_str(), r.kind.c_str(), (long long)r.m,
                      (long long)r.n, (long long)r.k, r.plain_ms, r.prot_ms, r.overhead_pct,
-                     r.passes_pct, r.floor_pct, r.ratio_to_floor, r.passes_to_floor);
+                     r.passes_pct, r.floor_pct, r.ratio_to_floor, r.passes_to_floor, r.read_ms,
+                     r.passes_ms / r.read_ms);
     }
     std::fprintf(fj, "]}\n");
     std::fclose(fj);
