@@ -19,6 +19,10 @@ run() { # name prec kind regex
     > "$OUT/ncu-$1.txt" 2>&1
   echo "== $1 rc=$?"; grep -E "Duration|Memory Throughput|DRAM Throughput|Issue Slots Busy|Registers Per|Achieved Occupancy|Theoretical Occ|Stall|Warp Cycles Per Issued|Eligible Warps|No Eligible|L1/TEX Hit|L2 Hit|Mem Pipes|Shared" "$OUT/ncu-$1.txt" | head -40
 }
-run cols_d d full "tsmm_t_kernel"
-run dual_d d full "dual_kernel"
-run rows_s s row "tsmm_n_kernel<float, 2, 1, 3"
+# (ncu's demangled names spell the template arguments as (int)2, (bool)1)
+ONLY=${ONLY:-cols_d dual_d rows_s}
+for w in $ONLY; do case $w in
+  cols_d) run cols_d d full "tsmm_t_kernel" ;;
+  dual_d) run dual_d d full "dual_kernel" ;;
+  rows_s) run rows_s s row "tsmm_n_kernel<float, \\(int\\)2, \\(bool\\)1, \\(int\\)3" ;;
+esac; done
