@@ -325,29 +325,38 @@ __device__ __forceinline__ void accumulate_rows(const T (&v)[R], const W &wt, in
  * [k0, k1), U at a time; the weights come from a weight source (above): X staged for `stage`
  * columns at a time, or the implicit V. The G partial sums of each row meet in shared
  * memory, summed in group order. */
-template <typename T, int CB, bool ABS, int R, bool VEC, class W>
+/* NS steps of a group's columns are loaded before the first is summed (NS·UNR loads in
+ * flight); the steps are summed in their order, a step past the stage not at all: the same
+ * operations in the same order as NS = 1. */
+template <typename T, int CB, bool ABS, int R, bool VEC, class W, int NS = 1>
 __device__ __forceinline__ void rows_body(const T *__restrict__ base, int64_t lda, int jb0,
                                           int ns, int jstep, const W &wt, int nvalid,
                                           double (&acc)[R][CB],
                                           double (&acca)[ABS ? R : 1][CB]) {
-    for (int jb = jb0; jb < ns; jb += jstep) {
-        T v[UNR][R];
+    for (int jb = jb0; jb < ns; jb += NS * jstep) {
+        T v[NS][UNR][R];
 #pragma unroll
-        for (int u = 0; u < UNR; ++u) {
-            const int j = jb + u;
-            if (j < ns) {
-                const T *pa = base + (int64_t)j * lda;
-                if (VEC)
-                    load_vec<T, R>(pa, v[u]);
-                else
-                    load_part<T, R>(pa, nvalid, v[u]);
-            } else {
+        for (int t = 0; t < NS; ++t)
 #pragma unroll
-                for (int r = 0; r < R; ++r) v[u][r] = T(0);
+            for (int u = 0; u < UNR; ++u) {
+                const int j = jb + t * jstep + u;
+                if (j < ns) {
+                    const T *pa = base + (int64_t)j * lda;
+                    if (VEC)
+                        load_vec<T, R>(pa, v[t][u]);
+                    else
+                        load_part<T, R>(pa, nvalid, v[t][u]);
+                } else {
+#pragma unroll
+                    for (int r = 0; r < R; ++r) v[t][u][r] = T(0);
+                }
             }
-        }
 #pragma unroll
-        for (int u = 0; u < UNR; ++u) accumulate_rows<T, CB, ABS, R>(v[u], wt, jb, u, acc, acca);
+        for (int t = 0; t < NS; ++t)
+            if (t == 0 || jb + t * jstep < ns)
+#pragma unroll
+                for (int u = 0; u < UNR; ++u)
+                    accumulate_rows<T, CB, ABS, R>(v[t][u], wt, jb + t * jstep, u, acc, acca);
     }
 }
 
@@ -423,6 +432,12 @@ constexpr int rows_min_blocks() {
     return WS == WS_IMPLICIT ? 4 : (sizeof(T) == 4 && ABS && CB == 2) ? (RR == 2 ? 4 : 3) : 0;
 }
 
+/* The fp32 instances at 2 rows per thread with asynchronous staging (RR = 2: the row
+ * checksums' pass over A) load 2 steps of their columns before summing the first (32 -> 64
+ * bytes in flight per thread; the same bits). A/B in one session (bench/results/
+ * ab_steps.txt, H100): ncu at 8192 104.8-106.1 -> 98.7-99.4 us (DRAM 77 -> 81 % of peak),
+ * split-form encode 8192 -5 us, 16384 -16 us; ptxas 64 registers, no spills either way. */
+constexpr int ROWS_R2_STEPS = 2;
 /* RR > 0: rows per thread forced (fp32 c = 2 with |A| and explicit X: 2, see run_tsmm). */
 template <typename T, int CB, bool ABS, int WS = WS_STAGED, int RR = 0>
 __global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, WS, RR>())
@@ -480,12 +495,13 @@ __global__ void __launch_bounds__(NT, rows_min_blocks<T, CB, ABS, WS, RR>())
             if (nvalid > 0) {
                 const T *base = A + row0 + s0 * p.lda;
                 const staged_weights<CB> wt{cur, cur + (size_t)KS * CB};
+                constexpr int NSR = RR == 2 ? ROWS_R2_STEPS : 1;
                 if (full)
-                    rows_body<T, CB, ABS, R, true>(base, p.lda, g * UNR, ns, G * UNR, wt,
-                                                   nvalid, acc, acca);
+                    rows_body<T, CB, ABS, R, true, staged_weights<CB>, NSR>(
+                        base, p.lda, g * UNR, ns, G * UNR, wt, nvalid, acc, acca);
                 else
-                    rows_body<T, CB, ABS, R, false>(base, p.lda, g * UNR, ns, G * UNR, wt,
-                                                    nvalid, acc, acca);
+                    rows_body<T, CB, ABS, R, false, staged_weights<CB>, NSR>(
+                        base, p.lda, g * UNR, ns, G * UNR, wt, nvalid, acc, acca);
             }
             __syncthreads();
         }
@@ -650,13 +666,12 @@ struct implicit_col_weights {
     }
 };
 
-/* One step of the column sweep: UNR loads of R rows per lane from row rb. WHOLE: every
- * load of the step lies inside the stage and may be a wide one (no per-load tests). */
-template <typename T, int CB, bool ABS, bool VEC, bool WHOLE, int R, class W>
-__device__ __forceinline__ void cols_step(const T *__restrict__ col, int rb, int ns, int lanes,
-                                          int l, const W &wt, double (&acc)[CB],
-                                          double (&acca)[CB]) {
-    T v[UNR][R];
+/* One step of the column sweep: UNR loads of R rows per lane from row rb (cols_load), then
+ * their products (cols_sum). WHOLE: every load of the step lies inside the stage and may be
+ * a wide one (no per-load tests). */
+template <typename T, bool VEC, bool WHOLE, int R>
+__device__ __forceinline__ void cols_load(const T *__restrict__ col, int rb, int ns, int lanes,
+                                          int l, T (&v)[UNR][R]) {
 #pragma unroll
     for (int u = 0; u < UNR; ++u) {
         const int r = rb + (u * lanes + l) * R;
@@ -670,6 +685,11 @@ __device__ __forceinline__ void cols_step(const T *__restrict__ col, int rb, int
                 load_part<T, R>(col + r, nval, v[u]);
         }
     }
+}
+
+template <typename T, int CB, bool ABS, int R, class W>
+__device__ __forceinline__ void cols_sum(const T (&v)[UNR][R], int rb, int lanes, int l,
+                                         const W &wt, double (&acc)[CB], double (&acca)[CB]) {
 #pragma unroll
     for (int u = 0; u < UNR; ++u) {
         const int r = rb + (u * lanes + l) * R;
@@ -704,21 +724,38 @@ __device__ __forceinline__ void cols_step(const T *__restrict__ col, int rb, int
     }
 }
 
-/* The sweep of a stage of ns rows. fp32: whole steps first (VEC), then the last, partial
- * one, the same operations in the same order either way (the same bits); ncu at 8192 (H100):
- * the full checksums' fp32 second read of B 126.8 -> 116.9 us, while the fp64 instance lost
- * 189.4 -> 203.1 us with it (and the rows kernel's passes over A 179 -> 215 us fp64,
- * 104 -> 114 us fp32: ptxas gave them more registers or spills), so fp64 keeps one loop. */
-template <typename T, int CB, bool ABS, bool VEC, int R, class W>
+/* The sweep of a stage of ns rows, NS steps loaded before the first is summed (a step past
+ * the stage is not summed: the same operations in the same order for any NS). fp32: whole
+ * steps first (VEC), then the last, partial one, the same operations in the same order
+ * either way (the same bits); ncu at 8192 (H100): the full checksums' fp32 second read of B
+ * 126.8 -> 116.9 us, while the fp64 instance lost 189.4 -> 203.1 us with it (and the rows
+ * kernel's passes over A 179 -> 215 us fp64, 104 -> 114 us fp32: ptxas gave them more
+ * registers or spills), so fp64 keeps one loop. */
+template <typename T, int CB, bool ABS, bool VEC, int R, class W, int NS = 1>
 __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int lanes, int l,
                                           const W &wt, double (&acc)[CB], double (&acca)[CB]) {
     const int step = UNR * lanes * R;
     int rb = 0;
     if constexpr (VEC && sizeof(T) == 4)
-        for (; rb + step <= ns; rb += step)
-            cols_step<T, CB, ABS, VEC, true, R>(col, rb, ns, lanes, l, wt, acc, acca);
-    for (; rb < ns; rb += step)
-        cols_step<T, CB, ABS, VEC, false, R>(col, rb, ns, lanes, l, wt, acc, acca);
+        for (; rb + NS * step <= ns; rb += NS * step) {
+            T v[NS][UNR][R];
+#pragma unroll
+            for (int t = 0; t < NS; ++t)
+                cols_load<T, VEC, true, R>(col, rb + t * step, ns, lanes, l, v[t]);
+#pragma unroll
+            for (int t = 0; t < NS; ++t)
+                cols_sum<T, CB, ABS, R>(v[t], rb + t * step, lanes, l, wt, acc, acca);
+        }
+    for (; rb < ns; rb += NS * step) {
+        T v[NS][UNR][R];
+#pragma unroll
+        for (int t = 0; t < NS; ++t)
+            cols_load<T, VEC, false, R>(col, rb + t * step, ns, lanes, l, v[t]);
+#pragma unroll
+        for (int t = 0; t < NS; ++t)
+            if (t == 0 || rb + t * step < ns)
+                cols_sum<T, CB, ABS, R>(v[t], rb + t * step, lanes, l, wt, acc, acca);
+    }
 }
 
 /* WS: WS_STAGED (X, Xa staged per stage while the block waits), WS_IMPLICIT (V = [1, i+1],
@@ -733,6 +770,15 @@ constexpr int cols_min_blocks() {
     return WS == WS_ASYNC && CB == 2 ? (sizeof(T) == 4 && ABS && RR != 2 ? 3 : 4) : 0;
 }
 
+/* The fp32 cols instance of c = 2 with |A|, 2 rows per lane and asynchronous staging (the
+ * full checksums' second read of B) loads 2 steps before summing the first (the same bits). A/B
+ * (bench/results/ab_steps.txt): fp32 ncu at 8192 116.1-119.4 -> 114.0-116.3 us, encode
+ * 16384 -15 us, 8192 unchanged; the fp64 instance lost 192 -> 198-201 us (spills: 8 -> 48
+ * bytes), so it keeps one step. */
+template <typename T, int CB, bool ABS, int RR>
+constexpr int cols_async_steps() {
+    return sizeof(T) == 4 && CB == 2 && ABS && RR == 2 ? 2 : 1;
+}
 /* RR > 0: rows per lane forced (fp32 c = 2 with |A| and explicit X: 2, see run_tsmm). */
 template <typename T, int CB, bool ABS, int WS = WS_STAGED, int RR = 0>
 __global__ void __launch_bounds__(NT, cols_min_blocks<T, CB, ABS, WS, RR>())
@@ -780,10 +826,13 @@ __global__ void __launch_bounds__(NT, cols_min_blocks<T, CB, ABS, WS, RR>())
             if (colok) {
                 const T *col = A + j * p.lda + s0;
                 const staged_col_weights<CB> wt{cur, cur + (size_t)RS * CB, RS};
+                constexpr int NSC = cols_async_steps<T, CB, ABS, RR>();
                 if (p.vec_ok)
-                    cols_body<T, CB, ABS, true, R>(col, ns, lanes, l, wt, acc, acca);
+                    cols_body<T, CB, ABS, true, R, staged_col_weights<CB>, NSC>(
+                        col, ns, lanes, l, wt, acc, acca);
                 else
-                    cols_body<T, CB, ABS, false, R>(col, ns, lanes, l, wt, acc, acca);
+                    cols_body<T, CB, ABS, false, R, staged_col_weights<CB>, NSC>(
+                        col, ns, lanes, l, wt, acc, acca);
             }
             __syncthreads();
         }
