@@ -731,31 +731,31 @@ __device__ __forceinline__ void cols_sum(const T (&v)[UNR][R], int rb, int lanes
  * 126.8 -> 116.9 us, while the fp64 instance lost 189.4 -> 203.1 us with it (and the rows
  * kernel's passes over A 179 -> 215 us fp64, 104 -> 114 us fp32: ptxas gave them more
  * registers or spills), so fp64 keeps one loop. */
+template <typename T, int CB, bool ABS, bool VEC, bool WHOLE, int R, class W, int NS>
+__device__ __forceinline__ void cols_steps(const T *__restrict__ col, int rb, int step, int ns,
+                                           int lanes, int l, const W &wt, double (&acc)[CB],
+                                           double (&acca)[CB]) {
+    T v[NS][UNR][R];
+#pragma unroll
+    for (int t = 0; t < NS; ++t)
+        cols_load<T, VEC, WHOLE, R>(col, rb + t * step, ns, lanes, l, v[t]);
+#pragma unroll
+    for (int t = 0; t < NS; ++t)
+        if (WHOLE || t == 0 || rb + t * step < ns)
+            cols_sum<T, CB, ABS, R>(v[t], rb + t * step, lanes, l, wt, acc, acca);
+}
+
 template <typename T, int CB, bool ABS, bool VEC, int R, class W, int NS = 1>
 __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int lanes, int l,
                                           const W &wt, double (&acc)[CB], double (&acca)[CB]) {
     const int step = UNR * lanes * R;
     int rb = 0;
     if constexpr (VEC && sizeof(T) == 4)
-        for (; rb + NS * step <= ns; rb += NS * step) {
-            T v[NS][UNR][R];
-#pragma unroll
-            for (int t = 0; t < NS; ++t)
-                cols_load<T, VEC, true, R>(col, rb + t * step, ns, lanes, l, v[t]);
-#pragma unroll
-            for (int t = 0; t < NS; ++t)
-                cols_sum<T, CB, ABS, R>(v[t], rb + t * step, lanes, l, wt, acc, acca);
-        }
-    for (; rb < ns; rb += NS * step) {
-        T v[NS][UNR][R];
-#pragma unroll
-        for (int t = 0; t < NS; ++t)
-            cols_load<T, VEC, false, R>(col, rb + t * step, ns, lanes, l, v[t]);
-#pragma unroll
-        for (int t = 0; t < NS; ++t)
-            if (t == 0 || rb + t * step < ns)
-                cols_sum<T, CB, ABS, R>(v[t], rb + t * step, lanes, l, wt, acc, acca);
-    }
+        for (; rb + NS * step <= ns; rb += NS * step)
+            cols_steps<T, CB, ABS, VEC, true, R, W, NS>(col, rb, step, ns, lanes, l, wt, acc,
+                                                        acca);
+    for (; rb < ns; rb += NS * step)
+        cols_steps<T, CB, ABS, VEC, false, R, W, NS>(col, rb, step, ns, lanes, l, wt, acc, acca);
 }
 
 /* WS: WS_STAGED (X, Xa staged per stage while the block waits), WS_IMPLICIT (V = [1, i+1],
