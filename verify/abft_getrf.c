@@ -500,24 +500,22 @@ static abft_status_t copy_says_checksum(struct abft_lu_plan *p, const host_view_
     *is_cs = 0;
     double *row = NULL;
     ABFT_TRY(fetch_strip(p, (const char *)p->A0 + (size_t)perm[r] * es, p->m, 1, n, &row));
-    {
-        double s[2] = {0, 0}, sa[2] = {0, 0};
-        for (int64_t j = 0; j < n; ++j) {
-            double x = row[j];
-            s[0] += x;
-            s[1] += x * (double)(j + 1);
-            sa[0] += fabs(x);
-            sa[1] += fabs(x) * (double)(j + 1);
-        }
-        bound_coef_t b = lu_bound(p);
-        int agree = 1;
-        for (int q = 0; q < 2; ++q) {
-            double t = b.coef_s * sa[q] + b.coef_r * v->Za[r + q * v->m] + b.floor;
-            if (!(fabs(v->Z[r + q * v->m] - s[q]) <= t) || !isfinite(t)) agree = 0;
-        }
-        *is_cs = agree;
+    double s[2] = {0, 0}, sa[2] = {0, 0};
+    for (int64_t j = 0; j < n; ++j) {
+        double x = row[j];
+        s[0] += x;
+        s[1] += x * (double)(j + 1);
+        sa[0] += fabs(x);
+        sa[1] += fabs(x) * (double)(j + 1);
     }
     free(row);
+    bound_coef_t b = lu_bound(p);
+    int agree = 1;
+    for (int q = 0; q < 2; ++q) {
+        double t = b.coef_s * sa[q] + b.coef_r * v->Za[r + q * v->m] + b.floor;
+        if (!(fabs(v->Z[r + q * v->m] - s[q]) <= t) || !isfinite(t)) agree = 0;
+    }
+    *is_cs = agree;
     return ABFT_STATUS_SUCCESS;
 }
 
