@@ -724,13 +724,8 @@ __device__ __forceinline__ void cols_sum(const T (&v)[UNR][R], int rb, int lanes
     }
 }
 
-/* The sweep of a stage of ns rows, NS steps loaded before the first is summed (a step past
- * the stage is not summed: the same operations in the same order for any NS). fp32: whole
- * steps first (VEC), then the last, partial one, the same operations in the same order
- * either way (the same bits); ncu at 8192 (H100): the full checksums' fp32 second read of B
- * 126.8 -> 116.9 us, while the fp64 instance lost 189.4 -> 203.1 us with it (and the rows
- * kernel's passes over A 179 -> 215 us fp64, 104 -> 114 us fp32: ptxas gave them more
- * registers or spills), so fp64 keeps one loop. */
+/* NS steps from row rb: all loaded before the first is summed; a step past the stage is not
+ * summed (the same operations in the same order for any NS). */
 template <typename T, int CB, bool ABS, bool VEC, bool WHOLE, int R, class W, int NS>
 __device__ __forceinline__ void cols_steps(const T *__restrict__ col, int rb, int step, int ns,
                                            int lanes, int l, const W &wt, double (&acc)[CB],
@@ -745,6 +740,12 @@ __device__ __forceinline__ void cols_steps(const T *__restrict__ col, int rb, in
             cols_sum<T, CB, ABS, R>(v[t], rb + t * step, lanes, l, wt, acc, acca);
 }
 
+/* The sweep of a stage of ns rows, NS steps at a time. fp32: whole steps first (VEC), then
+ * the last, partial one, the same operations in the same order either way (the same bits);
+ * ncu at 8192 (H100): the full checksums' fp32 second read of B 126.8 -> 116.9 us, while the
+ * fp64 instance lost 189.4 -> 203.1 us with it (and the rows kernel's passes over A 179 ->
+ * 215 us fp64, 104 -> 114 us fp32: ptxas gave them more registers or spills), so fp64 keeps
+ * one loop. */
 template <typename T, int CB, bool ABS, bool VEC, int R, class W, int NS = 1>
 __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int lanes, int l,
                                           const W &wt, double (&acc)[CB], double (&acca)[CB]) {
