@@ -334,12 +334,9 @@ abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
                      a->P, a->ldp, a->Pabs, a->ldpabs};
     reduce_job jq = {p.part_q, (int)tiles, a->cols, (int)a->c2, ABS ? 1 : 0,
                      a->Q, a->ldq, a->Qabs, a->ldqabs};
-    if (S > 1 && tiles > 1)
-        ABFT_TRY_STATUS(launch_reduce(ctx, pdl, jp, &jq));
-    else if (S > 1)
-        ABFT_TRY_STATUS(launch_reduce(ctx, pdl, jp, NULL));
-    else if (tiles > 1)
-        ABFT_TRY_STATUS(launch_reduce(ctx, pdl, jq, NULL));
+    /* the split sides' partials, both in one launch when both are split */
+    if (S > 1 || tiles > 1)
+        ABFT_TRY_STATUS(launch_reduce(ctx, pdl, S > 1 ? jp : jq, S > 1 && tiles > 1 ? &jq : NULL));
     return ABFT_STATUS_SUCCESS;
 }
 
