@@ -146,6 +146,9 @@ typedef struct {
 static record_t g_rec[512];
 static int g_nrec = 0;
 
+/* ABFT_BENCH_AB=shape: not a feature bit, a forced launch shape (abft_cuda_tune_override) */
+static const unsigned AB_SHAPE = 0x80000000u;
+
 int main(int argc, char **argv) {
     const char *out_dir = argc > 1 ? argv[1] : "bench/results";
     const int sweep = getenv("ABFT_BENCH_SWEEP") && atoi(getenv("ABFT_BENCH_SWEEP")) != 0;
@@ -155,7 +158,7 @@ int main(int argc, char **argv) {
                              : !strcmp(ab_name, "xglobal")   ? ABFT_CUDA_FEAT_XGLOBAL
                              : !strcmp(ab_name, "xasync")    ? ABFT_CUDA_FEAT_XASYNC
                              : !strcmp(ab_name, "r2")        ? ABFT_CUDA_FEAT_R2
-                             : !strcmp(ab_name, "shape")     ? 0x80000000u
+                             : !strcmp(ab_name, "shape")     ? AB_SHAPE
                                                              : 0u;
     if (ab_name && !ab_feat) {
         fprintf(stderr, "ABFT_BENCH_AB: fuse, xglobal, xasync, r2 or shape, not %s\n", ab_name);
@@ -164,7 +167,7 @@ int main(int argc, char **argv) {
     /* ABFT_BENCH_AB=shape: the "on" arm forces ABFT_BENCH_AB_SHAPE=rows_lanes,cols_lanes,bps
      * (abft_cuda_tune_override) for every kernel, the "off" arm keeps the table's shape */
     int ab_shape[3] = {0, 0, 0};
-    if (ab_feat == 0x80000000u) {
+    if (ab_feat == AB_SHAPE) {
         const char *sh = getenv("ABFT_BENCH_AB_SHAPE");
         if (!sh || sscanf(sh, "%d,%d,%d", &ab_shape[0], &ab_shape[1], &ab_shape[2]) != 3) {
             fprintf(stderr, "ABFT_BENCH_AB=shape needs ABFT_BENCH_AB_SHAPE=rows_lanes,cols_lanes,bps\n");
@@ -386,7 +389,7 @@ int main(int argc, char **argv) {
                     double on[4], off[4];
                     for (int r = 0; r < 4; ++r) {
                         for (int f = 1; f >= 0; --f) {
-                            if (ab_feat == 0x80000000u)
+                            if (ab_feat == AB_SHAPE)
                                 abft_cuda_tune_override(f ? ab_shape[0] : 0, f ? ab_shape[1] : 0,
                                                         f ? ab_shape[2] : 0);
                             else

@@ -105,9 +105,8 @@ struct Result {
     int64_t m, n, k;
     float plain_ms, prot_ms, passes_ms;
     double read_ms; // the same bytes read by the streaming read kernel, one launch per matrix
-    double floor_ms;
     double overhead_pct, overhead_unpaired_pct, passes_pct, floor_pct, ratio_to_floor,
-        passes_to_floor;
+        passes_to_floor, passes_to_read, read_to_floor;
 };
 
 // ABFT_BENCH_AB=gate|pdl: the feature (abft_cuda_tuning.h) also off, interleaved
@@ -236,7 +235,6 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
         r.prot_ms = prot_ms;
         r.passes_ms = split_ms;
         r.read_ms = read_ms;
-        r.floor_ms = floor_ms;
         // The GEMM's own time drifts between runs by more than the protection costs at the
         // large sizes (clocks, power): the overhead is the median of the paired differences,
         // each protected call against the plain call next to it (the two in alternating
@@ -250,13 +248,15 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
         r.floor_pct = 100.0 * floor_ms / plain_ms;
         r.ratio_to_floor = r.overhead_pct / r.floor_pct;
         r.passes_to_floor = split_ms / floor_ms;
+        r.passes_to_read = split_ms / read_ms;
+        r.read_to_floor = read_ms / floor_ms;
         out.push_back(r);
         std::printf("%-4s %-10s %-4s m=%-6lld n=%-6lld k=%-6lld plain %9.3f ms  protected %9.3f ms"
                     "  overhead %6.2f %%  passes %6.2f %%  floor %5.2f %%  overhead/floor %5.2f"
                     "  passes/floor %5.2f  passes/read %5.2f  read/floor %5.2f\n",
                     r.prec.c_str(), shape, r.kind.c_str(), (long long)m, (long long)n,
                     (long long)k, plain_ms, prot_ms, r.overhead_pct, r.passes_pct, r.floor_pct,
-                    r.ratio_to_floor, r.passes_to_floor, split_ms / read_ms, read_ms / floor_ms);
+                    r.ratio_to_floor, r.passes_to_floor, r.passes_to_read, r.read_to_floor);
         std::fflush(stdout);
     }
     TU_ABFT_OK(abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW));
@@ -451,8 +451,7 @@ int main(int argc, char **argv) {
                      r.prec.c_str(), r.shape.c_str(), r.kind.c_str(), (long long)r.m,
                      (long long)r.n, (long long)r.k, r.plain_ms, r.prot_ms, r.overhead_pct,
                      r.overhead_unpaired_pct, r.passes_ms, r.passes_pct, r.floor_pct, r.ratio_to_floor,
-                     r.passes_to_floor, r.read_ms, r.passes_ms / r.read_ms,
-                     r.read_ms / r.floor_ms, prop.name,
+                     r.passes_to_floor, r.read_ms, r.passes_to_read, r.read_to_floor, prop.name,
                      commit ? commit : "unknown",
                      i + 1 < res.size() ? "," : "");
         std::fprintf(fm, "| %s | %s | %s | %lld | %lld | %lld | %.3f | %.3f | %.2f | %.2f | %.2f | "
@@ -460,7 +459,7 @@ int main(int argc, char **argv) {
                      r.prec.c_str(), r.shape.c_str(), r.kind.c_str(), (long long)r.m,
                      (long long)r.n, (long long)r.k, r.plain_ms, r.prot_ms, r.overhead_pct,
                      r.passes_pct, r.floor_pct, r.ratio_to_floor, r.passes_to_floor, r.read_ms,
-                     r.passes_ms / r.read_ms, r.read_ms / r.floor_ms);
+                     r.passes_to_read, r.read_to_floor);
     }
     std::fprintf(fj, "]}\n");
     std::fclose(fj);
