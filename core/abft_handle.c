@@ -225,14 +225,6 @@ void abft_buffer_release(abft_handle_t h, abft_buffer_t *buf) {
     buf->zeroed = 0;
 }
 
-double abft_gamma(abft_handle_t h, double n, double u) {
-    if (n <= 0) return 0.0;
-    if (h->bound_mode == ABFT_BOUND_PROBABILISTIC) return h->bound_factor * sqrt(n) * u;
-    double nu = n * u;
-    if (nu >= 1.0) return INFINITY;
-    return h->bound_factor * nu / (1.0 - nu);
-}
-
 void abft_report_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta,
                            double ratio, abft_action_t action, abft_factor_t factor, int side) {
     if (r->nfaults >= ABFT_REPORT_MAX_FAULTS) return;

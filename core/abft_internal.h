@@ -98,11 +98,6 @@ static inline int abft_bad_matrix(int64_t rows, int64_t cols, const void *p, int
 }
 static inline int abft_bad_op(int op) { return op != ABFT_OP_N && op != ABFT_OP_T; }
 
-/* The rounding-error growth factor for a sum of n terms at unit roundoff u under the handle's
- * bound mode: worst case gamma_n = n·u / (1 - n·u) (+Inf when n·u >= 1), probabilistic
- * factor·sqrt(n)·u. The worst-case form is also multiplied by the handle's factor. */
-double abft_gamma(abft_handle_t h, double n, double u);
-
 /* Record a fault in the report's bounded list (counts are the caller's). */
 void abft_report_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta,
                            double ratio, abft_action_t action, abft_factor_t factor, int side);

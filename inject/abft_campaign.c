@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "abft_internal.h"
+#include "verify/abft_bound.h"
 
 /* ---- seeds ----------------------------------------------------------------------------- */
 

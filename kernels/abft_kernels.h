@@ -20,6 +20,15 @@ extern "C" {
 /* Precision of the data matrix. Checksums, small operands and outputs are always fp64. */
 typedef enum abft_prec { ABFT_PREC_D = 0, ABFT_PREC_S = 1 } abft_prec_t;
 
+/* The arithmetic a BLAS/LAPACK call ran in, as the bound module (verify/abft_bound.c)
+ * models it: every input is first changed by a relative amount of at most u_in (0 when the
+ * inputs are used as they are; tensor-core modes shorten fp32 inputs), every product and
+ * addition is then rounded with unit roundoff u, and an operation whose result is subnormal
+ * may lose up to eta (absolute). */
+typedef struct abft_arith {
+    double u_in, u, eta;
+} abft_arith_t;
+
 /* Growable scratch memory of the backend (device memory for CUDA), owned by the handle. */
 typedef struct abft_buffer {
     void *ptr;
@@ -206,9 +215,10 @@ abft_status_t abft_cuda_screen(const abft_kctx_t *ctx, const double *X, int64_t 
 abft_status_t abft_cuda_gemm_gated(const abft_kctx_t *ctx, const abft_gemm_args_t *a);
 abft_status_t abft_cuda_gate_result(const abft_kctx_t *ctx, int64_t *held);
 abft_status_t abft_cuda_gate_reset(const abft_kctx_t *ctx);
-/* Unit roundoff of the GEMM arithmetic cuBLAS uses under the handle's current math mode
- * for the given precision (2^-53 / 2^-24, larger for TF32 or reduced-precision modes). */
-double abft_cuda_gemm_unit_roundoff(const abft_kctx_t *ctx, abft_prec_t prec);
+/* The arithmetic cuBLAS runs a GEMM (and the trsm/getrf built on it) in for data of
+ * precision prec under the math mode of the cuBLAS handle `blas` (abft_arith_t);
+ * NOT_SUPPORTED for a mode the bound does not model (FP64 fixed-point emulation). */
+abft_status_t abft_cuda_blas_arith(void *blas, abft_prec_t prec, abft_arith_t *a);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 #ifndef ABFT_LU_INTERNAL_H
 #define ABFT_LU_INTERNAL_H
 
+#include "abft_bound.h"
 #include "abft_internal.h"
 #include "abft_lu_kernels.h"
 

@@ -255,50 +255,46 @@ extern "C" abft_status_t abft_cuda_gemm(const abft_kctx_t *ctx, const abft_gemm_
     return ABFT_STATUS_SUCCESS;
 }
 
-/* Unit roundoff of the arithmetic cuBLAS may use for a GEMM under the handle's math mode.
- * Conservative by design: when a mode allows a faster, less precise path, we assume it is
- * taken, since the bound must hold whatever cuBLAS picks.
- *   fp32: default or pedantic math                                 u = 2^-24
- *         CUBLAS_TF32_TENSOR_OP_MATH (TF32 inputs, 10+1 bit significand) u = 2^-11
- *         CUBLAS_TENSOR_OP_MATH (deprecated; cuBLAS maps fp32 to COMPUTE_32F_FAST_16F,
- *           i.e. half or TF32 inputs, both 11-bit significands)          u = 2^-11
+/* The arithmetic cuBLAS may use for a GEMM (and the trsm and getrf built on it) under the
+ * handle's math mode, as the bound module models it (abft_arith_t). Conservative by design:
+ * when a mode allows a faster, less precise path we assume it is taken, since the bound must
+ * hold whatever cuBLAS picks.
+ *   fp32: default or pedantic math                   u_in = 0,     u = 2^-24
+ *         CUBLAS_TF32_TENSOR_OP_MATH or the deprecated CUBLAS_TENSOR_OP_MATH: the inputs
+ *           enter the tensor cores with 10 fraction bits (rounded or truncated: relative
+ *           change below 2^-10), their products are exact in fp32, and the sums are fp32
+ *           that may truncate and align with few guard bits: u_in = 2^-10, u = 2^-22
  *         CUBLAS_FP32_EMULATED_BF16X9_MATH (three bf16 pieces; NVIDIA documents fp32-level
- *           accuracy, we keep 2 bits of margin)                        u = 2^-22
- *   fp64: default or pedantic math                                 u = 2^-53
- *         CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH (CUDA 13, Ozaki-style fixed point; on Hopper
- *           cuBLAS runs native DGEMM today, but the mode allows emulation):
- *           with CUDA_EMULATION_MANTISSA_CONTROL_FIXED and b retained mantissa bits,
- *           u = 2^-(b-1) (never below 2^-53); with the dynamic control NVIDIA documents
- *           "same or better accuracy" than fp64, but the error of a fixed-point product is
- *           relative to row/column maxima, not to |A||B| elementwise, so we keep 4 bits of
- *           margin: u = 2^-49.
- * On any query failure the answer is the worst candidate of that precision. */
-extern "C" double abft_cuda_gemm_unit_roundoff(const abft_kctx_t *ctx, abft_prec_t prec) {
-    const double u64 = 0x1p-53, u32 = 0x1p-24, u_tf32 = 0x1p-11;
-    cublasHandle_t h = ctx != NULL ? (cublasHandle_t)ctx->blas : NULL;
+ *           accuracy, we keep 2 bits of margin)       u_in = 0,     u = 2^-22
+ *   fp64: default or pedantic math                   u_in = 0,     u = 2^-53
+ *         CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH: the error of a fixed-point product is
+ *           relative to the maxima of a row of A and a column of B, not to |A||B|
+ *           elementwise, which no elementwise bound covers: NOT_SUPPORTED.
+ * eta: the smallest subnormal of the data precision (the most one operation whose result
+ * underflows can lose). A mode that cannot be read is CUBLAS_ERROR. */
+extern "C" abft_status_t abft_cuda_blas_arith(void *blas, abft_prec_t prec, abft_arith_t *a) {
+    cublasHandle_t h = (cublasHandle_t)blas;
     cublasMath_t mode = CUBLAS_DEFAULT_MATH;
-    if (h == NULL || cublasGetMathMode(h, &mode) != CUBLAS_STATUS_SUCCESS)
-        return prec == ABFT_PREC_D ? 0x1p-49 : u_tf32;
+    if (h == NULL) return ABFT_STATUS_NOT_INITIALIZED;
+    if (cublasGetMathMode(h, &mode) != CUBLAS_STATUS_SUCCESS) return ABFT_STATUS_CUBLAS_ERROR;
     int m = (int)mode & ~(int)CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+    a->u_in = 0.0;
     if (prec == ABFT_PREC_S) {
         int base = m & 7;
-        if (base == CUBLAS_TF32_TENSOR_OP_MATH || base == CUBLAS_TENSOR_OP_MATH) return u_tf32;
-        if (base == CUBLAS_FP32_EMULATED_BF16X9_MATH) return 0x1p-22;
-        return u32;
+        a->eta = 0x1p-149;
+        a->u = 0x1p-24;
+        if (base == CUBLAS_TF32_TENSOR_OP_MATH || base == CUBLAS_TENSOR_OP_MATH) {
+            a->u_in = 0x1p-10;
+            a->u = 0x1p-22;
+        } else if (base == CUBLAS_FP32_EMULATED_BF16X9_MATH) {
+            a->u = 0x1p-22;
+        }
+        return ABFT_STATUS_SUCCESS;
     }
-    if ((m & CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH) == 0) return u64;
-    cudaEmulationMantissaControl ctl = CUDA_EMULATION_MANTISSA_CONTROL_DYNAMIC;
-    if (cublasGetFixedPointEmulationMantissaControl(h, &ctl) != CUBLAS_STATUS_SUCCESS)
-        return 0x1p-49;
-    if (ctl == CUDA_EMULATION_MANTISSA_CONTROL_FIXED) {
-        int bits = 0;
-        if (cublasGetFixedPointEmulationMaxMantissaBitCount(h, &bits) != CUBLAS_STATUS_SUCCESS ||
-            bits <= 1)
-            return 1.0;
-        if (bits - 1 >= 53) return u64;
-        return ldexp(1.0, -(bits - 1));
-    }
-    return 0x1p-49;
+    if ((m & CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH) != 0) return ABFT_STATUS_NOT_SUPPORTED;
+    a->eta = 0x1p-1074;
+    a->u = 0x1p-53;
+    return ABFT_STATUS_SUCCESS;
 }
 
 /* ---- tuning table ------------------------------------------------------------------------ */

@@ -1,0 +1,56 @@
+/* abft: the bound module. Every error bound of the library (protected GEMM, LU, getrs, the
+ * campaign's classification) is computed from the functions here, from one model of the
+ * arithmetic that actually ran (abft_arith_t, kernels/abft_kernels.h). The derivations are
+ * in docs/bound.md (GEMM) and docs/lu.md (LU, getrs). Private. */
+#ifndef ABFT_BOUND_H
+#define ABFT_BOUND_H
+
+#include <stdint.h>
+
+#include "abft_internal.h"
+
+/* IEEE arithmetic of the data precision: u_in = 0, u = 2^-53 / 2^-24, eta = the smallest
+ * subnormal (2^-1074 / 2^-149). */
+abft_arith_t abft_arith_native(abft_prec_t prec);
+/* The checksum arithmetic: always fp64 (also for fp32 data). */
+abft_arith_t abft_arith_checksum(void);
+/* The arithmetic the handle's BLAS/LAPACK runs for data of precision prec: native IEEE on
+ * the CPU backend; on the CUDA backend what the math mode of the handle's cuBLAS handle
+ * allows (NOT_SUPPORTED for FP64 fixed-point emulation). */
+abft_status_t abft_bound_arith(abft_handle_t h, abft_prec_t prec, abft_arith_t *a);
+
+/* The relative error of a sum of n terms (or a dot product of length n) at unit roundoff u,
+ * under the handle's bound mode. Worst case: gamma_n = n·u / (1 - n·u) while n·u < 1/2, and
+ * (1 + u)^n - 1 beyond (finite for every n: a sum multiplies each term by at most n factors
+ * (1 + delta), never divides); times the handle's factor. Probabilistic: factor·sqrt(n)·u. */
+double abft_gamma(abft_handle_t h, double n, double u);
+/* The relative error of a dot product of length n in arithmetic a, input changes included:
+ * (1 + u_in)^2 (1 + gamma_n(u)) - 1. */
+double abft_bound_dot(abft_handle_t h, const abft_arith_t *a, double n);
+
+/* ---- GEMM (docs/bound.md) ------------------------------------------------------------ */
+
+/* The bound of one side of a protected GEMM's checksums, for each checksum column q:
+ *   tau = coef_s·(|alpha|·Sa + |beta|·Pa) + coef_r·Ra + abs_floor          (the compare)
+ *       + eta_amp·(wsum[q]·l1 + ysum[q])                                    (abft_bound_gemm_amp)
+ * The first line is what the backend's compare evaluates for every entry; the second bounds
+ * the subnormal losses that a BLAS applying alpha to one operand before multiplying
+ * amplifies by the other operand (l1: the 1-norm of the entry's row of op(A), or column of
+ * op(B); ysum: the sum over the inner dimension of the other operand's |.|·V encoding). It
+ * is evaluated on the host for flagged entries only, so the compare may flag an entry the
+ * full bound clears, never the reverse. */
+typedef struct abft_gemm_bound {
+    double coef_s, coef_r, abs_floor;
+    double eta_amp;
+    double wsum[2]; /* sum of the weights over the entry's vector: len, len·(len + 1)/2 */
+} abft_gemm_bound_t;
+
+/* g: the GEMM's arithmetic; inner: the length of the first encoding sum (n for row
+ * checksums, m for column checksums); k: the GEMM's inner dimension; out: the length of the
+ * sums over C (n for rows, m for columns). */
+void abft_bound_gemm(abft_handle_t h, const abft_arith_t *g, double alpha, double beta,
+                     int64_t inner, int64_t k, int64_t out, abft_gemm_bound_t *b);
+/* The amplified-underflow term of checksum column q (see above). */
+double abft_bound_gemm_amp(const abft_gemm_bound_t *b, int q, double l1, double ysum);
+
+#endif /* ABFT_BOUND_H */
