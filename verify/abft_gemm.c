@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abft_bound.h"
 #include "abft_internal.h"
 
 /* Indices of the fp64 work arrays of a plan; each is (rows of its side) x 2. */
@@ -39,6 +40,7 @@ struct abft_gemm_plan {
     double alpha, beta;
     abft_checksum_kind_t kind;
     int encoded;
+    abft_arith_t arith; /* the GEMM's arithmetic, read at verification (plan_arith) */
     int own_mem;      /* the plan allocated `mem` itself (split form) */
     void *mem;        /* backend memory holding every work array */
     double *w[W_COUNT];
@@ -100,48 +102,9 @@ static abft_status_t check_operands(const struct abft_gemm_plan *p, const void *
     return ABFT_STATUS_SUCCESS;
 }
 
-/* ---- the bound (docs/bound.md) ------------------------------------------------------- */
-
-typedef struct bound_coefs {
-    double coef_s;    /* on |alpha|·Sa + |beta|·Pa */
-    double coef_r;    /* on Ra */
-    double abs_floor; /* underflow allowance */
-} bound_coefs_t;
-
-static double gemm_unit_roundoff(abft_handle_t h, abft_prec_t prec) {
-#if ABFT_HAVE_CUDA
-    if (h->backend == ABFT_BACKEND_CUDA) return abft_cuda_gemm_unit_roundoff(&h->kctx, prec);
-#endif
-    return prec == ABFT_PREC_D ? 0x1p-53 : 0x1p-24;
-}
-
-/* Coefficients for one side. `inner` is the length of the first encoding sum (n for row
- * checksums: op(B)·V sums over n; m for column checksums), `k` the GEMM's inner dimension,
- * `out` the length of the sums over C (n for rows, m for columns). */
-static bound_coefs_t side_coefs(const struct abft_gemm_plan *p, double ug, int64_t inner,
-                                int64_t out) {
-    abft_handle_t h = p->h;
-    double k = (double)p->k;
-    double gi = abft_gamma(h, (double)inner, U_FP64);
-    double gk = abft_gamma(h, k, U_FP64);
-    double go = abft_gamma(h, (double)out, U_FP64);
-    double gg = abft_gamma(h, k + 3.0, ug); /* the GEMM (+ alpha, beta, and a k split) */
-    double g3 = abft_gamma(h, 3.0, U_FP64); /* alpha·S + beta·P in the compare */
-    /* The absolute-value products are computed in floating point, so they may come out
-     * below their exact values by a factor (1 - gamma): divide by it. */
-    double shrink_s = 1.0 - 0x1p-53 * (double)(inner + p->k + 2);
-    double shrink_r = 1.0 - 0x1p-53 * (double)(out + 1);
-    bound_coefs_t c;
-    double pad = 1.0 + 8.0 * U_FP64; /* the rounding of |R - s| and of the bound itself */
-    c.coef_s = (gg + gk * (1.0 + gi) + gi + g3) / shrink_s * pad;
-    c.coef_r = go * (1.0 + go) / shrink_r * pad;
-    /* Gradual underflow: each product may lose up to the smallest subnormal spacing. */
-    double eta_g = p->prec == ABFT_PREC_D ? 0x1p-1074 : 0x1p-149;
-    double wsum = (double)(out + 1) * (double)(out + 2);
-    c.abs_floor = ((k + 3.0) * eta_g * (fabs(p->alpha) + fabs(p->beta) + 1.0) +
-                   4.0 * (double)(inner + p->k + out + 3) * 0x1p-1074) * wsum;
-    if (isnan(c.coef_s) || isnan(c.coef_r)) c.coef_s = c.coef_r = INFINITY;
-    return c;
+/* The arithmetic of the GEMM being verified: the handle's (its cuBLAS math mode). */
+static abft_status_t plan_arith(struct abft_gemm_plan *p) {
+    return abft_bound_arith(p->h, p->prec, &p->arith);
 }
 
 /* ---- encoding ------------------------------------------------------------------------ */
@@ -317,7 +280,7 @@ typedef struct side_host {
     int64_t len;        /* length of each entry's vector in C (n for rows, m for columns) */
     double *R, *Ra, *S, *Sa, *P, *Pa; /* n x 2 each, ld = n; NULL until fetched */
     double *slack;      /* n x 2: noise carried into each entry by corrections made so far */
-    bound_coefs_t bc;
+    abft_gemm_bound_t bc;
     int64_t *flags;     /* flagged entries (ascending) */
     int64_t nflag;
     int8_t *state;      /* per flagged entry: 0 open, 1 resolved */
@@ -561,8 +524,8 @@ static abft_status_t compare_job(const struct abft_gemm_plan *p, int cs, side_ho
     s->len = cs ? p->m : p->n;
     s->flags = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
     ABFT_RETURN_IF(s->flags == NULL, ABFT_STATUS_ALLOC_FAILED);
-    double ug = gemm_unit_roundoff(h, p->prec);
-    s->bc = side_coefs(p, ug, cs ? p->m : p->n, cs ? p->m : p->n);
+    abft_bound_gemm(h, &p->arith, p->alpha, p->beta, cs ? p->m : p->n, p->k, cs ? p->m : p->n,
+                    &s->bc);
     /* k = 0 or alpha = 0: the alpha terms vanish (and the GEMM reads neither A nor B, so
      * their encodings are not used: NaN there must not flag anything). */
     const int use_ab = p->k > 0 && p->alpha != 0.0;
@@ -663,7 +626,8 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
     abft_handle_t h = p->h;
     const int full = p->kind == ABFT_CHECKSUM_FULL;
     const int nsides = full ? 2 : 1;
-    rep->unit_roundoff = gemm_unit_roundoff(h, p->prec);
+    ABFT_TRY(plan_arith(p));
+    rep->unit_roundoff = p->arith.u_in > 0.0 ? p->arith.u_in : p->arith.u;
     if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
     ABFT_TRY(abft_call_hook(h, ABFT_SITE_AFTER_GEMM, 0, p->prec, C, p->m, p->n, ldc));
     /* 4. pass over C: rows (and columns, fused) */
