@@ -1,21 +1,143 @@
-# Installs the build tree to a fresh prefix, then configures, builds and runs the consumer.
+# The install test (CTest test_install_consumer), run with cmake -P:
+#   1. installs the build tree to a fresh prefix;
+#   2. runs the installed `abft --version` and a short installed campaign (no LD_LIBRARY_PATH
+#      into the build tree: the tool must find the installed library through its RPATH);
+#   3. configures and builds tests/consumer through find_package(abft), one program linked to
+#      abft::abft and one to abft::abft_static, and runs both (each checks a corrected GEMM);
+#   4. builds the same program through pkg-config (abft.pc), shared and static, runs both.
+# The static programs run with the installed shared library moved aside, so they cannot lean
+# on it. Any failure stops the test with a message.
+#
+# Variables: ABFT_BINARY_DIR, CONSUMER_SOURCE_DIR, WORK_DIR, C_COMPILER, ABFT_VERSION,
+# INSTALL_LIBDIR (CMAKE_INSTALL_LIBDIR of the build), INSTALL_BINDIR, INSTALL_DOCDIR.
+
+cmake_minimum_required(VERSION 3.24)
+
+function(must_run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (exit ${rc}):\n${ARGN}\n--- stdout\n${out}\n--- stderr\n${err}")
+  endif()
+  message(STATUS "${what}: ok")
+  set(RUN_OUT "${out}" PARENT_SCOPE)
+endfunction()
+
+function(must_match what regex text)
+  if(NOT text MATCHES "${regex}")
+    message(FATAL_ERROR "${what}: output does not match '${regex}':\n${text}")
+  endif()
+endfunction()
+
 file(REMOVE_RECURSE ${WORK_DIR})
-execute_process(COMMAND ${CMAKE_COMMAND} --install ${ABFT_BINARY_DIR} --prefix ${WORK_DIR}/prefix
-                RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "install failed: ${rc}")
+set(prefix ${WORK_DIR}/prefix)
+set(libdir ${prefix}/${INSTALL_LIBDIR})
+
+# Nothing from the build tree on the loader's path.
+if(DEFINED ENV{LD_LIBRARY_PATH})
+  string(REPLACE ":" ";" ldpath "$ENV{LD_LIBRARY_PATH}")
+  list(FILTER ldpath EXCLUDE REGEX "^${ABFT_BINARY_DIR}")
+  list(JOIN ldpath ":" ldpath)
+  set(ENV{LD_LIBRARY_PATH} "${ldpath}")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build
-                -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_C_COMPILER=${C_COMPILER}
-                RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "consumer configure failed: ${rc}")
+
+# ---- 1. install ----------------------------------------------------------------------
+must_run("install" ${CMAKE_COMMAND} --install ${ABFT_BINARY_DIR} --prefix ${prefix})
+file(GLOB shared_libs ${libdir}/libabft.so*)
+foreach(f ${prefix}/${INSTALL_BINDIR}/abft ${libdir}/libabft.a ${libdir}/pkgconfig/abft.pc
+          ${libdir}/cmake/abft/abftConfig.cmake ${prefix}/include/abft/abft.h
+          ${prefix}/include/abft/abft_version.h ${prefix}/${INSTALL_DOCDIR}/LICENSE
+          ${prefix}/${INSTALL_DOCDIR}/docs/api.md)
+  if(NOT EXISTS ${f})
+    message(FATAL_ERROR "not installed: ${f}")
+  endif()
+endforeach()
+if(NOT shared_libs)
+  message(FATAL_ERROR "not installed: ${libdir}/libabft.so*")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "consumer build failed: ${rc}")
+
+# ---- 2. the installed tool -------------------------------------------------------------
+set(abft ${prefix}/${INSTALL_BINDIR}/abft)
+must_run("abft --version" ${abft} --version)
+string(REPLACE "." "\\." vre "${ABFT_VERSION}")
+must_match("abft --version" "^abft ${vre}[ \n]" "${RUN_OUT}")
+set(ENV{OPENBLAS_NUM_THREADS} 1)
+foreach(op gemm getrf)
+  must_run("abft campaign --op ${op}" ${abft} campaign --op ${op} --size 32 --trials 24
+           --controls 8 --refresh 8 --backend cpu --quiet --seed 7 --out ${WORK_DIR}/campaign)
+  must_match("abft campaign --op ${op}" "PASS: no SDC" "${RUN_OUT}")
+  foreach(ext md json csv)
+    if(NOT EXISTS ${WORK_DIR}/campaign/campaign_${op}_d.${ext})
+      message(FATAL_ERROR "abft campaign --op ${op} wrote no campaign_${op}_d.${ext}")
+    endif()
+  endforeach()
+endforeach()
+
+# Runs a static consumer with the installed libabft.so* moved aside.
+function(run_static what exe)
+  file(MAKE_DIRECTORY ${WORK_DIR}/aside)
+  file(GLOB libs ${libdir}/libabft.so*)
+  foreach(l ${libs})
+    get_filename_component(n ${l} NAME)
+    file(RENAME ${l} ${WORK_DIR}/aside/${n})
+  endforeach()
+  execute_process(COMMAND ${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  foreach(l ${libs})
+    get_filename_component(n ${l} NAME)
+    file(RENAME ${WORK_DIR}/aside/${n} ${l})
+  endforeach()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (exit ${rc}):\n${out}\n${err}")
+  endif()
+  must_match("${what}" "consumer OK" "${out}")
+  message(STATUS "${what}: ${out}")
+endfunction()
+
+# ---- 3. find_package(abft) -------------------------------------------------------------
+must_run("consumer configure" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build
+         -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER}
+         -DCMAKE_BUILD_TYPE=Release)
+must_run("consumer build" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+must_run("consumer_shared (abft::abft)" ${WORK_DIR}/build/consumer_shared)
+must_match("consumer_shared" "consumer OK" "${RUN_OUT}")
+message(STATUS "consumer_shared: ${RUN_OUT}")
+run_static("consumer_static (abft::abft_static)" ${WORK_DIR}/build/consumer_static)
+
+# ---- 4. pkg-config ---------------------------------------------------------------------
+find_program(PKG_CONFIG NAMES pkg-config pkgconf)
+if(NOT PKG_CONFIG)
+  message(FATAL_ERROR "pkg-config not found: install pkg-config (or pkgconf) to test abft.pc")
 endif()
-execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "consumer run failed: ${rc}")
+set(ENV{PKG_CONFIG_PATH} ${libdir}/pkgconfig)
+must_run("pkg-config --modversion abft" ${PKG_CONFIG} --modversion abft)
+must_match("pkg-config --modversion abft" "^${vre}\n" "${RUN_OUT}")
+must_run("pkg-config --cflags abft" ${PKG_CONFIG} --cflags abft)
+separate_arguments(pc_cflags UNIX_COMMAND "${RUN_OUT}")
+must_run("pkg-config --libs abft" ${PKG_CONFIG} --libs abft)
+separate_arguments(pc_libs UNIX_COMMAND "${RUN_OUT}")
+must_run("pkg-config --libs --static abft" ${PKG_CONFIG} --libs --static abft)
+separate_arguments(pc_static_libs UNIX_COMMAND "${RUN_OUT}")
+# The static link names the archive (GNU ld's -l:), then everything Libs.private lists.
+list(TRANSFORM pc_static_libs REPLACE "^-labft$" "-l:libabft.a")
+if(NOT "-l:libabft.a" IN_LIST pc_static_libs)
+  message(FATAL_ERROR "pkg-config --libs --static abft has no -labft: ${pc_static_libs}")
 endif()
+# Every library directory pkg-config names is also a run path (the CUDA libraries' may be
+# outside the loader's default directories).
+set(rpaths "")
+foreach(w ${pc_libs} ${pc_static_libs})
+  if(w MATCHES "^-L(.+)$")
+    list(APPEND rpaths "-Wl,-rpath,${CMAKE_MATCH_1}")
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES rpaths)
+file(MAKE_DIRECTORY ${WORK_DIR}/pc)
+must_run("cc with pkg-config (shared)" ${C_COMPILER} -std=c11 ${pc_cflags}
+         ${CONSUMER_SOURCE_DIR}/consumer.c -o ${WORK_DIR}/pc/consumer_shared ${pc_libs} -lm
+         ${rpaths})
+must_run("pkg-config consumer (shared)" ${WORK_DIR}/pc/consumer_shared)
+must_match("pkg-config consumer (shared)" "consumer OK" "${RUN_OUT}")
+message(STATUS "pkg-config consumer (shared): ${RUN_OUT}")
+must_run("cc with pkg-config (static)" ${C_COMPILER} -std=c11 ${pc_cflags}
+         ${CONSUMER_SOURCE_DIR}/consumer.c -o ${WORK_DIR}/pc/consumer_static ${pc_static_libs}
+         -lm ${rpaths})
+run_static("pkg-config consumer (static)" ${WORK_DIR}/pc/consumer_static)
