@@ -99,6 +99,19 @@ typedef enum abft_hook_site {
 typedef abft_status_t (*abft_hook_fn)(void *user, abft_hook_site_t site, int which, char precision,
                                       void *ptr, int64_t rows, int64_t cols, int64_t ld);
 
+/* Names of the enum values, for logs and reports. Each returns a static
+ * lower-case string, the enumerator's suffix ("cuda", "full", "worst_case", "corrected",
+ * "after_gemm", ...; abft_factor_name gives "none", "L", "U", abft_operation_name "N", "T"),
+ * and "unknown" for a value outside the enum. The report's int32_t fields (faults[].action,
+ * faults[].factor) may be passed as they are. */
+ABFT_API const char *abft_backend_name(abft_backend_t backend);
+ABFT_API const char *abft_operation_name(abft_operation_t op);
+ABFT_API const char *abft_checksum_kind_name(abft_checksum_kind_t kind);
+ABFT_API const char *abft_bound_mode_name(abft_bound_mode_t mode);
+ABFT_API const char *abft_action_name(abft_action_t action);
+ABFT_API const char *abft_factor_name(abft_factor_t factor);
+ABFT_API const char *abft_hook_site_name(abft_hook_site_t site);
+
 #ifdef __cplusplus
 }
 #endif
