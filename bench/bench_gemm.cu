@@ -1,5 +1,5 @@
-// Protected GEMM against plain cuBLAS, with the traffic floor of DESIGN section 4 measured in
-// the same run: the floor is the time to stream A, B and C once (B twice with full checksums)
+// Protected GEMM against plain cuBLAS, with the traffic floor measured in the same run (what
+// wrapping a library GEMM costs at least, bench/NOTES-gemm.md): the floor is the time to stream A, B and C once (B twice with full checksums)
 // at the streaming-read rate this run measures.
 //
 //   bench_gemm [--quick] [--out DIR]

@@ -3,7 +3,7 @@
  * columns q >= c of a bucket are masked with zero weights) and ABS (whether |A|·Xabs is
  * accumulated from the same loads). Instantiated in abft_cuda_tsmm.cu. Private.
  *
- * Why this shape (DESIGN.md section 6): on the H100 one thread per row leaves far too few
+ * Why this shape: on the H100 one thread per row leaves far too few
  * bytes in flight, so the long dimension is split, both inside a block (column groups whose
  * sums meet in shared memory) and across blocks (blockIdx.y slices whose partials a second
  * kernel adds in a fixed order). Nothing uses floating-point atomics: the result is a
