@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "abft_bound.h"
+#include "abft_correct.h"
 #include "abft_internal.h"
 
 /* Indices of the fp64 work arrays of a plan; each is (rows of its side) x 2. */
@@ -28,7 +29,8 @@ enum {
     W_T, W_TA,             /* n x 2: op(B)^T·Za, |op(B)|^T·Zaa          (FULL) */
     W_PC, W_PCA,           /* n x 2: C_old^T·V, |C_old|^T·V             (FULL) */
     W_RC, W_RCA,           /* n x 2: C^T·V, |C|^T·V                     (FULL) */
-    W_TMP,                 /* 1 x 2: one recomputed element */
+    W_TMP,                 /* 2 x 2: one recomputed element or checksum entry */
+    W_SIG, W_SIGT,         /* 2 x 2: S^T·V and T^T·V at encoding: the checksums' own checksum */
     W_COUNT
 };
 
@@ -47,21 +49,20 @@ struct abft_gemm_plan {
     int64_t ld[W_COUNT];
 };
 
-static const double U_FP64 = 0x1p-53;
 
 static size_t elem_size(abft_prec_t p) { return p == ABFT_PREC_D ? sizeof(double) : sizeof(float); }
 
 /* Lay the work arrays out in `mem` (or compute the size when mem == NULL). */
 static size_t plan_layout(struct abft_gemm_plan *p, void *mem) {
     int64_t rows[W_COUNT] = {p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m,
-                             p->k, p->k, p->n, p->n, p->n, p->n, p->n, p->n, 1};
+                             p->k, p->k, p->n, p->n, p->n, p->n, p->n, p->n, 2, 2, 2};
     const int full = p->kind == ABFT_CHECKSUM_FULL;
     size_t off = 0;
     for (int i = 0; i < W_COUNT; ++i) {
         int64_t r = rows[i] > 0 ? rows[i] : 1;
         p->ld[i] = r;
         p->w[i] = NULL;
-        if (!full && i >= W_ZA && i < W_TMP) continue;
+        if (!full && ((i >= W_ZA && i < W_TMP) || i == W_SIGT)) continue;
         if (mem != NULL) p->w[i] = (double *)((char *)mem + off);
         /* keep every array 256-byte aligned so kernels may use wide loads */
         off += ((size_t)r * 2 * sizeof(double) + 255) & ~(size_t)255;
@@ -239,6 +240,13 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
             ABFT_TRY(run_tsmm(h, p->prec, !p->transb, br, bc, B, ldb, w[W_ZA], ld[W_ZA],
                               w[W_ZAA], ld[W_ZAA], w[W_T], ld[W_T], w[W_TA], ld[W_TA]));
         }
+        /* the checksums' own checksum (S^T·V, T^T·V): tells a checksum corrupted after
+         * encoding from an input corrupted after encoding (docs/bound.md) */
+        ABFT_TRY(run_tsmm(h, ABFT_PREC_D, 1, p->m, 2, w[W_S], ld[W_S], NULL, 0, NULL, 0,
+                          w[W_SIG], ld[W_SIG], NULL, 0));
+        if (full)
+            ABFT_TRY(run_tsmm(h, ABFT_PREC_D, 1, p->n, 2, w[W_T], ld[W_T], NULL, 0, NULL, 0,
+                              w[W_SIGT], ld[W_SIGT], NULL, 0));
         if (nonfinite == NULL) ABFT_TRY(h->ops->screen(&h->kctx, w[W_SA], p->m, ld[W_SA]));
     }
     /* beta != 0: a pass over the old C (rows and, for FULL, columns from one read). */
@@ -274,48 +282,45 @@ static abft_status_t run_gemm(struct abft_gemm_plan *p, const void *A, int64_t l
 
 /* ---- verification -------------------------------------------------------------------- */
 
-/* Host copies of one side's n x 2 arrays, fetched only when something was flagged. */
-typedef struct side_host {
-    int64_t n;          /* entries on this side (m for rows, n for columns) */
-    int64_t len;        /* length of each entry's vector in C (n for rows, m for columns) */
-    double *R, *Ra, *S, *Sa, *P, *Pa; /* n x 2 each, ld = n; NULL until fetched */
-    double *slack;      /* n x 2: noise carried into each entry by corrections made so far */
+/* One side of the checks (0: rows of C, 1: columns), its host copies fetched only when the
+ * compare flagged something. */
+typedef struct gemm_side {
+    int64_t n;        /* entries on this side (m for rows, n for columns) */
+    int64_t len;      /* length of each entry's vector in C (n for rows, m for columns) */
+    double *S, *Sa, *P, *Pa; /* n x 2 each, ld = n (host) */
+    double *l1;       /* n: 1-norm of the entry's row of op(A) / column of op(B); < 0: unknown */
     abft_gemm_bound_t bc;
-    int64_t *flags;     /* flagged entries (ascending) */
+    double ysum[2];   /* sum over the inner dimension of the other operand's |.|·V encoding */
+    double ymin;      /* its smallest positive entry (first column) */
+    int sig;          /* -1 not known yet; 1: the kept checksums changed since encoding */
+    int64_t *flags;   /* flagged entries (ascending), capacity n */
     int64_t nflag;
-    int8_t *state;      /* per flagged entry: 0 open, 1 resolved */
-} side_host_t;
+} gemm_side_t;
 
-static void side_free(side_host_t *s) {
-    free(s->R);
-    free(s->flags);
-    free(s->state);
-    memset(s, 0, sizeof *s);
-}
+/* The state the correction engine's callbacks work on. */
+typedef struct gemm_ctx {
+    struct abft_gemm_plan *p;
+    const void *A, *B;
+    int64_t lda, ldb, ldc;
+    void *C;
+    int nsides;
+    int use_ab;       /* the alpha term exists (k > 0, alpha != 0) */
+    gemm_side_t s[2];
+    void *tmp;        /* max(m, n, k) elements of the data precision */
+    double *va, *vb;  /* k doubles each: a row of op(A), a column of op(B) */
+} gemm_ctx_t;
 
-static abft_status_t fetch_n2(abft_handle_t h, double *host, const double *dev, int64_t n,
-                              int64_t ldd) {
-    if (dev == NULL) {
-        memset(host, 0, sizeof(double) * (size_t)n * 2);
-        return ABFT_STATUS_SUCCESS;
-    }
-    abft_copy_args_t c = {0, sizeof(double), n, 2, host, n, (void *)dev, ldd};
-    return h->ops->copy(&h->kctx, &c);
-}
-
-/* Copy a vector of C (a row: stride ldc; a column: contiguous) to (dir 0) or from (dir 1)
- * the host as doubles. tmp holds len elements of the data precision. */
-static abft_status_t vec_io(const struct abft_gemm_plan *p, void *C, int64_t ldc, int col_side,
-                            int64_t idx, double *v, int dir, void *tmp) {
+/* Copy `len` elements of data precision starting at `base` with stride `stride` (1 or a
+ * leading dimension) to (dir 0) or from (dir 1) the host as doubles. */
+static abft_status_t strip_io(const struct abft_gemm_plan *p, const void *base, int64_t stride,
+                              int64_t len, double *v, int dir, void *tmp) {
     abft_handle_t h = p->h;
     size_t es = elem_size(p->prec);
-    int64_t len = col_side ? p->m : p->n;
-    char *base = (char *)C + es * (size_t)(col_side ? idx * ldc : idx);
     abft_copy_args_t c;
-    if (col_side)
-        c = (abft_copy_args_t){dir, es, len, 1, tmp, len, base, ldc};
+    if (stride == 1)
+        c = (abft_copy_args_t){dir, es, len, 1, tmp, len, (void *)base, len > 1 ? len : 1};
     else
-        c = (abft_copy_args_t){dir, es, 1, len, tmp, 1, base, ldc};
+        c = (abft_copy_args_t){dir, es, 1, len, tmp, 1, (void *)base, stride};
     if (dir == 1) {
         for (int64_t j = 0; j < len; ++j) {
             if (p->prec == ABFT_PREC_D)
@@ -332,397 +337,410 @@ static abft_status_t vec_io(const struct abft_gemm_plan *p, void *C, int64_t ldc
     return ABFT_STATUS_SUCCESS;
 }
 
-static abft_status_t elem_write(const struct abft_gemm_plan *p, void *C, int64_t ldc, int64_t i,
-                                int64_t j, double v) {
-    size_t es = elem_size(p->prec);
-    double dv = v;
-    float fv = (float)v;
-    abft_copy_args_t c = {1, es, 1, 1, p->prec == ABFT_PREC_D ? (void *)&dv : (void *)&fv, 1,
-                          (char *)C + es * (size_t)(i + j * ldc), ldc};
-    return p->h->ops->copy(&p->h->kctx, &c);
+static const char *at(const struct abft_gemm_plan *p, const void *M, int64_t i, int64_t j,
+                      int64_t ld) {
+    return (const char *)M + elem_size(p->prec) * (size_t)(i + j * ld);
 }
 
-/* Expected checksum of entry i, column q, and its bound given the vector's |.|-sum ra. */
-static void expect(const struct abft_gemm_plan *p, const side_host_t *s, int64_t i, int q,
-                   double ra, double *sv, double *t) {
-    int64_t o = i + q * s->n;
-    double e = p->alpha * s->S[o], b = fabs(p->alpha) * s->Sa[o];
-    if (p->beta != 0.0) {
-        e += p->beta * s->P[o];
-        b += fabs(p->beta) * s->Pa[o];
+/* Row i of op(A) (k elements) to the host. */
+static abft_status_t fetch_arow(gemm_ctx_t *g, int64_t i, double *v) {
+    const struct abft_gemm_plan *p = g->p;
+    if (p->transa) return strip_io(p, at(p, g->A, 0, i, g->lda), 1, p->k, v, 0, g->tmp);
+    return strip_io(p, at(p, g->A, i, 0, g->lda), g->lda, p->k, v, 0, g->tmp);
+}
+
+/* Column j of op(B) (k elements) to the host. */
+static abft_status_t fetch_bcol(gemm_ctx_t *g, int64_t j, double *v) {
+    const struct abft_gemm_plan *p = g->p;
+    if (p->transb) return strip_io(p, at(p, g->B, j, 0, g->ldb), g->ldb, p->k, v, 0, g->tmp);
+    return strip_io(p, at(p, g->B, 0, j, g->ldb), 1, p->k, v, 0, g->tmp);
+}
+
+static double norm1(const double *v, int64_t n) {
+    double s = 0.0;
+    for (int64_t l = 0; l < n; ++l) s += fabs(v[l]);
+    return s * (1.0 + (double)n * 0x1p-52); /* never below the exact sum */
+}
+
+/* The 1-norms the amplified-underflow term needs, for the listed entries of side cs: from
+ * the input itself when the call has it, else bounded through the encoding: the rows l of
+ * op(B) that are not zero have (|op(B)|·V)_l >= ymin, so sum_l |A_il| over them is at most
+ * Sa_i / ymin (rows of op(B) that are zero lose nothing). */
+static abft_status_t ensure_l1(gemm_ctx_t *g, int cs, const int64_t *list, int64_t n) {
+    gemm_side_t *s = &g->s[cs];
+    const struct abft_gemm_plan *p = g->p;
+    if (!g->use_ab) return ABFT_STATUS_SUCCESS;
+    const void *M = cs ? g->B : g->A;
+    for (int64_t f = 0; f < n; ++f) {
+        int64_t idx = list[f];
+        if (s->l1[idx] >= 0.0) continue;
+        if (M != NULL) {
+            ABFT_TRY(cs ? fetch_bcol(g, idx, g->va) : fetch_arow(g, idx, g->va));
+            s->l1[idx] = norm1(g->va, p->k);
+        } else {
+            double sa = s->Sa[idx] / (1.0 - 0x1p-53 * (double)(2 * p->k + 4)) +
+                        (double)p->k * 0x1p-1074;
+            s->l1[idx] = s->ymin > 0.0 ? sa / s->ymin : 0.0;
+        }
     }
-    *sv = e;
-    *t = s->bc.coef_s * b + s->bc.coef_r * ra + s->bc.abs_floor;
+    return ABFT_STATUS_SUCCESS;
 }
 
-/* Sums of a vector: r[0] = sum v_j, r[1] = sum (j+1) v_j; ra likewise with |v_j|. */
-static void vec_sums(const double *v, int64_t len, double r[2], double ra[2]) {
-    double s0 = 0, s1 = 0, a0 = 0, a1 = 0;
-    for (int64_t j = 0; j < len; ++j) {
-        double w = (double)(j + 1);
-        s0 += v[j];
-        s1 += w * v[j];
-        a0 += fabs(v[j]);
-        a1 += w * fabs(v[j]);
-    }
-    r[0] = s0, r[1] = s1, ra[0] = a0, ra[1] = a1;
+static abft_status_t cb_get(void *ctx, int cs, int64_t idx, double *v) {
+    gemm_ctx_t *g = (gemm_ctx_t *)ctx;
+    if (cs) return strip_io(g->p, at(g->p, g->C, 0, idx, g->ldc), 1, g->p->m, v, 0, g->tmp);
+    return strip_io(g->p, at(g->p, g->C, idx, 0, g->ldc), g->ldc, g->p->n, v, 0, g->tmp);
 }
 
-/* Does vector i pass its check? Returns the residuals d and bounds t (t includes the noise
- * that earlier corrections carried into this entry, plus `extra` when not NULL). */
-static int vec_passes(const struct abft_gemm_plan *p, const side_host_t *s, int64_t i,
-                      const double *v, const double *extra, double d[2], double t[2]) {
-    double r[2], ra[2];
-    vec_sums(v, s->len, r, ra);
-    int ok = 1;
+static abft_status_t cb_put_vec(void *ctx, int cs, int64_t idx, const double *v) {
+    gemm_ctx_t *g = (gemm_ctx_t *)ctx;
+    double *w = (double *)v; /* strip_io does not write v when storing */
+    if (cs) return strip_io(g->p, at(g->p, g->C, 0, idx, g->ldc), 1, g->p->m, w, 1, g->tmp);
+    return strip_io(g->p, at(g->p, g->C, idx, 0, g->ldc), g->ldc, g->p->n, w, 1, g->tmp);
+}
+
+static abft_status_t cb_put(void *ctx, int64_t i, int64_t j, double v, double *stored) {
+    gemm_ctx_t *g = (gemm_ctx_t *)ctx;
+    double x = g->p->prec == ABFT_PREC_S ? (double)(float)v : v;
+    *stored = x;
+    return strip_io(g->p, at(g->p, g->C, i, j, g->ldc), 1, 1, &x, 1, g->tmp);
+}
+
+static void cb_expect(void *ctx, int cs, int64_t idx, const double ra[2], double s2[2],
+                      double t[2]) {
+    gemm_ctx_t *g = (gemm_ctx_t *)ctx;
+    const struct abft_gemm_plan *p = g->p;
+    const gemm_side_t *s = &g->s[cs];
     for (int q = 0; q < 2; ++q) {
-        double e;
-        expect(p, s, i, q, ra[q], &e, &t[q]);
-        t[q] += s->slack[i + q * s->n] + (extra != NULL ? extra[q] : 0.0);
-        d[q] = r[q] - e;
-        if (!(fabs(d[q]) <= t[q]) || isinf(t[q])) ok = 0;
-    }
-    return ok;
-}
-
-static void add_fault(abft_report_t *rep, int64_t row, int64_t col, double delta, double ratio,
-                      abft_action_t action, int side) {
-    abft_report_add_fault(rep, row, col, delta, ratio, action, ABFT_FACTOR_NONE, side);
-}
-
-/* A correction at (row, col) carrying noise cn: every entry crossing it inherits that noise
- * (weighted by its position in the weighted checksum). */
-static void note_correction(side_host_t sides[2], int64_t row, int64_t col, double cn) {
-    if (sides[0].slack != NULL) {
-        sides[0].slack[row] += cn;
-        sides[0].slack[row + sides[0].n] += cn * (double)(col + 1);
-    }
-    if (sides[1].slack != NULL) {
-        sides[1].slack[col] += cn;
-        sides[1].slack[col + sides[1].n] += cn * (double)(row + 1);
+        int64_t o = idx + q * s->n;
+        double e = 0.0, b = 0.0;
+        if (g->use_ab) e = p->alpha * s->S[o], b = fabs(p->alpha) * s->Sa[o];
+        if (p->beta != 0.0) e += p->beta * s->P[o], b += fabs(p->beta) * s->Pa[o];
+        s2[q] = e;
+        t[q] = s->bc.coef_s * b + s->bc.coef_r * ra[q] + s->bc.abs_floor;
+        if (g->use_ab) t[q] += abft_bound_gemm_amp(&s->bc, q, s->l1[idx], s->ysum[q]);
     }
 }
 
-/* Element (i, j) of alpha·op(A)·op(B), recomputed from the inputs (a dot product). */
-static abft_status_t recompute_elem(const struct abft_gemm_plan *p, const void *A, int64_t lda,
-                                    const void *B, int64_t ldb, int64_t i, int64_t j, double *out) {
+/* Element (i, j) recomputed from the inputs (beta = 0 only: the old C is gone), with a bound
+ * on its error: the dot product's rounding in the GEMM's arithmetic and its underflow. */
+static abft_status_t cb_elem(void *ctx, int64_t i, int64_t j, double *v, double *noise,
+                             int *ok) {
+    gemm_ctx_t *g = (gemm_ctx_t *)ctx;
+    struct abft_gemm_plan *p = g->p;
+    *ok = 0;
+    if (p->beta != 0.0) return ABFT_STATUS_SUCCESS;
+    if (!g->use_ab) { /* C = 0 exactly */
+        *v = 0.0, *noise = 0.0, *ok = 1;
+        return ABFT_STATUS_SUCCESS;
+    }
+    if (g->A == NULL || g->B == NULL) return ABFT_STATUS_SUCCESS;
     size_t es = elem_size(p->prec);
-    abft_gemm_args_t g = {p->prec, p->transa, p->transb, 1, 1, p->k, p->alpha, 0.0,
-                          (const char *)A + es * (size_t)(p->transa ? i * lda : i), lda,
-                          (const char *)B + es * (size_t)(p->transb ? j : j * ldb), ldb,
-                          p->w[W_TMP], 1};
-    ABFT_TRY(p->h->ops->gemm(&p->h->kctx, &g));
+    abft_gemm_args_t a = {p->prec, p->transa, p->transb, 1, 1, p->k, p->alpha, 0.0,
+                          p->transa ? at(p, g->A, 0, i, g->lda) : at(p, g->A, i, 0, g->lda),
+                          g->lda,
+                          p->transb ? at(p, g->B, j, 0, g->ldb) : at(p, g->B, 0, j, g->ldb),
+                          g->ldb, p->w[W_TMP], 1};
+    ABFT_TRY(p->h->ops->gemm(&p->h->kctx, &a));
     double dv = 0.0;
     float fv = 0.0f;
     abft_copy_args_t c = {0, es, 1, 1, p->prec == ABFT_PREC_D ? (void *)&dv : (void *)&fv, 1,
                           p->w[W_TMP], 1};
     ABFT_TRY(p->h->ops->copy(&p->h->kctx, &c));
-    *out = p->prec == ABFT_PREC_D ? dv : (double)fv;
+    ABFT_TRY(fetch_arow(g, i, g->va));
+    ABFT_TRY(fetch_bcol(g, j, g->vb));
+    double dot = 0.0;
+    for (int64_t l = 0; l < p->k; ++l) dot += fabs(g->va[l] * g->vb[l]);
+    dot *= 1.0 + (double)p->k * 0x1p-52;
+    const gemm_side_t *s = &g->s[0];
+    *v = p->prec == ABFT_PREC_D ? dv : (double)fv;
+    *noise = abft_bound_dot(p->h, &p->arith, (double)p->k + 1.0) * fabs(p->alpha) * dot *
+                 (1.0 + 8.0 * 0x1p-53) +
+             ((double)p->k + 3.0) * p->arith.eta * (fabs(p->alpha) + 1.0) +
+             s->bc.eta_amp * (norm1(g->va, p->k) + norm1(g->vb, p->k));
+    *ok = 1;
     return ABFT_STATUS_SUCCESS;
 }
 
-/* Try to locate and correct a single error in vector idx of side cs (host copy v, updated
- * when the correction is confirmed and written back). *fixed = 1 when the entry passes. */
-static abft_status_t try_correct(const struct abft_gemm_plan *p, side_host_t sides[2], int cs,
-                                 int64_t idx, double *v, const void *A, int64_t lda,
-                                 const void *B, int64_t ldb, void *C, int64_t ldc,
-                                 abft_report_t *rep, int *fixed) {
-    side_host_t *s = &sides[cs];
-    *fixed = 0;
-    int64_t len = s->len;
-    double d[2], t[2];
-    if (vec_passes(p, s, idx, v, NULL, d, t)) {
-        *fixed = 1; /* consistent now (fixed through the other side) */
+/* Vector idx of side cs recomputed from the inputs (beta = 0) and written into C. */
+static abft_status_t cb_vec(void *ctx, int cs, int64_t idx, int *ok) {
+    gemm_ctx_t *g = (gemm_ctx_t *)ctx;
+    struct abft_gemm_plan *p = g->p;
+    *ok = 0;
+    if (p->beta != 0.0) return ABFT_STATUS_SUCCESS;
+    int64_t len = cs ? p->m : p->n;
+    if (!g->use_ab) {
+        memset(g->va, 0, sizeof(double) * (size_t)(len > p->k ? p->k : len));
+        for (int64_t l = 0; l < len; ++l) {
+            double z = 0.0, stored;
+            ABFT_TRY(cb_put(ctx, cs ? l : idx, cs ? idx : l, z, &stored));
+        }
+        *ok = 1;
         return ABFT_STATUS_SUCCESS;
     }
-    int64_t j = -1, nbad = 0;
-    for (int64_t l = 0; l < len; ++l)
-        if (!isfinite(v[l])) {
-            ++nbad;
-            j = l;
-        }
-    if (nbad == 0 && !(isfinite(d[0]) && isfinite(d[1]))) {
-        /* The sums overflowed: one element became huge (an exponent flip). It is the
-         * candidate; the confirmation below decides. */
-        double big = -1.0;
-        for (int64_t l = 0; l < len; ++l)
-            if (fabs(v[l]) > big) big = fabs(v[l]), j = l;
-    } else if (nbad == 0) {
-        /* One finite error delta at position j gives d = (delta, (j+1)·delta). Accept the
-         * location only if the integer is unambiguous even when both residuals carry their
-         * worst-case noise. */
-        if (d[0] == 0.0) return ABFT_STATUS_SUCCESS;
-        double ratio = d[1] / d[0];
-        double jr = nearbyint(ratio);
-        double noise = (t[1] + fabs(jr) * t[0]) / fabs(d[0]);
-        if (!(jr >= 1.0 && jr <= (double)len && fabs(ratio - jr) + noise < 0.5))
-            return ABFT_STATUS_SUCCESS;
-        j = (int64_t)jr - 1;
-    } else if (nbad != 1) {
-        return ABFT_STATUS_SUCCESS; /* several non-finite elements: not from one error */
+    if (g->A == NULL || g->B == NULL) return ABFT_STATUS_SUCCESS;
+    abft_gemm_args_t a = {p->prec, p->transa, p->transb, p->m, p->n, p->k, p->alpha, 0.0,
+                          g->A, g->lda, g->B, g->ldb, g->C, g->ldc};
+    if (cs == 0) {
+        a.m = 1;
+        a.A = p->transa ? at(p, g->A, 0, idx, g->lda) : at(p, g->A, idx, 0, g->lda);
+        a.C = (void *)at(p, g->C, idx, 0, g->ldc);
+    } else {
+        a.n = 1;
+        a.B = p->transb ? at(p, g->B, idx, 0, g->ldb) : at(p, g->B, 0, idx, g->ldb);
+        a.C = (void *)at(p, g->C, 0, idx, g->ldc);
     }
-    /* The corrected value comes from the checksum and the other elements, not from
-     * old - delta: a huge delta (an exponent flip) would swamp old - delta in rounding. */
-    double old = v[j], cand, noise_e, r[2], ra[2];
-    v[j] = 0.0;
-    vec_sums(v, len, r, ra);
-    expect(p, s, idx, 0, ra[0], &cand, &noise_e);
-    noise_e += s->slack[idx];
-    cand -= r[0];
-    if (p->prec == ABFT_PREC_S) cand = (double)(float)cand;
-    v[j] = cand;
-    /* Confirm: with the element corrected, what remains is the noise the correction carried
-     * (at most noise_e, plus the rounding of the corrected value itself), weighted by 1 and
-     * j + 1 in the two checksums, on top of the entry's own bound. A wrong location leaves
-     * a residual of at least the error's size in the weighted checksum. */
-    double ur = p->prec == ABFT_PREC_S ? 0x1p-24 : U_FP64;
-    double cn = noise_e + 2.0 * ur * fabs(cand);
-    double extra[2] = {cn, cn * (double)(j + 1)};
-    double d2[2], t2[2];
-    if (!isfinite(cand) || !vec_passes(p, s, idx, v, extra, d2, t2)) {
-        v[j] = old; /* never "correct" on a guess */
-        return ABFT_STATUS_SUCCESS;
+    ABFT_TRY(p->h->ops->gemm(&p->h->kctx, &a));
+    *ok = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Have the kept checksums S (rows) or T (columns) changed since they were encoded? Their
+ * own checksum, taken at encoding (W_SIG, W_SIGT), against the same sums of the host copy,
+ * beyond the rounding of the two. */
+static abft_status_t kept_changed(gemm_ctx_t *g, int cs, int *changed) {
+    struct abft_gemm_plan *p = g->p;
+    gemm_side_t *s = &g->s[cs];
+    if (s->sig < 0) {
+        double y[4];
+        int widx = cs ? W_SIGT : W_SIG;
+        abft_copy_args_t c = {0, sizeof(double), 2, 2, y, 2, p->w[widx], p->ld[widx]};
+        ABFT_TRY(p->h->ops->copy(&p->h->kctx, &c));
+        double g2 = abft_gamma(p->h, (double)s->n + 2.0, 0x1p-53);
+        s->sig = 0;
+        for (int q = 0; q < 2; ++q)
+            for (int v = 0; v < 2; ++v) {
+                double cur = 0.0, abs = 0.0;
+                for (int64_t i = 0; i < s->n; ++i) {
+                    double w = v ? (double)(i + 1) : 1.0, x = s->S[i + q * s->n];
+                    cur += w * x;
+                    abs += w * fabs(x);
+                }
+                double tol = 2.0 * g2 * abs * (1.0 + 0x1p-50) + 4.0 * (double)s->n * 0x1p-1074;
+                if (!(fabs(cur - y[q + 2 * v]) <= tol)) s->sig = 1;
+            }
     }
-    int64_t row = cs ? j : idx, col = cs ? idx : j;
-    /* With beta = 0 the element can also be recomputed from the inputs (a dot product of
-     * length k). Two errors in one vector whose weighted centre falls on an integer look
-     * like one error to two checksums; the recomputation tells them apart, and it refuses
-     * to "correct" C towards checksums when the inputs were corrupted after encoding
-     * (then C is what the corrupted inputs give, and the fault is reported instead). */
-    if (p->beta == 0.0 && p->k > 0 && A != NULL && B != NULL) {
-        double rv = 0.0;
-        ABFT_TRY(recompute_elem(p, A, lda, B, ldb, row, col, &rv));
-        /* both carry at most the row's noise: the dot product its own rounding (below the
-         * row's GEMM term), the checksum value the noise of the residual */
-        if (!(fabs(rv - cand) <= 2.0 * noise_e + cn)) {
-            v[j] = old;
-            return ABFT_STATUS_SUCCESS;
-        }
-        /* the dot product carries only its own rounding; the checksum value carries every
-         * other element's: keep the dot product */
-        cand = rv;
-        v[j] = cand;
+    *changed = s->sig;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The expected checksum of entry idx re-derived from the input it was encoded from: a row's
+ * S_i = op(A)(i,:)·Yb (and Sa_i), a column's T_j = op(B)(:,j)^T·Za, each O(k) with the kept
+ * encoding of the other operand. It counts as a corrupted checksum only when the kept
+ * checksums' own checksum shows they changed since encoding: an input corrupted after
+ * encoding gives the same picture from the row alone (the data agree with a checksum
+ * re-derived from the corrupted input). The beta·C_old part cannot be re-derived. */
+static abft_status_t cb_checksum(void *ctx, int cs, int64_t idx, int *changed) {
+    gemm_ctx_t *g = (gemm_ctx_t *)ctx;
+    struct abft_gemm_plan *p = g->p;
+    gemm_side_t *s = &g->s[cs];
+    *changed = 0;
+    const void *M = cs ? g->B : g->A;
+    if (!g->use_ab || M == NULL) return ABFT_STATUS_SUCCESS;
+    int kept = 0;
+    ABFT_TRY(kept_changed(g, cs, &kept));
+    if (!kept) return ABFT_STATUS_SUCCESS;
+    int x = cs ? W_ZA : W_YB, xa = cs ? W_ZAA : W_YBA;
+    /* the strip of the input as a 1 x k (trans 0) or k x 1 (trans 1) matrix */
+    int along = cs ? !p->transb : p->transa; /* the strip is contiguous */
+    int64_t ld = cs ? g->ldb : g->lda;
+    const void *base = cs ? (p->transb ? at(p, M, idx, 0, ld) : at(p, M, 0, idx, ld))
+                          : (p->transa ? at(p, M, 0, idx, ld) : at(p, M, idx, 0, ld));
+    double *y = p->w[W_TMP], *ya = p->w[W_TMP] + 2;
+    abft_tsmm_args_t a = {p->prec, along, along ? p->k : 1, along ? 1 : p->k, 2, base, ld,
+                          p->w[x], p->ld[x], p->w[xa], p->ld[xa], y, 1, ya, 1};
+    ABFT_TRY(p->h->ops->tsmm(&p->h->kctx, &a));
+    double r[4];
+    abft_copy_args_t c = {0, sizeof(double), 4, 1, r, 4, y, 4};
+    ABFT_TRY(p->h->ops->copy(&p->h->kctx, &c));
+    double gk = abft_gamma(p->h, (double)p->k + 2.0, 0x1p-53);
+    for (int q = 0; q < 2; ++q) {
+        int64_t o = idx + q * s->n;
+        double tol = 2.0 * gk * (s->Sa[o] > r[2 + q] ? s->Sa[o] : r[2 + q]) * (1.0 + 0x1p-50) +
+                     4.0 * (double)(p->k + 2) * 0x1p-1074;
+        if (!(fabs(r[q] - s->S[o]) <= tol)) *changed = 1;
     }
-    ABFT_TRY(elem_write(p, C, ldc, row, col, cand));
-    note_correction(sides, row, col, cn);
-    *fixed = 1;
-    rep->corrected++;
-    add_fault(rep, row, col, old - cand, fabs(d[0]) / t[0], ABFT_ACTION_CORRECTED, cs);
+    if (*changed) {
+        for (int q = 0; q < 2; ++q) s->S[idx + q * s->n] = r[q], s->Sa[idx + q * s->n] = r[2 + q];
+    }
     return ABFT_STATUS_SUCCESS;
 }
 
 /* One side's compare job for the backend; its flagged indices come back to the host. */
-static abft_status_t compare_job(const struct abft_gemm_plan *p, int cs, side_host_t *s,
-                                 double *max_ratio, abft_compare_args_t *a) {
-    abft_handle_t h = p->h;
+static abft_compare_args_t compare_job(const gemm_ctx_t *g, int cs, double *max_ratio) {
+    const struct abft_gemm_plan *p = g->p;
+    const gemm_side_t *s = &g->s[cs];
     const double *const *w = (const double *const *)p->w;
     const int64_t *ld = p->ld;
     int b = cs ? W_RC - W_R : 0; /* offset between the row and column array indices */
     int sidx = cs ? W_T : W_S, pidx = cs ? W_PC : W_P;
-    int64_t n = cs ? p->n : p->m;
-    s->n = n;
-    s->len = cs ? p->m : p->n;
-    s->flags = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
-    ABFT_RETURN_IF(s->flags == NULL, ABFT_STATUS_ALLOC_FAILED);
-    abft_bound_gemm(h, &p->arith, p->alpha, p->beta, cs ? p->m : p->n, p->k, cs ? p->m : p->n,
-                    &s->bc);
     /* k = 0 or alpha = 0: the alpha terms vanish (and the GEMM reads neither A nor B, so
      * their encodings are not used: NaN there must not flag anything). */
-    const int use_ab = p->k > 0 && p->alpha != 0.0;
-    abft_compare_args_t c = {n, w[W_R + b], ld[W_R + b], w[W_RA + b], ld[W_RA + b],
+    const int use_ab = g->use_ab;
+    abft_compare_args_t c = {s->n, w[W_R + b], ld[W_R + b], w[W_RA + b], ld[W_RA + b],
                              use_ab ? w[sidx] : w[W_R + b], ld[sidx],
                              use_ab ? w[sidx + 1] : w[W_RA + b], ld[sidx + 1],
                              w[pidx], ld[pidx], w[pidx + 1], ld[pidx + 1],
                              use_ab ? p->alpha : 0.0, p->beta, s->bc.coef_s, s->bc.coef_r,
-                             s->bc.abs_floor, n, s->flags, &s->nflag, max_ratio};
-    *a = c;
+                             s->bc.abs_floor, s->n, s->flags, (int64_t *)&s->nflag, max_ratio};
+    return c;
+}
+
+/* 4. the pass over C (rows and, fused, columns) and the compare of every side: one
+ * synchronisation. */
+static abft_status_t check_all(gemm_ctx_t *g, double mr[2]) {
+    struct abft_gemm_plan *p = g->p;
+    abft_handle_t h = p->h;
+    const int full = g->nsides == 2;
+    ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, g->C, g->ldc, p->w[W_R], p->w[W_RA],
+                           p->ld[W_R], full ? p->w[W_RC] : NULL, full ? p->w[W_RCA] : NULL,
+                           p->ld[W_RC]));
+    abft_compare_args_t jobs[2];
+    for (int cs = 0; cs < g->nsides; ++cs) jobs[cs] = compare_job(g, cs, &mr[cs]);
+    return h->ops->compare(&h->kctx, jobs, g->nsides);
+}
+
+static abft_status_t cb_recheck(void *ctx, int64_t *list[2], int64_t nf[2]) {
+    gemm_ctx_t *g = (gemm_ctx_t *)ctx;
+    double mr[2] = {0.0, 0.0};
+    ABFT_TRY(check_all(g, mr));
+    for (int cs = 0; cs < g->nsides; ++cs) {
+        gemm_side_t *s = &g->s[cs];
+        nf[cs] = s->nflag;
+        memcpy(list[cs], s->flags, sizeof(int64_t) * (size_t)s->nflag);
+        ABFT_TRY(ensure_l1(g, cs, list[cs], nf[cs]));
+    }
     return ABFT_STATUS_SUCCESS;
 }
 
-/* Bring one side's arrays to the host (n x 2 each). */
-static abft_status_t fetch_side(const struct abft_gemm_plan *p, int cs, side_host_t *s) {
+static abft_status_t fetch_n2(abft_handle_t h, double *host, const double *dev, int64_t n,
+                              int64_t ldd) {
+    if (dev == NULL) {
+        memset(host, 0, sizeof(double) * (size_t)n * 2);
+        return ABFT_STATUS_SUCCESS;
+    }
+    abft_copy_args_t c = {0, sizeof(double), n, 2, host, n, (void *)dev, ldd};
+    return h->ops->copy(&h->kctx, &c);
+}
+
+/* Bring one side's encodings to the host, with the sums the underflow term needs. */
+static abft_status_t fetch_side(gemm_ctx_t *g, int cs) {
+    struct abft_gemm_plan *p = g->p;
     abft_handle_t h = p->h;
+    gemm_side_t *s = &g->s[cs];
     const double *const *w = (const double *const *)p->w;
     const int64_t *ld = p->ld;
-    int b = cs ? W_RC - W_R : 0;
-    int sidx = cs ? W_T : W_S, pidx = cs ? W_PC : W_P;
-    const int use_ab = p->k > 0 && p->alpha != 0.0;
+    int sidx = cs ? W_T : W_S, pidx = cs ? W_PC : W_P, yidx = cs ? W_ZAA : W_YBA;
     int64_t n = s->n;
-    s->R = (double *)calloc((size_t)n * 14, sizeof(double));
-    s->state = (int8_t *)calloc((size_t)(s->nflag > 0 ? s->nflag : 1), 1);
-    ABFT_RETURN_IF(s->R == NULL || s->state == NULL, ABFT_STATUS_ALLOC_FAILED);
-    s->Ra = s->R + 2 * n, s->S = s->R + 4 * n, s->Sa = s->R + 6 * n;
-    s->P = s->R + 8 * n, s->Pa = s->R + 10 * n, s->slack = s->R + 12 * n;
-    ABFT_TRY(fetch_n2(h, s->R, w[W_R + b], n, ld[W_R + b]));
-    ABFT_TRY(fetch_n2(h, s->Ra, w[W_RA + b], n, ld[W_RA + b]));
-    ABFT_TRY(fetch_n2(h, s->S, use_ab ? w[sidx] : NULL, n, ld[sidx]));
-    ABFT_TRY(fetch_n2(h, s->Sa, use_ab ? w[sidx + 1] : NULL, n, ld[sidx + 1]));
+    s->S = (double *)calloc((size_t)n * 9 + 1, sizeof(double));
+    ABFT_RETURN_IF(s->S == NULL, ABFT_STATUS_ALLOC_FAILED);
+    s->Sa = s->S + 2 * n, s->P = s->S + 4 * n, s->Pa = s->S + 6 * n, s->l1 = s->S + 8 * n;
+    for (int64_t i = 0; i < n; ++i) s->l1[i] = -1.0;
+    s->sig = -1;
+    ABFT_TRY(fetch_n2(h, s->S, g->use_ab ? w[sidx] : NULL, n, ld[sidx]));
+    ABFT_TRY(fetch_n2(h, s->Sa, g->use_ab ? w[sidx + 1] : NULL, n, ld[sidx + 1]));
     ABFT_TRY(fetch_n2(h, s->P, p->beta != 0.0 ? w[pidx] : NULL, n, ld[pidx]));
     ABFT_TRY(fetch_n2(h, s->Pa, p->beta != 0.0 ? w[pidx + 1] : NULL, n, ld[pidx + 1]));
-    return ABFT_STATUS_SUCCESS;
-}
-
-/* Recompute vector idx of C from the inputs (beta = 0 only): a row is
- * alpha·op(A)(i,:)·op(B), a column alpha·op(A)·op(B)(:,j). Keep it when it passes its check,
- * else restore what was there. */
-static abft_status_t try_recompute(const struct abft_gemm_plan *p, side_host_t *s, int cs,
-                                   int64_t idx, double *v, const void *A, int64_t lda,
-                                   const void *B, int64_t ldb, void *C, int64_t ldc, void *tmp,
-                                   int *fixed) {
-    *fixed = 0;
-    size_t es = elem_size(p->prec);
-    abft_gemm_args_t g = {p->prec, p->transa, p->transb, p->m, p->n, p->k, p->alpha, 0.0,
-                          A, lda, B, ldb, C, ldc};
-    if (cs == 0) {
-        g.m = 1;
-        g.A = (const char *)A + es * (size_t)(p->transa ? idx * lda : idx);
-        g.C = (char *)C + es * (size_t)idx;
-    } else {
-        g.n = 1;
-        g.B = (const char *)B + es * (size_t)(p->transb ? idx : idx * ldb);
-        g.C = (char *)C + es * (size_t)(idx * ldc);
+    s->ysum[0] = s->ysum[1] = 0.0;
+    s->ymin = 0.0;
+    if (!g->use_ab) return ABFT_STATUS_SUCCESS;
+    double *y = (double *)malloc(sizeof(double) * (size_t)p->k * 2);
+    ABFT_RETURN_IF(y == NULL, ABFT_STATUS_ALLOC_FAILED);
+    abft_status_t st = fetch_n2(h, y, w[yidx], p->k, ld[yidx]);
+    for (int64_t l = 0; l < p->k && st == ABFT_STATUS_SUCCESS; ++l) {
+        s->ysum[0] += y[l];
+        s->ysum[1] += y[l + p->k];
+        if (y[l] > 0.0 && (s->ymin == 0.0 || y[l] < s->ymin)) s->ymin = y[l];
     }
-    ABFT_TRY(p->h->ops->gemm(&p->h->kctx, &g));
-    double *nv = (double *)malloc(sizeof(double) * (size_t)s->len);
-    ABFT_RETURN_IF(nv == NULL, ABFT_STATUS_ALLOC_FAILED);
-    abft_status_t st = vec_io(p, C, ldc, cs, idx, nv, 0, tmp);
-    double d[2], t[2];
-    if (st == ABFT_STATUS_SUCCESS) {
-        if (vec_passes(p, s, idx, nv, NULL, d, t)) {
-            memcpy(v, nv, sizeof(double) * (size_t)s->len);
-            *fixed = 1;
-        } else {
-            st = vec_io(p, C, ldc, cs, idx, v, 1, tmp); /* restore what was there */
-        }
-    }
-    free(nv);
+    double pad = 1.0 + (double)(p->k + 2) * 0x1p-52;
+    s->ysum[0] *= pad, s->ysum[1] *= pad;
+    free(y);
     return st;
 }
 
-/* FULL checksums: can the residual of entry idx on side cs be explained by data errors that
- * the other side (nothing flagged there) would not have seen? Each such error is at most the
- * other side's bound at its position, so the residual can be at most their (weighted) sum.
- * Beyond that, the checksum itself must be corrupted and the data are intact. */
-static int is_checksum_fault(const struct abft_gemm_plan *p, side_host_t sides[2], int cs,
-                             const double d[2], const double t[2]) {
-    const side_host_t *o = &sides[!cs];
-    double se = 0.0, sw = 0.0;
-    for (int64_t l = 0; l < o->n; ++l) {
-        double e, te;
-        expect(p, o, l, 0, o->Ra[l], &e, &te);
-        te += o->slack[l];
-        /* an error the other side did not flag can be up to twice its bound: its own
-         * rounding may have cancelled up to one bound of it */
-        se += 2.0 * te;
-        sw += 2.0 * te * (double)(l + 1);
+static void ctx_free(gemm_ctx_t *g) {
+    for (int cs = 0; cs < 2; ++cs) {
+        free(g->s[cs].S);
+        free(g->s[cs].flags);
     }
-    return fabs(d[0]) - t[0] > se || fabs(d[1]) - t[1] > sw;
+    free(g->tmp);
+    free(g->va);
 }
+
+static const abft_corr_ops_t gemm_corr_ops = {cb_get, cb_put_vec, cb_put, cb_expect,
+                                              cb_elem, cb_vec, cb_checksum, cb_recheck};
 
 /* held != NULL: the GEMM went through the device-side gate; *held = 1 when the gate held it
  * back (a non-finite screen): then C is the old C, and nothing is checked or changed. */
 static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda, const void *B,
                             int64_t ldb, void *C, int64_t ldc, abft_report_t *rep, int *held) {
     abft_handle_t h = p->h;
-    const int full = p->kind == ABFT_CHECKSUM_FULL;
-    const int nsides = full ? 2 : 1;
     ABFT_TRY(plan_arith(p));
     rep->unit_roundoff = p->arith.u_in > 0.0 ? p->arith.u_in : p->arith.u;
     if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
     ABFT_TRY(abft_call_hook(h, ABFT_SITE_AFTER_GEMM, 0, p->prec, C, p->m, p->n, ldc));
-    /* 4. pass over C: rows (and columns, fused) */
-    ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, C, ldc, p->w[W_R], p->w[W_RA], p->ld[W_R],
-                           full ? p->w[W_RC] : NULL, full ? p->w[W_RCA] : NULL, p->ld[W_RC]));
-    side_host_t sides[2];
-    memset(sides, 0, sizeof sides);
+    gemm_ctx_t g;
+    memset(&g, 0, sizeof g);
+    g.p = p, g.A = A, g.lda = lda, g.B = B, g.ldb = ldb, g.C = C, g.ldc = ldc;
+    g.nsides = p->kind == ABFT_CHECKSUM_FULL ? 2 : 1;
+    g.use_ab = p->k > 0 && p->alpha != 0.0;
     abft_status_t st = ABFT_STATUS_SUCCESS;
-    /* both sides in one compare: one synchronisation */
-    abft_compare_args_t jobs[2];
+    for (int cs = 0; cs < g.nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
+        gemm_side_t *s = &g.s[cs];
+        s->n = cs ? p->n : p->m;
+        s->len = cs ? p->m : p->n;
+        abft_bound_gemm(h, &p->arith, p->alpha, p->beta, s->len, p->k, s->len, &s->bc);
+        s->flags = (int64_t *)malloc(sizeof(int64_t) * (size_t)(s->n + 1));
+        if (s->flags == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+    }
     double mr[2] = {0.0, 0.0};
-    for (int cs = 0; cs < nsides && st == ABFT_STATUS_SUCCESS; ++cs)
-        st = compare_job(p, cs, &sides[cs], &mr[cs], &jobs[cs]);
-    if (st == ABFT_STATUS_SUCCESS) st = h->ops->compare(&h->kctx, jobs, nsides);
-    for (int cs = 0; cs < nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
+    if (st == ABFT_STATUS_SUCCESS) st = check_all(&g, mr);
+    int64_t flagged = 0;
+    for (int cs = 0; cs < g.nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
         if (mr[cs] > rep->max_ratio) rep->max_ratio = mr[cs];
-        rep->checked += sides[cs].n;
-        rep->detected += sides[cs].nflag;
+        rep->checked += g.s[cs].n;
+        flagged += g.s[cs].nflag;
     }
     if (held != NULL && st == ABFT_STATUS_SUCCESS) { /* the compare synchronised already */
         int64_t count = 0;
         st = h->ops->gate_result(&h->kctx, &count);
         if (st == ABFT_STATUS_SUCCESS && count > 0) {
             *held = 1;
-            side_free(&sides[0]);
-            side_free(&sides[1]);
+            ctx_free(&g);
             return ABFT_STATUS_SUCCESS;
         }
     }
-    for (int cs = 0; cs < nsides && st == ABFT_STATUS_SUCCESS && rep->detected > 0; ++cs)
-        st = fetch_side(p, cs, &sides[cs]);
+    if (st != ABFT_STATUS_SUCCESS || flagged == 0) {
+        ctx_free(&g);
+        return st;
+    }
+    /* The rare path: something was flagged. */
     int64_t maxlen = p->m > p->n ? p->m : p->n;
-    double *v = NULL;
-    void *tmp = NULL;
-    if (st == ABFT_STATUS_SUCCESS && rep->detected > 0) {
-        v = (double *)malloc(sizeof(double) * (size_t)maxlen);
-        tmp = malloc(sizeof(double) * (size_t)maxlen);
-        if (v == NULL || tmp == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+    if (p->k > maxlen) maxlen = p->k;
+    g.tmp = malloc(sizeof(double) * (size_t)maxlen);
+    g.va = (double *)malloc(sizeof(double) * 2 * (size_t)(p->k + 1));
+    g.vb = g.va != NULL ? g.va + p->k + 1 : NULL;
+    if (g.tmp == NULL || g.va == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+    for (int cs = 0; cs < g.nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
+        st = fetch_side(&g, cs);
+        if (st == ABFT_STATUS_SUCCESS) st = ensure_l1(&g, cs, g.s[cs].flags, g.s[cs].nflag);
     }
-    /* Rows first, then columns (several errors in one row are single in their columns),
-     * then rows again for what the columns fixed. */
-    for (int pass = 0; pass < 2 * nsides - 1 && st == ABFT_STATUS_SUCCESS && rep->detected > 0;
-         ++pass) {
-        int cs = pass == 1;
-        side_host_t *s = &sides[cs];
-        for (int64_t f = 0; f < s->nflag && st == ABFT_STATUS_SUCCESS; ++f) {
-            if (s->state[f] != 0) continue;
-            int fixed = 0;
-            st = vec_io(p, C, ldc, cs, s->flags[f], v, 0, tmp);
-            if (st == ABFT_STATUS_SUCCESS)
-                st = try_correct(p, sides, cs, s->flags[f], v, A, lda, B, ldb, C, ldc, rep,
-                                 &fixed);
-            if (fixed) s->state[f] = 1;
-        }
+    if (st == ABFT_STATUS_SUCCESS) {
+        abft_corr_cfg_t cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.nsides = g.nsides;
+        cfg.n[0] = p->m, cfg.n[1] = p->n;
+        cfg.len[0] = p->n, cfg.len[1] = p->m;
+        cfg.u_store = p->prec == ABFT_PREC_S ? 0x1p-24 : 0x1p-53;
+        cfg.recompute_vec = h->recompute;
+        int64_t *flags[2] = {g.s[0].flags, g.s[1].flags};
+        int64_t nflag[2] = {g.s[0].nflag, g.s[1].nflag};
+        double refined = 0.0;
+        st = abft_correct(&gemm_corr_ops, &g, &cfg, flags, nflag, rep, &refined);
+        /* the compare's flags measured against the full bound (docs/api.md) */
+        rep->max_ratio = refined;
     }
-    /* What is left: a corrupted checksum (FULL), a recomputation (beta = 0: the old C is
-     * not needed), or a report. */
-    for (int cs = 0; cs < nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
-        side_host_t *s = &sides[cs];
-        for (int64_t f = 0; f < s->nflag && st == ABFT_STATUS_SUCCESS; ++f) {
-            if (s->state[f] != 0) continue;
-            int64_t idx = s->flags[f];
-            int64_t row = cs ? -1 : idx, col = cs ? idx : -1;
-            st = vec_io(p, C, ldc, cs, idx, v, 0, tmp);
-            if (st != ABFT_STATUS_SUCCESS) break;
-            double d[2], t[2];
-            if (vec_passes(p, s, idx, v, NULL, d, t)) continue; /* fixed meanwhile */
-            /* the unweighted checksum's ratio: the one the location guarantee is stated in
-             * (docs/bound.md); the report's max_ratio covers both */
-            double ratio = fabs(d[0]) / t[0];
-            /* Recompute first: when the recomputed vector passes, the data were wrong. A
-             * corrupted checksum fails the recomputed vector too (then it is restored). */
-            if (h->recompute && p->beta == 0.0 && p->k > 0 && A != NULL && B != NULL) {
-                int fixed = 0;
-                st = try_recompute(p, s, cs, idx, v, A, lda, B, ldb, C, ldc, tmp, &fixed);
-                if (st != ABFT_STATUS_SUCCESS) break;
-                if (fixed) {
-                    rep->recomputed++;
-                    add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_RECOMPUTED, cs);
-                    continue;
-                }
-            }
-            if (full && sides[!cs].nflag == 0 && is_checksum_fault(p, sides, cs, d, t)) {
-                rep->checksum_faults++;
-                add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_CHECKSUM_FAULT, cs);
-                continue;
-            }
-            rep->uncorrectable++;
-            add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_UNCORRECTABLE, cs);
-        }
-    }
-    free(v);
-    free(tmp);
-    side_free(&sides[0]);
-    side_free(&sides[1]);
+    ctx_free(&g);
     return st;
 }
 
@@ -753,6 +771,8 @@ static abft_status_t protected_gemm(abft_handle_t h, abft_prec_t prec, int trans
     struct abft_gemm_plan p;
     plan_init(&p, h, prec, transa, transb, m, n, k, alpha, beta);
     ABFT_TRY(check_operands(&p, A, lda, B, ldb, C, ldc));
+    /* an arithmetic the bound does not model is refused before anything is touched */
+    ABFT_TRY(plan_arith(&p));
     /* The report is written only when the call completes (SUCCESS or NON_FINITE_INPUT). */
     abft_report_t rep;
     memset(&rep, 0, sizeof rep);
@@ -875,6 +895,7 @@ static abft_status_t split_encode(abft_handle_t h, abft_gemm_plan_t p, abft_prec
     } else {
         ABFT_TRY(check_operands(p, A, lda, B, ldb, C, ldc));
     }
+    ABFT_TRY(plan_arith(p));
     p->encoded = 0;
     int64_t nonfinite = 0;
     ABFT_TRY(encode(p, A, lda, B, ldb, C, ldc, &nonfinite));

@@ -476,6 +476,42 @@ static void test_gate(abft_handle_t h, abft_handle_t hc, tu_rng_t *r) {
                  "math mode: TF32 error %g, default %g (a stale graph?)", err[0], err[1]);
         free(got);
         drop(&f);
+
+        /* 7. TF32 at k >= 2048, where k·2^-11 >= 1: the bound models TF32 as shortened
+         *    inputs with fp32 sums and stays finite; a clean product flags nothing. FP64
+         *    fixed-point emulation is refused, C untouched. */
+        prob_t tf = {0};
+        tf.prec = 1, tf.m = 4096, tf.n = 4096, tf.k = 4096, tf.alpha = 1.0, tf.beta = 0.0;
+        make(r, &tf, TU_UNIFORM);
+        TU_CHECK(cublasSetMathMode(cb, CUBLAS_TF32_TENSOR_OP_MATH) == CUBLAS_STATUS_SUCCESS,
+                 "math mode");
+        abft_report_t rtf;
+        TU_CHECK_STATUS(run(h, &tf, tf.dA, tf.dB, tf.dC, &rtf), ABFT_STATUS_SUCCESS);
+        printf("TF32 sgemm 4096: detected %lld, max ratio %.3g, u %.3g\n",
+               (long long)rtf.detected, rtf.max_ratio, rtf.unit_roundoff);
+        TU_CHECK(rtf.detected == 0 && rtf.max_ratio < 1.0 && rtf.unit_roundoff == 0x1p-10,
+                 "TF32 clean product: detected %lld, max ratio %g", (long long)rtf.detected,
+                 rtf.max_ratio);
+        drop(&tf);
+        prob_t em = {0};
+        em.prec = 0, em.m = 64, em.n = 48, em.k = 32, em.alpha = 1.0, em.beta = 0.5;
+        make(r, &em, TU_UNIFORM);
+        TU_CHECK(cublasSetMathMode(cb, CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH) ==
+                     CUBLAS_STATUS_SUCCESS,
+                 "math mode");
+        size_t cb_bytes = 8 * (size_t)(em.ldc * em.n);
+        unsigned char *c0 = (unsigned char *)malloc(cb_bytes), *c1 = (unsigned char *)malloc(cb_bytes);
+        TU_CUDA_OK(cudaMemcpy(c0, em.dC, cb_bytes, cudaMemcpyDeviceToHost));
+        abft_report_t rem;
+        memset(&rem, 0x5a, sizeof rem);
+        abft_report_t rem0 = rem;
+        TU_CHECK_STATUS(run(h, &em, em.dA, em.dB, em.dC, &rem), ABFT_STATUS_NOT_SUPPORTED);
+        TU_CUDA_OK(cudaMemcpy(c1, em.dC, cb_bytes, cudaMemcpyDeviceToHost));
+        TU_CHECK(memcmp(c0, c1, cb_bytes) == 0 && memcmp(&rem, &rem0, sizeof rem) == 0,
+                 "FP64 emulation: C or the report was written");
+        free(c0);
+        free(c1);
+        drop(&em);
         TU_CHECK(cublasSetMathMode(cb, CUBLAS_DEFAULT_MATH) == CUBLAS_STATUS_SUCCESS, "math");
         TU_CHECK_STATUS(abft_set_cublas_handle(h, NULL), ABFT_STATUS_SUCCESS);
         TU_CHECK(cublasDestroy(cb) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");

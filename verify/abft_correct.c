@@ -1,0 +1,365 @@
+/* abft correction engine (docs/bound.md, "Location and correction").
+ *
+ *   1. refine: every entry the compare flagged is checked again with the full bound (the
+ *      protocol's expect); what passes was never an error;
+ *   2. locate and confirm: a flagged vector whose two residuals point at one element gets a
+ *      candidate value from its checksum; it is written only when an independent check
+ *      confirms it: the element recomputed from the inputs agrees (and the recomputation is
+ *      what is written), or, with no recomputation, the crossing vector of the other side is
+ *      flagged too (then every write is confirmed by step 3 on both sides). Row checksums
+ *      alone never correct;
+ *   3. re-verify: after a round of writes every checksum is recomputed (recheck) and every
+ *      flagged entry is checked with the noise the written values carry; rounds repeat to a
+ *      fixed point; if an entry crossing a write still fails at the end, every write is
+ *      rolled back;
+ *   4. what is left: a corrupted checksum when re-deriving it from its inputs explains the
+ *      residual (data intact), else the vector recomputed from the inputs when allowed and
+ *      it then passes, else reported uncorrectable. */
+#include "abft_correct.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct wlog {
+    int64_t i, j;
+    double old, now;
+    double ratio; /* |residual| / bound of the entry that located it */
+    int side;
+} wlog_t;
+
+typedef struct engine {
+    const abft_corr_ops_t *ops;
+    void *ctx;
+    const abft_corr_cfg_t *cfg;
+    double *slack[2]; /* n[cs] x 2: noise carried into each entry by the writes kept so far */
+    wlog_t *w;
+    int64_t nw, capw;
+    double *v, *v2; /* vectors of the longest side */
+    int64_t *open[2];
+    int64_t nopen[2];
+} engine_t;
+
+/* Sums of a vector: r[0] = sum v_j, r[1] = sum (j+1) v_j; ra likewise with |v_j|. */
+static void vec_sums(const double *v, int64_t len, double r[2], double ra[2]) {
+    double s0 = 0, s1 = 0, a0 = 0, a1 = 0;
+    for (int64_t j = 0; j < len; ++j) {
+        double w = (double)(j + 1);
+        s0 += v[j];
+        s1 += w * v[j];
+        a0 += fabs(v[j]);
+        a1 += w * fabs(v[j]);
+    }
+    r[0] = s0, r[1] = s1, ra[0] = a0, ra[1] = a1;
+}
+
+/* Does vector idx of side cs (values v) pass? d: residuals, t: bounds with the slack of the
+ * writes so far and `extra` (may be NULL) added. */
+static int passes(const engine_t *e, int cs, int64_t idx, const double *v, const double *extra,
+                  double d[2], double t[2]) {
+    double r[2], ra[2], s[2];
+    vec_sums(v, e->cfg->len[cs], r, ra);
+    e->ops->expect(e->ctx, cs, idx, ra, s, t);
+    int ok = 1;
+    for (int q = 0; q < 2; ++q) {
+        t[q] += e->slack[cs][idx + q * e->cfg->n[cs]] + (extra != NULL ? extra[q] : 0.0);
+        d[q] = r[q] - s[q];
+        if (!(fabs(d[q]) <= t[q]) || isinf(t[q])) ok = 0;
+    }
+    return ok;
+}
+
+static double ratio_of(const double d[2], const double t[2]) {
+    double m = 0.0;
+    for (int q = 0; q < 2; ++q) {
+        double r = t[q] > 0.0 ? fabs(d[q]) / t[q] : (d[q] == 0.0 ? 0.0 : INFINITY);
+        if (!(r <= m)) m = isnan(r) ? INFINITY : r;
+    }
+    return m;
+}
+
+/* Keep in open[cs] only the entries of list that fail the full check now. */
+static abft_status_t refine(engine_t *e, int cs, const int64_t *list, int64_t nlist,
+                            double *max_ratio) {
+    int64_t keep = 0;
+    for (int64_t f = 0; f < nlist; ++f) {
+        double d[2], t[2];
+        ABFT_TRY(e->ops->get(e->ctx, cs, list[f], e->v));
+        int ok = passes(e, cs, list[f], e->v, NULL, d, t);
+        if (max_ratio != NULL) {
+            double r = ratio_of(d, t);
+            if (!(r <= *max_ratio)) *max_ratio = r;
+        }
+        if (!ok) e->open[cs][keep++] = list[f];
+    }
+    e->nopen[cs] = keep;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Recompute every checksum and keep the entries that fail with the slack of the writes. */
+static abft_status_t recheck(engine_t *e) {
+    int64_t nf[2] = {0, 0};
+    ABFT_TRY(e->ops->recheck(e->ctx, e->open, nf));
+    for (int cs = 0; cs < e->cfg->nsides; ++cs) ABFT_TRY(refine(e, cs, e->open[cs], nf[cs], NULL));
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The single element that the residuals d of a failing vector point at, or -1. */
+static int64_t locate(const double *v, int64_t len, const double d[2], const double t[2]) {
+    int64_t j = -1, nbad = 0;
+    for (int64_t l = 0; l < len; ++l)
+        if (!isfinite(v[l])) ++nbad, j = l;
+    if (nbad == 1) return j;
+    if (nbad > 1) return -1; /* several non-finite elements: not one error */
+    if (!(isfinite(d[0]) && isfinite(d[1]))) {
+        /* The sums overflowed: one element became huge (an exponent flip). It is the
+         * candidate; the confirmation decides. */
+        double big = -1.0;
+        for (int64_t l = 0; l < len; ++l)
+            if (fabs(v[l]) > big) big = fabs(v[l]), j = l;
+        return j;
+    }
+    /* One error delta at position j gives d = (delta, (j+1)·delta). Accept the position only
+     * if the integer is unambiguous even when both residuals carry their full noise. */
+    if (d[0] == 0.0) return -1;
+    double ratio = d[1] / d[0];
+    double jr = nearbyint(ratio);
+    double noise = (t[1] + fabs(jr) * t[0]) / fabs(d[0]);
+    if (!(jr >= 1.0 && jr <= (double)len && fabs(ratio - jr) + noise < 0.5)) return -1;
+    return (int64_t)jr - 1;
+}
+
+static abft_status_t log_write(engine_t *e, const wlog_t *w) {
+    if (e->nw == e->capw) {
+        int64_t cap = e->capw ? 2 * e->capw : 16;
+        wlog_t *nw = (wlog_t *)realloc(e->w, sizeof(wlog_t) * (size_t)cap);
+        ABFT_RETURN_IF(nw == NULL, ABFT_STATUS_ALLOC_FAILED);
+        e->w = nw, e->capw = cap;
+    }
+    e->w[e->nw++] = *w;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The noise a written element carries, spread into every entry that crosses it. */
+static void add_slack(engine_t *e, int64_t i, int64_t j, double noise) {
+    double *s0 = e->slack[0];
+    s0[i] += noise;
+    s0[i + e->cfg->n[0]] += noise * (double)(j + 1);
+    if (e->cfg->nsides == 2) {
+        double *s1 = e->slack[1];
+        s1[j] += noise;
+        s1[j + e->cfg->n[1]] += noise * (double)(i + 1);
+    }
+}
+
+static int in_list(const int64_t *list, int64_t n, int64_t x) {
+    int64_t lo = 0, hi = n; /* ascending */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (list[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && list[lo] == x;
+}
+
+/* Try one flagged vector: locate, confirm, write. *wrote = 1 when a value was written. */
+static abft_status_t try_vector(engine_t *e, int cs, int64_t idx, int *wrote) {
+    const abft_corr_cfg_t *cfg = e->cfg;
+    int64_t len = cfg->len[cs];
+    double *v = e->v;
+    double d[2], t[2];
+    *wrote = 0;
+    ABFT_TRY(e->ops->get(e->ctx, cs, idx, v));
+    if (passes(e, cs, idx, v, NULL, d, t)) return ABFT_STATUS_SUCCESS;
+    int64_t j = locate(v, len, d, t);
+    if (j < 0) return ABFT_STATUS_SUCCESS;
+    int64_t row = cs ? j : idx, col = cs ? idx : j;
+    /* The value the checksum gives, from the other elements (not old - delta: an exponent
+     * flip makes old so large that old - delta loses every digit), and its noise: the bound
+     * of the vector without the element, the slack already in it, and its own rounding. */
+    double old = v[j], r[2], ra[2], s[2], tn[2];
+    v[j] = 0.0;
+    vec_sums(v, len, r, ra);
+    e->ops->expect(e->ctx, cs, idx, ra, s, tn);
+    v[j] = old;
+    double cand = s[0] - r[0];
+    double noise_c = tn[0] + e->slack[cs][idx] + 2.0 * cfg->u_store * fabs(cand);
+    if (!isfinite(cand) || !isfinite(noise_c)) return ABFT_STATUS_SUCCESS;
+    double value = cand, noise = noise_c;
+    int ok = 0;
+    if (e->ops->elem != NULL) {
+        double rv = 0.0, noise_r = 0.0;
+        ABFT_TRY(e->ops->elem(e->ctx, row, col, &rv, &noise_r, &ok));
+        if (ok) {
+            /* confirmed when the recomputation and the checksum's value agree; the
+             * recomputation carries only its own rounding: write it */
+            if (!(fabs(rv - cand) <= noise_c + noise_r)) return ABFT_STATUS_SUCCESS;
+            value = rv, noise = noise_r;
+        }
+    }
+    if (!ok) {
+        /* No recomputation: only the crossing checksum can confirm. It must see an error
+         * there too; the re-verification of both sides after the round decides. */
+        if (cfg->nsides != 2) return ABFT_STATUS_SUCCESS;
+        int oc = !cs;
+        double d2[2], t2[2];
+        ABFT_TRY(e->ops->get(e->ctx, oc, j, e->v2));
+        if (passes(e, oc, j, e->v2, NULL, d2, t2)) return ABFT_STATUS_SUCCESS;
+    }
+    double stored = value;
+    ABFT_TRY(e->ops->put(e->ctx, row, col, value, &stored));
+    wlog_t w = {row, col, old, stored, ratio_of(d, t), cs};
+    ABFT_TRY(log_write(e, &w));
+    add_slack(e, row, col, noise + cfg->u_store * fabs(stored));
+    *wrote = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Does an entry still failing cross a kept write? */
+static int open_crosses_write(const engine_t *e) {
+    for (int64_t k = 0; k < e->nw; ++k) {
+        if (in_list(e->open[0], e->nopen[0], e->w[k].i)) return 1;
+        if (e->cfg->nsides == 2 && in_list(e->open[1], e->nopen[1], e->w[k].j)) return 1;
+    }
+    return 0;
+}
+
+static abft_status_t rollback(engine_t *e) {
+    for (int64_t k = e->nw - 1; k >= 0; --k) {
+        double stored;
+        ABFT_TRY(e->ops->put(e->ctx, e->w[k].i, e->w[k].j, e->w[k].old, &stored));
+    }
+    e->nw = 0;
+    for (int cs = 0; cs < e->cfg->nsides; ++cs)
+        memset(e->slack[cs], 0, sizeof(double) * 2 * (size_t)e->cfg->n[cs]);
+    return recheck(e);
+}
+
+/* Step 4 for one entry still failing. */
+static abft_status_t settle(engine_t *e, int cs, int64_t idx, abft_report_t *rep) {
+    double d[2], t[2];
+    ABFT_TRY(e->ops->get(e->ctx, cs, idx, e->v));
+    if (passes(e, cs, idx, e->v, NULL, d, t)) return ABFT_STATUS_SUCCESS;
+    int64_t row = cs ? -1 : idx, col = cs ? idx : -1;
+    double ratio = ratio_of(d, t);
+    if (e->ops->checksum != NULL) {
+        int changed = 0;
+        double d2[2], t2[2];
+        ABFT_TRY(e->ops->checksum(e->ctx, cs, idx, &changed));
+        if (changed && passes(e, cs, idx, e->v, NULL, d2, t2)) {
+            rep->checksum_faults++;
+            abft_report_add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_CHECKSUM_FAULT,
+                                  ABFT_FACTOR_NONE, cs);
+            return ABFT_STATUS_SUCCESS;
+        }
+    }
+    if (e->cfg->recompute_vec && e->ops->vec != NULL) {
+        int ok = 0;
+        ABFT_TRY(e->ops->vec(e->ctx, cs, idx, &ok));
+        if (ok) {
+            double d2[2], t2[2];
+            int64_t before[2] = {e->nopen[0], e->nopen[1]};
+            ABFT_TRY(e->ops->get(e->ctx, cs, idx, e->v2));
+            int good = passes(e, cs, idx, e->v2, NULL, d2, t2);
+            if (good && e->cfg->nsides == 2) {
+                /* every entry of the other side crosses the new vector: it may only clear
+                 * entries there, never flag new ones */
+                int64_t *save = (int64_t *)malloc(sizeof(int64_t) * (size_t)(before[!cs] + 1));
+                ABFT_RETURN_IF(save == NULL, ABFT_STATUS_ALLOC_FAILED);
+                memcpy(save, e->open[!cs], sizeof(int64_t) * (size_t)before[!cs]);
+                abft_status_t st = recheck(e);
+                for (int64_t f = 0; st == ABFT_STATUS_SUCCESS && f < e->nopen[!cs]; ++f)
+                    if (!in_list(save, before[!cs], e->open[!cs][f])) good = 0;
+                free(save);
+                ABFT_TRY(st);
+            }
+            if (good) {
+                rep->recomputed++;
+                abft_report_add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_RECOMPUTED,
+                                      ABFT_FACTOR_NONE, cs);
+                return ABFT_STATUS_SUCCESS;
+            }
+            ABFT_TRY(e->ops->put_vec(e->ctx, cs, idx, e->v)); /* restore what was there */
+            if (e->cfg->nsides == 2) ABFT_TRY(recheck(e));
+        }
+    }
+    rep->uncorrectable++;
+    abft_report_add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_UNCORRECTABLE,
+                          ABFT_FACTOR_NONE, cs);
+    return ABFT_STATUS_SUCCESS;
+}
+
+static abft_status_t run(engine_t *e, int64_t *flags[2], int64_t nflag[2], abft_report_t *rep,
+                         double *max_ratio) {
+    const abft_corr_cfg_t *cfg = e->cfg;
+    const int ns = cfg->nsides;
+    int64_t total = 0;
+    for (int cs = 0; cs < ns; ++cs) {
+        ABFT_TRY(refine(e, cs, flags[cs], nflag[cs], max_ratio));
+        total += e->nopen[cs];
+    }
+    rep->detected = total;
+    if (total == 0) return ABFT_STATUS_SUCCESS;
+    /* rounds of writes, each followed by a recheck of everything, to a fixed point */
+    for (int64_t round = 0; round < 4 + 2 * total; ++round) {
+        int progress = 0;
+        for (int cs = 0; cs < ns; ++cs) {
+            for (int64_t f = 0; f < e->nopen[cs]; ++f) {
+                int wrote = 0;
+                ABFT_TRY(try_vector(e, cs, e->open[cs][f], &wrote));
+                progress |= wrote;
+            }
+        }
+        if (!progress) break;
+        ABFT_TRY(recheck(e));
+        if (e->nopen[0] + (ns == 2 ? e->nopen[1] : 0) == 0) break;
+    }
+    if (e->nw > 0 && open_crosses_write(e)) ABFT_TRY(rollback(e));
+    for (int64_t k = 0; k < e->nw; ++k) {
+        rep->corrected++;
+        abft_report_add_fault(rep, e->w[k].i, e->w[k].j, e->w[k].old - e->w[k].now,
+                              e->w[k].ratio, ABFT_ACTION_CORRECTED, ABFT_FACTOR_NONE,
+                              e->w[k].side);
+    }
+    /* settle works on copies: recomputing a vector may recheck (and rewrite open[]) */
+    for (int cs = 0; cs < ns; ++cs) {
+        int64_t n = e->nopen[cs];
+        int64_t *list = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n + 1));
+        ABFT_RETURN_IF(list == NULL, ABFT_STATUS_ALLOC_FAILED);
+        memcpy(list, e->open[cs], sizeof(int64_t) * (size_t)n);
+        abft_status_t st = ABFT_STATUS_SUCCESS;
+        for (int64_t f = 0; f < n && st == ABFT_STATUS_SUCCESS; ++f)
+            st = settle(e, cs, list[f], rep);
+        free(list);
+        ABFT_TRY(st);
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_correct(const abft_corr_ops_t *ops, void *ctx, const abft_corr_cfg_t *cfg,
+                           int64_t *flags[2], int64_t nflag[2], abft_report_t *rep,
+                           double *max_ratio) {
+    engine_t e;
+    memset(&e, 0, sizeof e);
+    e.ops = ops, e.ctx = ctx, e.cfg = cfg;
+    *max_ratio = 0.0;
+    int64_t maxlen = cfg->len[0] > cfg->len[1] ? cfg->len[0] : cfg->len[1];
+    abft_status_t st = ABFT_STATUS_SUCCESS;
+    e.v = (double *)malloc(sizeof(double) * (size_t)(maxlen + 1));
+    e.v2 = (double *)malloc(sizeof(double) * (size_t)(maxlen + 1));
+    if (e.v == NULL || e.v2 == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+    for (int cs = 0; cs < cfg->nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
+        e.slack[cs] = (double *)calloc(2 * (size_t)cfg->n[cs] + 1, sizeof(double));
+        e.open[cs] = (int64_t *)malloc(sizeof(int64_t) * (size_t)(cfg->n[cs] + 1));
+        if (e.slack[cs] == NULL || e.open[cs] == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+    }
+    if (st == ABFT_STATUS_SUCCESS) st = run(&e, flags, nflag, rep, max_ratio);
+    for (int cs = 0; cs < 2; ++cs) {
+        free(e.slack[cs]);
+        free(e.open[cs]);
+    }
+    free(e.v);
+    free(e.v2);
+    free(e.w);
+    return st;
+}
