@@ -88,12 +88,15 @@ static int overlaps(const void *X, int64_t xr, int64_t xc, int64_t ldx, const vo
     return x0 < y1 && y0 < x1;
 }
 
+/* C == NULL with ldc == 0: the split form's encode with beta = 0, which does not read C. */
 static abft_status_t check_operands(const struct abft_gemm_plan *p, const void *A, int64_t lda,
                                     const void *B, int64_t ldb, const void *C, int64_t ldc) {
+    const int no_c = C == NULL && ldc == 0;
     int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
     int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
     ABFT_RETURN_IF(abft_bad_matrix(ar, ac, A, lda), ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(abft_bad_matrix(br, bc, B, ldb), ABFT_STATUS_INVALID_VALUE);
+    if (no_c) return ABFT_STATUS_SUCCESS;
     ABFT_RETURN_IF(abft_bad_matrix(p->m, p->n, C, ldc), ABFT_STATUS_INVALID_VALUE);
     /* C is written while A and B are read (and read again for recomputation): no overlap */
     size_t es = elem_size(p->prec);
@@ -890,8 +893,7 @@ static abft_status_t split_encode(abft_handle_t h, abft_gemm_plan_t p, abft_prec
     ABFT_RETURN_IF(p == NULL || p->h != h || p->prec != prec, ABFT_STATUS_INVALID_VALUE);
     /* C is read only when beta != 0: it may be NULL otherwise. */
     if (p->beta == 0.0 && C == NULL) {
-        int64_t cld = p->m > 1 ? p->m : 1;
-        ABFT_TRY(check_operands(p, A, lda, B, ldb, &cld /* any non-NULL */, cld));
+        ABFT_TRY(check_operands(p, A, lda, B, ldb, NULL, 0));
     } else {
         ABFT_TRY(check_operands(p, A, lda, B, ldb, C, ldc));
     }

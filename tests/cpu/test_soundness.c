@@ -1,0 +1,319 @@
+/* Regression tests for the soundness of the protected GEMM outside the easy path: each
+ * mechanism below made the library report a wrong "corrected", a wrong "checksum fault" or a
+ * false alarm before the correction engine and the bound module (docs/bound.md). Every case
+ * is deterministic: fixed seeds, fixed positions, fixed values. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+typedef struct add_hook {
+    abft_hook_site_t site;
+    int which;
+    int n;
+    int64_t r[4], c[4];
+    double delta[4];
+    int flip_bit; /* >= 0: flip this bit instead of adding (site CHECKSUM: fp64) */
+} add_hook_t;
+
+static abft_status_t add_fn(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
+                            int64_t rows, int64_t cols, int64_t ld) {
+    add_hook_t *a = (add_hook_t *)user;
+    if (site != a->site || which != a->which) return ABFT_STATUS_SUCCESS;
+    for (int f = 0; f < a->n; ++f) {
+        int64_t o = a->r[f] + a->c[f] * ld;
+        if (a->r[f] >= rows || a->c[f] >= cols) continue;
+        if (prec == 'd') {
+            double *p = (double *)ptr;
+            p[o] = a->flip_bit >= 0 ? tu_flip_d(p[o], a->flip_bit) : p[o] + a->delta[f];
+        } else {
+            float *p = (float *)ptr;
+            p[o] = a->flip_bit >= 0 ? tu_flip_s(p[o], a->flip_bit) : p[o] + (float)a->delta[f];
+        }
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+enum { M = 9, N = 12, K = 10 };
+
+typedef struct gemm {
+    double A[M * K], B[K * N], C0[M * N], G[M * N], C[M * N];
+    double alpha, beta;
+} gemm_t;
+
+static void make(gemm_t *g, uint64_t seed, double alpha, double beta) {
+    tu_rng_t r;
+    tu_rng_init(&r, seed);
+    tu_fill_d(&r, TU_UNIFORM, M, K, g->A, M);
+    tu_fill_d(&r, TU_UNIFORM, K, N, g->B, K);
+    tu_fill_d(&r, TU_UNIFORM, M, N, g->C0, M);
+    g->alpha = alpha, g->beta = beta;
+}
+
+/* golden: the same protected call without a fault (it writes nothing on a clean run) */
+static abft_status_t call(abft_handle_t h, gemm_t *g, double *C, abft_report_t *rep) {
+    memcpy(C, g->C0, sizeof g->C0);
+    return abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, M, N, K, g->alpha, g->A, M, g->B, K, g->beta, C,
+                      M, rep);
+}
+
+static void golden(abft_handle_t h, gemm_t *g) {
+    abft_report_t rep;
+    abft_set_hook(h, NULL, NULL);
+    TU_CHECK_STATUS(call(h, g, g->G, &rep), ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.detected == 0, "golden run flagged %lld", (long long)rep.detected);
+}
+
+static double max_diff(const double *X, const double *Y) {
+    double m = 0.0;
+    for (int i = 0; i < M * N; ++i) m = fmax(m, fabs(X[i] - Y[i]));
+    return m;
+}
+
+/* 1. Two equal errors in one row whose weighted centre is an integer column: two row residuals
+ *    point at the centre. Row checksums with beta != 0 once wrote the centre and reported it
+ *    corrected; with full checksums the row pass wrote the centre and the column pass fixed
+ *    the two real ones, leaving the centre wrong. */
+static void test_two_in_a_row(abft_handle_t h) {
+    for (int kind = 0; kind < 2; ++kind)
+        for (int bz = 0; bz < 2; ++bz) {
+            gemm_t g;
+            make(&g, 1001, 1.5, bz ? 0.0 : 1.0);
+            abft_set_checksum_kind(h, kind ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
+            golden(h, &g);
+            add_hook_t a = {ABFT_SITE_AFTER_GEMM, 0, 2, {3, 3}, {2, 6}, {1.0, 1.0}, -1};
+            abft_set_hook(h, add_fn, &a);
+            abft_report_t rep;
+            TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
+            abft_set_hook(h, NULL, NULL);
+            int wrote_centre = 0;
+            for (int f = 0; f < rep.nfaults; ++f)
+                if (rep.faults[f].action == ABFT_ACTION_CORRECTED && rep.faults[f].col == 4)
+                    wrote_centre = 1;
+            TU_CHECK(!wrote_centre, "kind %d beta %g: the centre column was 'corrected'", kind,
+                     g.beta);
+            /* (a protected call with a hook splits its GEMM along k: rounding differs from
+             * golden in the last bits) */
+            TU_CHECK(fabs(g.C[3 + 4 * M] - g.G[3 + 4 * M]) < 1e-12, "kind %d beta %g: centre "
+                     "changed", kind, g.beta);
+            if (rep.uncorrectable == 0 && rep.recomputed == 0) {
+                TU_CHECK(rep.corrected == 2 && max_diff(g.C, g.G) < 1e-12,
+                         "kind %d beta %g: corrected %lld, off golden by %g", kind, g.beta,
+                         (long long)rep.corrected, max_diff(g.C, g.G));
+            } else {
+                TU_CHECK(rep.corrected == 0, "kind %d beta %g: partial correction kept", kind,
+                         g.beta);
+            }
+            /* row checksums and beta != 0: nothing can confirm; reported, C untouched */
+            if (kind == 0 && !bz)
+                TU_CHECK(rep.corrected == 0 && rep.uncorrectable == 1 &&
+                             fabs(g.C[3 + 2 * M] - (g.G[3 + 2 * M] + 1.0)) < 1e-12,
+                         "row, beta != 0: corrected %lld uncorrectable %lld",
+                         (long long)rep.corrected, (long long)rep.uncorrectable);
+            /* row checksums, beta = 0: the centre is refused by the recomputation, the row
+             * is recomputed */
+            if (kind == 0 && bz)
+                TU_CHECK(rep.recomputed == 1 && rep.corrected == 0 && max_diff(g.C, g.G) < 1e-12,
+                         "row, beta 0: recomputed %lld corrected %lld",
+                         (long long)rep.recomputed, (long long)rep.corrected);
+            /* full checksums: both errors are confirmed by their columns and corrected */
+            if (kind == 1)
+                TU_CHECK(rep.corrected == 2 && rep.uncorrectable == 0,
+                         "kind %d beta %g: corrected %lld uncorrectable %lld", kind, g.beta,
+                         (long long)rep.corrected, (long long)rep.uncorrectable);
+        }
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
+}
+
+/* 2. Row checksums, beta = 0: a large error and a second one of a few bounds in the same row.
+ *    The recomputation once confirmed the large one within about 4 bounds and the row was not
+ *    checked again, so the small one stayed behind a "corrected". */
+static void test_small_second_error(abft_handle_t h) {
+    gemm_t g;
+    make(&g, 2002, 1.0, 0.0);
+    golden(h, &g);
+    /* the size of one bound of row 2: a lone error's ratio tells it */
+    add_hook_t a = {ABFT_SITE_AFTER_GEMM, 0, 1, {2}, {7}, {1e-12}, -1};
+    abft_set_recompute(h, 0);
+    abft_set_hook(h, add_fn, &a);
+    abft_report_t rep;
+    TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
+    double ratio = rep.max_ratio;
+    TU_CHECK(ratio > 1.0, "probe error not detected (ratio %g)", ratio);
+    double e2 = 1e-12 * 3.0 / ratio; /* three bounds */
+    add_hook_t b = {ABFT_SITE_AFTER_GEMM, 0, 2, {2, 2}, {1, 7}, {1e3, e2}, -1};
+    abft_set_hook(h, add_fn, &b);
+    TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
+    abft_set_hook(h, NULL, NULL);
+    abft_set_recompute(h, 1);
+    if (rep.uncorrectable == 0) {
+        TU_CHECK(fabs(g.C[2 + 7 * M] - g.G[2 + 7 * M]) < e2 / 2 &&
+                     fabs(g.C[2 + 1 * M] - g.G[2 + 1 * M]) < 1e-12,
+                 "reported clean, but C(2,7) is off golden by %g (e2 %g), C(2,1) by %g",
+                 fabs(g.C[2 + 7 * M] - g.G[2 + 7 * M]), e2, fabs(g.C[2 + M] - g.G[2 + M]));
+    }
+    printf("small second error (%.3g, 3 bounds): corrected %lld, uncorrectable %lld\n", e2,
+           (long long)rep.corrected, (long long)rep.uncorrectable);
+}
+
+/* 3. Full checksums, beta != 0: three errors (1, -2, 1)·delta in one row cancel in both row
+ *    checksums; each column sees one. With nothing flagged on the row side, the columns were
+ *    once called corrupted checksums ("data intact") while C was wrong. */
+static void test_cancelling_row(abft_handle_t h) {
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_FULL);
+    for (int bz = 0; bz < 2; ++bz) {
+        gemm_t g;
+        make(&g, 3003, 1.0, bz ? 0.0 : 0.75);
+        golden(h, &g);
+        add_hook_t a = {ABFT_SITE_AFTER_GEMM, 0, 3, {5, 5, 5}, {3, 4, 5}, {0.5, -1.0, 0.5}, -1};
+        abft_set_hook(h, add_fn, &a);
+        abft_report_t rep;
+        TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
+        abft_set_hook(h, NULL, NULL);
+        TU_CHECK(rep.checksum_faults == 0, "beta %g: %lld checksum faults claimed", g.beta,
+                 (long long)rep.checksum_faults);
+        if (bz)
+            TU_CHECK(rep.corrected == 3 && rep.uncorrectable == 0 &&
+                         max_diff(g.C, g.G) < 1e-12,
+                     "beta 0: corrected %lld uncorrectable %lld off %g",
+                     (long long)rep.corrected, (long long)rep.uncorrectable,
+                     max_diff(g.C, g.G));
+        else
+            TU_CHECK(rep.corrected == 0 && rep.uncorrectable == 3 &&
+                         fabs(g.C[5 + 4 * M] - (g.G[5 + 4 * M] - 1.0)) < 1e-12,
+                     "beta != 0: corrected %lld uncorrectable %lld", (long long)rep.corrected,
+                     (long long)rep.uncorrectable);
+    }
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
+}
+
+/* 4. A corrupted checksum is a checksum fault (data intact) in both modes; an input corrupted
+ *    after encoding, which leaves the same picture in its row, is not. */
+static void test_checksum_fault(abft_handle_t h) {
+    for (int kind = 0; kind < 2; ++kind) {
+        abft_set_checksum_kind(h, kind ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
+        for (int side = 0; side < 1 + kind; ++side) {
+            gemm_t g;
+            make(&g, 4004, 2.0, 0.0);
+            golden(h, &g);
+            add_hook_t a = {ABFT_SITE_CHECKSUM, side, 1, {4}, {0}, {0}, 60};
+            abft_set_hook(h, add_fn, &a);
+            abft_report_t rep;
+            TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
+            abft_set_hook(h, NULL, NULL);
+            TU_CHECK(rep.detected == 1 && rep.checksum_faults == 1 && rep.corrected == 0 &&
+                         rep.uncorrectable == 0 && rep.recomputed == 0 &&
+                         max_diff(g.C, g.G) < 1e-12,
+                     "kind %d side %d: detected %lld checksum %lld corrected %lld unc %lld "
+                     "recomputed %lld", kind, side, (long long)rep.detected,
+                     (long long)rep.checksum_faults, (long long)rep.corrected,
+                     (long long)rep.uncorrectable, (long long)rep.recomputed);
+        }
+        /* A(4, 3) corrupted after encoding: row 4 of C agrees with the corrupted A */
+        gemm_t g;
+        make(&g, 4005, 1.0, 0.0);
+        golden(h, &g);
+        add_hook_t a = {ABFT_SITE_AFTER_ENCODE, 0, 1, {4}, {3}, {0.25}, -1};
+        abft_set_recompute(h, 0);
+        abft_set_hook(h, add_fn, &a);
+        abft_report_t rep;
+        TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
+        abft_set_hook(h, NULL, NULL);
+        abft_set_recompute(h, 1);
+        TU_CHECK(rep.detected >= 1 && rep.checksum_faults == 0 && rep.corrected == 0 &&
+                     rep.uncorrectable >= 1,
+                 "kind %d, input fault: checksum %lld corrected %lld uncorrectable %lld", kind,
+                 (long long)rep.checksum_faults, (long long)rep.corrected,
+                 (long long)rep.uncorrectable);
+    }
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
+}
+
+/* 5. Gradual underflow amplified: a GEMM that applies alpha to B before multiplying (as the
+ *    reference BLAS does) loses up to one subnormal spacing in alpha·B(l, j), and the product
+ *    with a large A(i, l) amplifies that loss far beyond an absolute allowance. Clean results
+ *    computed that way must not be flagged, with and without A and B at verification. */
+static void test_underflow(abft_handle_t h) {
+    for (int prec = 0; prec < 2; ++prec)
+        for (int kind = 0; kind < 2; ++kind) {
+            abft_set_checksum_kind(h, kind ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
+            tu_rng_t r;
+            tu_rng_init(&r, 5005 + (uint64_t)prec);
+            double sa = prec ? 0x1p60 : 0x1p600, sb = prec ? 0x1p-120 : 0x1p-1000;
+            double alpha = prec ? 0x1p-25 : 0x1p-70;
+            double A[M * K], B[K * N], C[M * N];
+            float As[M * K], Bs[K * N], Cs[M * N];
+            for (int i = 0; i < M * K; ++i) A[i] = tu_range(&r, 0.5, 1.0) * sa, As[i] = (float)A[i];
+            for (int i = 0; i < K * N; ++i) B[i] = tu_range(&r, 0.5, 1.0) * sb, Bs[i] = (float)B[i];
+            abft_gemm_plan_t plan = NULL;
+            TU_CHECK_STATUS(abft_gemm_plan_create(h, prec ? 's' : 'd', ABFT_OP_N, ABFT_OP_N, M,
+                                                  N, K, alpha, 0.0, &plan),
+                            ABFT_STATUS_SUCCESS);
+            if (prec)
+                TU_CHECK_STATUS(abft_sgemm_encode(h, plan, As, M, Bs, K, NULL, M),
+                                ABFT_STATUS_SUCCESS);
+            else
+                TU_CHECK_STATUS(abft_dgemm_encode(h, plan, A, M, B, K, NULL, M),
+                                ABFT_STATUS_SUCCESS);
+            /* the caller's GEMM: alpha applied to B first, in the data precision */
+            for (int j = 0; j < N; ++j)
+                for (int i = 0; i < M; ++i) {
+                    if (prec) {
+                        float s = 0.0f;
+                        for (int l = 0; l < K; ++l) {
+                            volatile float t = (float)alpha * Bs[l + j * K];
+                            s += As[i + l * M] * t;
+                        }
+                        Cs[i + j * M] = s;
+                    } else {
+                        double s = 0.0;
+                        for (int l = 0; l < K; ++l) {
+                            volatile double t = alpha * B[l + j * K];
+                            s += A[i + l * M] * t;
+                        }
+                        C[i + j * M] = s;
+                    }
+                }
+            for (int with = 0; with < 2; ++with) {
+                abft_report_t rep;
+                abft_status_t st =
+                    prec ? abft_sgemm_verify(h, plan, with ? As : NULL, M, with ? Bs : NULL, K,
+                                             Cs, M, &rep)
+                         : abft_dgemm_verify(h, plan, with ? A : NULL, M, with ? B : NULL, K,
+                                             C, M, &rep);
+                TU_CHECK_STATUS(st, ABFT_STATUS_SUCCESS);
+                TU_CHECK(rep.detected == 0 && rep.max_ratio <= 1.0,
+                         "prec %d kind %d inputs %d: clean alpha-first product flagged "
+                         "(detected %lld, ratio %g)", prec, kind, with,
+                         (long long)rep.detected, rep.max_ratio);
+            }
+            /* the one-call form through the host BLAS, whatever order it uses */
+            abft_report_t rep;
+            if (prec)
+                TU_CHECK_STATUS(abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, M, N, K, (float)alpha, As, M,
+                                           Bs, K, 0.0f, Cs, M, &rep),
+                                ABFT_STATUS_SUCCESS);
+            else
+                TU_CHECK_STATUS(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, M, N, K, alpha, A, M, B, K,
+                                           0.0, C, M, &rep),
+                                ABFT_STATUS_SUCCESS);
+            TU_CHECK(rep.detected == 0, "prec %d kind %d: one-call form flagged %lld", prec,
+                     kind, (long long)rep.detected);
+            abft_gemm_plan_destroy(plan);
+        }
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
+}
+
+int main(void) {
+    printf("test_soundness: fixed seeds 1001..5006\n");
+    abft_handle_t h = NULL;
+    TU_CHECK_STATUS(abft_create(&h, ABFT_BACKEND_CPU), ABFT_STATUS_SUCCESS);
+    test_two_in_a_row(h);
+    test_small_second_error(h);
+    test_cancelling_row(h);
+    test_checksum_fault(h);
+    test_underflow(h);
+    TU_CHECK_STATUS(abft_destroy(h), ABFT_STATUS_SUCCESS);
+    return tu_finish("test_soundness");
+}
