@@ -299,23 +299,16 @@ extern "C" abft_status_t abft_cuda_blas_arith(void *blas, abft_prec_t prec, abft
 
 /* ---- tuning table ------------------------------------------------------------------------ */
 
-/* H100 80GB HBM3 (132 SMs): chosen from the sweeps of 2026-11-22 (bench/NOTES-encode.md,
- * bench/results/encode_sweep.txt): best % of streaming read per size class, m = k = 2048
- * (small), 8192 (medium), 16384 and 30720 (large). Rows fp64 small/medium from the v4 sweep of
- * commit 1be5c61 (the v4 picks for rows fp32 small and cols fp64 medium lost in the bench:
- * cols fp64 4096 1.08x -> 0.98x cuBLAS, reverted). From the v8 sweep (commit 3b9651b; the
- * sweep's run-to-run spread is about +-1 point, only larger gains were taken): rows fp32
- * medium bps 2 -> 3 (8192: 4 slices of 128 row tiles = 512 blocks in one wave of 4 per SM;
- * rows 96.6 -> 97.2 %, bound 92.8 -> 95.6 %); cols large lanes 16 -> 32 (fp64 16384 / 30720:
- * 94.6-96.7 -> 98.2-98.4 % at any bps; fp32 96.0-97.5 -> 97.0-97.9 %); dual large bps 16 -> 4
- * (one wave: fp64 95.6 / 92.4 -> 97.0 / 96.6 %, fp32 80.2 / 89.7 -> 89.9 / 92.0 %). Cols fp32
- * medium stays at 16 lanes (32: the same within the spread; and 16 is what the explicit-X
- * lanes cap gives at c = 2, so the implicit and explicit paths share a launch shape there).
- * Small ends at 32 MiB (was 64 MiB): fp32 4096 (64 MiB) takes the medium shapes, which in an
- * interleaved A/B (bench_encode ABFT_BENCH_AB=shape with 16,16,3 against the small 8,8,4,
- * b1668c4) gained 0.5-9 us per pass there (bound 73.6 -> 83.4 %, cols 83.4 -> 91.0 %, gen_n
- * with |A|·Xa 64.9 -> 70.0 %, gen_t with |A|·Xa 53.6 -> 65.8 %), while at fp32 2048 (16 MiB)
- * the same shapes lost up to 1.2 us on the implicit passes.
+/* H100 80GB HBM3 (132 SMs): per size class, the shape that read fastest (as a fraction of
+ * a streaming read of the same bytes) in bench_encode's tile sweeps at m = k = 2048 (small),
+ * 8192 (medium), 16384 and 30720 (large); a change was taken only where it beat the sweep's
+ * run-to-run spread (about one point) and held in the benchmark (bench/NOTES-encode.md keeps
+ * each sweep and A/B). Bps aims for whole waves: rows fp32 medium 3 gives 8192 four slices of
+ * 128 row tiles, 512 blocks in one wave of 4 per SM; dual large 4 is one wave. Cols fp32
+ * medium stays at 16 lanes (32 reads the same), which is what the explicit-X lanes cap gives
+ * at c = 2, so the implicit and explicit paths share a launch shape there. Small ends at
+ * 32 MiB: fp32 4096 (64 MiB) reads faster with the medium shapes, while at fp32 2048 (16 MiB)
+ * they lose on the implicit passes.
  * The fallback row keeps shapes that are sound on any sm_70+ part. */
 static const abft_cuda_tune_t abft_cuda_tune_table[] = {
     {9, 100, 32ll << 20, 1ll << 30,
@@ -323,8 +316,7 @@ static const abft_cuda_tune_t abft_cuda_tune_table[] = {
      {{{8, 4}, {8, 2}, {32, 2}}, {{8, 4}, {16, 3}, {16, 8}}},
      /* cols */
      {{{16, 4}, {32, 2}, {32, 4}}, {{8, 4}, {16, 2}, {32, 4}}},
-     /* dual (bps only; fp32 medium 3: the implicit-weight kernel's occupancy, v6 sweep:
-      * 74 -> 78 % of read at 8192, 79 -> 88 % at 16384) */
+     /* dual (bps only; fp32 medium 3: the implicit-weight kernel's occupancy) */
      {{{0, 4}, {0, 4}, {0, 4}}, {{0, 4}, {0, 3}, {0, 4}}},
      128, 32},
     {0, 0, 64ll << 20, 1ll << 30,

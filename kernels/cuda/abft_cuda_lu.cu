@@ -423,8 +423,8 @@ swap_compose(int64_t k1, int64_t k2, const int64_t *ipiv, int64_t off, int64_t *
  * traffic reaches. Loads in flight: 1025 blocks of 256 threads, at least 3 blocks (768
  * threads) resident per SM by registers, 16 independent loads each between barriers: >= 12 K
  * loads per SM in flight vs ~1 K needed (Little: ~3 MB over 132 SMs at ~1 us latency, ~20
- * bytes of DRAM traffic per load). The old per-column path had ~2 loads per thread between
- * barriers and measured 116 us per panel; expected now ~65 us (bandwidth-bound). */
+ * bytes of DRAM traffic per load), where ~2 loads per thread between barriers were
+ * latency-bound: this path should be bandwidth-bound, ~65 us per panel. */
 constexpr int SW_APPLY_THREADS = 256;
 constexpr int SW_APPLY_ROWS = 2;  /* list entries per thread in the register path */
 constexpr int SW_APPLY_CB = 8;    /* columns per barrier pair in the register path */

@@ -82,19 +82,16 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     if constexpr (CB == 2) {
         impl = p.implicit && (!ABS || p.Xa == NULL);
         /* fp32, explicit weights, |A|: 2 rows per thread with asynchronous staging where A
-         * is over 64 MiB and at most 1.5 GiB. A/B in one run against 4 rows staged
-         * (bench/results/ab_r2.txt, H100, % of read): 8192 74.1 -> 84.8, 16384 80.8 -> 87.9
-         * (+15 / +34 us); 4096 64.1 -> 60.3 (-2.4 us), 30720 89.4 -> 85.6 (-59 us); global
-         * weights at 2 rows gained less (+9 / +6 us) and lost more (-171 us at 30720). */
+         * is over 64 MiB and at most 1.5 GiB. Fewer registers per thread buy a fourth block
+         * per SM; measured, that reads faster only within this size range, and faster than
+         * global weights at 2 rows (bench/NOTES-encode.md v10). */
         r2 = sizeof(T) == 4 && ABS && !impl && a->trans == 0 && bytes > 64.0 * (1 << 20) &&
              bytes <= 1.5 * (1 << 30) && (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_R2) != 0;
-        /* An explicit X of c = 2: the rows kernel reads it from global memory (WS_GLOBAL),
-         * except fp32 with |A|, where the weights of 4 columns in registers next to 16
-         * accumulators and 4 float4 loads spill at the 80-register bound (3 blocks/SM): in
-         * one A/B run (f67f6de, H100) that instance lost 2-80 us (8192: 86.4 -> 84.5 % of
-         * read, 16384: 81.8 -> 68.7 %) while every other case gained (fp64 8192: 90.4 ->
-         * 96.0 % with |A|·Xa, fp32 16384 without |A|: 92.2 -> 97.6 %). At 2 rows per thread
-         * (r2) the asynchronous staging beat global weights (ab_r2.txt). */
+        /* An explicit X of c = 2: the rows kernel reads it from global memory (WS_GLOBAL:
+         * two weights per column, cached, no staging barrier), except fp32 with |A|, where
+         * the weights of 4 columns in registers next to 16 accumulators and 4 float4 loads
+         * spill at the 80-register bound (3 blocks/SM), and at 2 rows per thread (r2), where
+         * asynchronous staging reads faster (bench/NOTES-encode.md). */
         xglobal = a->trans == 0 && !p.implicit && a->c == 2 && (sizeof(T) == 8 || !ABS) &&
                   (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XGLOBAL) != 0;
     }
@@ -108,8 +105,8 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         int lanes = sh.lanes;
         /* The table's fp64 lanes (8 at small/medium sizes) are measured on the implicit-weight
          * path; with explicit X every block re-stages X for its columns (c*8 bytes per column
-         * against lanes*R*8 of A), and 8 lanes cost gen_n fp64 4-16 points at 2048-8192
-         * (bb68b44 run against 1be5c61's 16 lanes): explicit weights keep at least 16. */
+         * against lanes*R*8 of A), which at 8 lanes is a large share of the traffic: explicit
+         * weights keep at least 16. */
         if (sizeof(T) == 8 && !impl && lanes < 16) lanes = 16;
         if (lanes < 8) lanes = 8;
         if (lanes > NT) lanes = NT;
@@ -120,11 +117,9 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         S = choose_slices(tiles, a->cols, (int64_t)G * UNR, sms, sh.bps, tune->min_split, &chunk);
         /* Staged weights by asynchronous copies into two buffers where two stages of G·UNR
          * columns fit (so the stage stays a multiple of G·UNR: the same order, the same bits
-         * as the synchronous staging). fp32 c = 2 with |A| only at 2 rows per thread: with 4,
-         * at its 80-register bound (3 blocks per SM), the async instance spills in the loop
-         * and lost 4-61 us at 4096-16384 in the A/B run (bench/results/ab_xasync.txt), where
-         * fp32 c = 4 and 8 gained 0-300 us, fp64 c = 8 -11 / +73 / +151 us and fp64 c = 4
-         * +8 / +2 / -26 us (4096 / 8192 / 16384). */
+         * as the synchronous staging): the next stage lands while this one is summed instead
+         * of the block waiting on it. fp32 c = 2 with |A| only at 2 rows per thread: with 4,
+         * at its 80-register bound (3 blocks per SM), the async instance spills in the loop. */
         xasync = !impl && !xglobal && 2 * G * UNR * nacc * 8 <= ABFT_CUDA_SMEM_BYTES &&
                  (!(sizeof(T) == 4 && ABS && CB == 2) || r2) &&
                  (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XASYNC) != 0;
@@ -151,9 +146,8 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     } else {
         if (a->cols == 0) return ABFT_STATUS_SUCCESS;
         /* fp32, explicit weights, |A| (the full checksums' second read of B): 2 rows per
-         * lane, 64 registers and 4 blocks per SM where 4 rows took 80 and 3. A/B in one run
-         * (bench/results/ab_r2.txt, H100, % of read, gen_t with |A|·Xa): 2048 43.0 -> 65.1,
-         * 4096 43.2 -> 53.0, 8192 37.4 -> 71.0, 16384 48.3 -> 71.4, 30720 50.3 -> 72.6. */
+         * lane, 64 registers and 4 blocks per SM where 4 rows took 80 and 3; the extra block
+         * per SM keeps more loads in flight at every size (bench/NOTES-encode.md v10). */
         c2 = sizeof(T) == 4 && ABS && CB == 2 && !impl &&
              (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_R2) != 0;
         const int R = c2 ? 2 : vec_width<T>::value;
@@ -162,8 +156,8 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         if (lanes < 1) lanes = 1;
         if (lanes > 32) lanes = 32;
         /* Each block re-reads X for its rows: keep those reads (c*8 bytes per row per block of
-         * NT/lanes columns) under a quarter of A's bytes. v2 measured gen_t c=16 fp64 at 19.5 %
-         * of read with 16 lanes against 37 % with 4 lanes in v1 (bench/NOTES-encode.md). */
+         * NT/lanes columns) under a quarter of A's bytes, or wide c (16) spends more time
+         * reading X than A (bench/NOTES-encode.md v2). */
         if (a->X != NULL)
             while (lanes > 1 && (int64_t)a->c * 8 * 4 * lanes > (int64_t)NT * (int64_t)sizeof(T))
                 lanes /= 2;
@@ -171,11 +165,9 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         const int NC = NT / lanes;
         const int64_t step = (int64_t)UNR * lanes * R;
         /* Weights not computed from the index are staged; by asynchronous copies into two
-         * buffers (the next stage lands while this one is summed) where two stages of `step`
-         * rows fit in the budget, so the launch shape, and the bits, stay those of the
-         * synchronous staging. A/B in one run (bench/results/ab_xasync.txt, H100): fp64 gen_t
-         * c = 2 at 8192 73.5 -> 95.3 % of read, with |A|·Xa 70.9 -> 91.1 %; fp32 8192
-         * 73.4 -> 87.2 %. */
+         * buffers (the next stage lands while this one is summed, instead of every block
+         * waiting at each stage) where two stages of `step` rows fit in the budget, so the
+         * launch shape, and the bits, stay those of the synchronous staging. */
         xasync = !impl && 2 * step * nacc * 8 <= ABFT_CUDA_SMEM_BYTES &&
                  (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XASYNC) != 0;
         const int64_t tiles = ceil_div(a->cols, NC);
@@ -296,7 +288,7 @@ abft_status_t run_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     }
     /* A table bps of at most 4 asks for one wave: it is capped at the instance's occupancy
      * (blocks per SM with the most dynamic shared memory a launch asks for, asked once per
-     * instance: fp32 explicit 2, fp32 implicit 3, fp64 4, v6) and the split must then not
+     * instance: fp32 explicit 2, fp32 implicit 3, fp64 4) and the split must then not
      * spill into a second wave. Larger values ask for several waves. */
     static int occ_cache[4] = {0, 0, 0, 0};
     if (occ_cache[impl] == 0) {

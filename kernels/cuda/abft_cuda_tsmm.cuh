@@ -233,7 +233,7 @@ __device__ __forceinline__ double weight_abs_at(const double *Xa, int64_t ldxa, 
  *   implicit_weights: V = [1, l+1] (c = 2, |V| = V) computed in registers from the column
  *                     index l = col0 + jb + u (exact below 2^53), once per column for all R
  *                     rows and both outputs; no staging, no barriers, half the live registers
- *                     of the fp32 kernel with |A| (v4). The weight 1 is applied as x + s
+ *                     of the fp32 kernel with |A|. The weight 1 is applied as x + s
  *                     (unit0: nvcc does not fold fma(x, 1, s), and the DFMA costs
  *                     registers), which is the same operation: both sources give the same
  *                     bits for the same launch shape;
@@ -423,7 +423,7 @@ __device__ __forceinline__ void abs_from_staged(double *buf, int S, int qs, int 
  * or X staged in shared memory by asynchronous copies one stage ahead (both kernels). */
 constexpr int WS_STAGED = 0, WS_IMPLICIT = 1, WS_GLOBAL = 2, WS_ASYNC = 3;
 
-/* Blocks per SM that ptxas must leave room for: 4 for the implicit instances (v4); for the
+/* Blocks per SM that ptxas must leave room for: 4 for the implicit instances; for the
  * explicit fp32 c = 2 instance with |A| (the protected GEMM's pass over A in fp32) 3 at 4
  * rows per thread (90 -> 80 registers, 2 -> 3 blocks, no spill; asking for 4 spills 76
  * bytes), 4 at 2 rows (64 registers; the async instance without spills). */
@@ -433,10 +433,10 @@ constexpr int rows_min_blocks() {
 }
 
 /* The fp32 instances at 2 rows per thread with asynchronous staging (RR = 2: the row
- * checksums' pass over A) load 2 steps of their columns before summing the first (32 -> 64
- * bytes in flight per thread; the same bits). A/B in one session (bench/results/
- * ab_steps.txt, H100): ncu at 8192 104.8-106.1 -> 98.7-99.4 us (DRAM 77 -> 81 % of peak),
- * split-form encode 8192 -5 us, 16384 -16 us; ptxas 64 registers, no spills either way. */
+ * checksums' pass over A) load 2 steps of their columns before summing the first: 64 bytes
+ * in flight per thread instead of 32, at no register cost (64, no spills), for a pass that
+ * waits on global loads; the same operations in the same order, so the same bits
+ * (bench/NOTES-encode.md v13). */
 constexpr int ROWS_R2_STEPS = 2;
 /* RR > 0: rows per thread forced (fp32 c = 2 with |A| and explicit X: 2, see run_tsmm). */
 template <typename T, int CB, bool ABS, int WS = WS_STAGED, int RR = 0>
@@ -742,10 +742,9 @@ __device__ __forceinline__ void cols_steps(const T *__restrict__ col, int rb, in
 
 /* The sweep of a stage of ns rows, NS steps at a time. fp32: whole steps first (VEC), then
  * the last, partial one, the same operations in the same order either way (the same bits);
- * ncu at 8192 (H100): the full checksums' fp32 second read of B 126.8 -> 116.9 us, while the
- * fp64 instance lost 189.4 -> 203.1 us with it (and the rows kernel's passes over A 179 ->
- * 215 us fp64, 104 -> 114 us fp32: ptxas gave them more registers or spills), so fp64 keeps
- * one loop. */
+ * the whole-step loop needs no per-load tests (half the instructions per element), while
+ * for fp64 the second loop costs more registers or spills than it saves, so fp64 keeps one
+ * loop (bench/NOTES-encode.md v12). */
 template <typename T, int CB, bool ABS, bool VEC, int R, class W, int NS = 1>
 __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int lanes, int l,
                                           const W &wt, double (&acc)[CB], double (&acca)[CB]) {
@@ -763,19 +762,18 @@ __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int
  * c-bucket 2 only, computed from the row index), WS_ASYNC (two buffers of p.stage rows: the
  * next stage is copied while this one is summed; same weights, same order, same bits). */
 /* Blocks per SM asked of ptxas for the cols kernel: the async c = 2 instances would take
- * 58-88 registers (one block per SM fewer than the staged ones: fp32 c = 2 lost 3-8 us in
- * the first A/B run); bounded at 4 (fp32 with |A|: 3) they spill 8-24 bytes, none of it in
- * the loop over A (ptxas -v, cuobjdump; CUDA 13.0, sm_90). */
+ * 58-88 registers, one block per SM fewer than the staged ones, which costs more than the
+ * asynchronous copies gain; bounded at 4 (fp32 with |A|: 3) they spill 8-24 bytes, none of
+ * it in the loop over A (ptxas -v, cuobjdump; CUDA 13.0, sm_90). */
 template <typename T, int CB, bool ABS, int WS, int RR>
 constexpr int cols_min_blocks() {
     return WS == WS_ASYNC && CB == 2 ? (sizeof(T) == 4 && ABS && RR != 2 ? 3 : 4) : 0;
 }
 
 /* The fp32 cols instance of c = 2 with |A|, 2 rows per lane and asynchronous staging (the
- * full checksums' second read of B) loads 2 steps before summing the first (the same bits). A/B
- * (bench/results/ab_steps.txt): fp32 ncu at 8192 116.1-119.4 -> 114.0-116.3 us, encode
- * 16384 -15 us, 8192 unchanged; the fp64 instance lost 192 -> 198-201 us (spills: 8 -> 48
- * bytes), so it keeps one step. */
+ * full checksums' second read of B) loads 2 steps before summing the first (the same bits):
+ * more bytes in flight for a pass that waits on global loads. The fp64 instance keeps one
+ * step: two raise its spills (8 -> 48 bytes) and slow it (bench/NOTES-encode.md v13). */
 template <typename T, int CB, bool ABS, int RR>
 constexpr int cols_async_steps() {
     return sizeof(T) == 4 && CB == 2 && ABS && RR == 2 ? 2 : 1;
@@ -956,7 +954,7 @@ struct implicit_zweights {
 constexpr int DUAL_IMPL_X = 1, DUAL_IMPL_Z = 2;
 
 /* Resident blocks per SM asked of ptxas (__launch_bounds__ minimum) for the implicit-weight
- * instances, from ptxas -v (CUDA 13.0, sm_90; bench/NOTES-encode.md v5): fp64 4 (56-64
+ * instances, from ptxas -v (CUDA 13.0, sm_90): fp64 4 (56-64
  * registers, no spills); fp32 without |M| and Z implicit 3 (80 registers, no spills; at 4
  * they spill 28-48 bytes, and with only X implicit 8 bytes already at 3); fp32 with |M| 2
  * (R = 4 rows of P and Q accumulators; left unbounded, the lane-ordered loop took 136

@@ -69,10 +69,10 @@ void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps);
                                    * serialization (abft_cuda_common.cuh) on cc >= 9.0; off:
                                    * ordinary stream launches */
 #define ABFT_CUDA_FEAT_ALL 63u
-/* The largest matrix whose pass kernels are launched with PDL. In one interleaved A/B
- * (bench_gemm ABFT_BENCH_AB=pdl, H100, 216c3b7) PDL on every pass saved 2-12 us per call up
- * to 256 MiB (fp64 2048 / 4096, fp32 up to 8192) but lost 21 us (fp64 full 8192, 512 MiB),
- * 38-162 us (wide-k full, 0.5-1 GiB) and 236 us (fp64 full 16384). */
+/* The largest matrix whose pass kernels are launched with PDL. Overlapping a kernel's
+ * launch and prologue with the tail of the one before saves a few microseconds per pass, which
+ * matters only while a pass is short; on larger matrices the passes measured slower with
+ * it, for reasons not established (bench/NOTES-gemm.md v9). */
 #define ABFT_CUDA_PDL_MAX_BYTES (256.0 * (1 << 20))
 void abft_cuda_tune_features(unsigned mask);
 unsigned abft_cuda_tune_features_get(void);
