@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,6 +21,7 @@ typedef struct run_ctx {
     int bar;           /* progress bar on stderr */
     int verbose_trial; /* print each trial in full (replay) */
     double t0, last_draw;
+    abft_svg_counts_t *svg; /* outcomes by site, operand and bit, for the picture */
 } run_ctx_t;
 
 static double wall(void) {
@@ -32,36 +34,51 @@ static void campaign_usage(FILE *f) {
     fprintf(f,
             "usage: abft campaign [options]\n"
             "\n"
-            "  --op NAME          operation: gemm (default)");
-    for (int t = 1; t < cli_nops; ++t) fprintf(f, ", %s", cli_ops[t].name);
+            "  --op NAME          the protected operation (default gemm):\n");
+    for (int t = 0; t < cli_nops; ++t) {
+        char sites[128];
+        fprintf(f, "                       %-13s %s\n"
+                   "                       %-13s sites: %s\n",
+                cli_ops[t].name, cli_ops[t].what, "",
+                cli_site_list(cli_ops[t].sites, sites, sizeof sites));
+    }
     fprintf(f,
-            "\n"
-            "  --precision d|s    fp64 (default) or fp32 data\n"
-            "  --size N           m = n = k = N (default 128); or --m, --n, --k\n"
+            "  --precision d|s    fp64 (default) or fp32 data (checksums are fp64 in both)\n"
+            "  --size N           m = n = k = N (default 128); gemm: or --m, --n, --k;\n"
+            "                     getrf, getrf-online: n x n, --n or --size\n"
             "  --trials N         faulty trials (default 300)\n"
             "  --controls N       fault-free control trials, fresh inputs each (default 300)\n"
             "  --refresh N        faulty trials per input set and golden run (default 50)\n"
-            "  --bits CLASS       any (default), sign, exponent, mant-high, mant-low, or a bit\n"
-            "                     number (0 = least significant)\n"
+            "  --bits CLASS|B     which bit of an element is flipped (default any):\n");
+    cli_help_bits(f);
+    fprintf(f,
             "  --width 1|2        adjacent bits flipped per element (default 1)\n"
-            "  --elems N          elements per fault (default 1)\n"
-            "  --row R, --col C   fix the row / column of the faulty elements (default uniform)\n"
-            "  --sites LIST       all (default) or a comma list of encode (A or B after their\n"
-            "                     checksums), mid (C between the halves of a k-split GEMM),\n"
-            "                     after (C after the GEMM), checksum (the encoded checksums)\n"
-            "  --checksum row|full  checksum kind (default row)\n"
-            "  --bound worst|prob bound mode (default worst: rigorous, zero false positives)\n"
-            "  --bound-factor F   scale of the bound (default 1; prob mode's usual is 4)\n"
-            "  --guarantee G      changes above G·tau must be detected (default 2)\n"
-            "  --lu-recovery on|off  getrf: keep a copy of A to recompute a flagged row the\n"
-            "                     checksums cannot locate within (default off)\n"
-            "  --backend auto|cpu|cuda  (default auto: the GPU when present)\n"
+            "  --elems N          elements per fault, 1..%d (default 1)\n"
+            "  --row R, --col C   fix the row / column of the faulty elements (default uniform);\n"
+            "                     positions index the array struck at each site; sites whose\n"
+            "                     arrays do not hold them are left out (or refused when named)\n"
+            "  --sites LIST       all (default: every site of the operation) or a comma list:\n",
+            ABFT_INJECT_MAX_ELEMS);
+    cli_help_sites(f, "                       ");
+    fprintf(f,
+            "  --checksum row|full  gemm: row checksums (default) or row and column checksums\n"
+            "  --bound worst|prob bound mode: worst (default; rigorous, zero false positives)\n"
+            "                     or prob (probabilistic, tighter; docs/bound.md)\n"
+            "  --bound-factor F   scale of the bound, > 0 (default 1; 4 with --bound prob)\n"
+            "  --guarantee G      changes above G·tau must be detected, G >= 1 (default 2)\n"
+            "  --lu-recovery on|off  getrf, getrf-online: keep a copy of A to recompute a\n"
+            "                     flagged row the checksums cannot locate within (default off)\n"
+            "  --backend auto|cpu|cuda  auto (default): the GPU when the CUDA backend is built\n"
+            "                     and a device is present, else the CPU\n"
             "  --seed S           campaign seed (default 1); every trial derives from it\n"
             "  --out DIR          output directory (default campaign-out)\n"
             "  --name NAME        file name stem (default campaign_<op>_<precision>)\n"
             "  --replay T         run only trial T (same other options) and print it in full\n"
             "  --quiet            no progress bar\n"
             "\n"
+            "Outputs (in DIR, replaced only when the run completes): NAME.csv (one line per\n"
+            "trial), NAME.json (schema abft-campaign/1), NAME.svg (outcomes by site and bit),\n"
+            "NAME.md (the summary).\n"
             "Exit status: 0 when SDC, miscorrections, false positives and errors are all 0;\n"
             "1 when any is not; 2 on bad options or when the campaign cannot run.\n");
 }
@@ -100,6 +117,7 @@ static void on_trial(void *user, const abft_trial_t *t) {
     char prec = rc->cfg->precision;
     int bw = prec == 'd' ? 16 : 8;
     if (rc->verbose_trial) cli_print_trial(stdout, t, prec);
+    if (rc->svg) abft_svg_add(rc->svg, t);
     if (rc->csv) {
         const abft_flip_t *p = t->nflips > 0 ? &t->flips[0] : NULL;
         fprintf(rc->csv, "%" PRId64 ",%d,%" PRIu64 ",%" PRId64 ",%s,%d,%s,%s,%" PRId64 ",",
@@ -290,7 +308,8 @@ static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_c
                        " %13" PRId64 "\n",
                     cli_site_name(st), b[0], b[1], b[2], b[3], b[4], b[5]);
     }
-    if (svg_path != NULL) fprintf(f, "%soutcomes by bit position: %s\n", md ? "\n" : "\n", svg_path);
+    if (svg_path != NULL)
+        fprintf(f, "\noutcomes by site and bit position: %s\n", svg_path);
 }
 
 static void write_json_tail(FILE *f, const abft_campaign_config_t *c,
@@ -345,7 +364,8 @@ static void write_json_head(FILE *f, const abft_campaign_config_t *c, const char
     char date[64];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    fprintf(f, "{\n  \"tool\": \"abft campaign\", \"library_version\": \"%s\", \"date\": \"%s\",\n",
+    fprintf(f, "{\n  \"schema\": \"abft-campaign/1\", \"tool\": \"abft campaign\", "
+               "\"library_version\": \"%s\", \"date\": \"%s\",\n",
             abft_version_string(), date);
     fprintf(f, "  \"config\": {\"op\": \"%s\", \"precision\": \"%c\", \"m\": %" PRId64 ", \"n\": %" PRId64
                ", \"k\": %" PRId64 ", \"trials\": %" PRId64 ", \"controls\": %" PRId64
@@ -360,82 +380,192 @@ static void write_json_head(FILE *f, const abft_campaign_config_t *c, const char
             c->bound_factor, c->guarantee, c->lu_recovery, c->seed);
 }
 
-static FILE *open_out(const char *dir, const char *name, const char *ext, char *path, size_t cap) {
-    snprintf(path, cap, "%s/%s.%s", dir, name, ext);
-    FILE *f = fopen(path, "w");
-    if (f == NULL) fprintf(stderr, "abft campaign: cannot write %s: %s\n", path, strerror(errno));
+/* ---- output files ------------------------------------------------------------------------
+ * Each output is written to a temporary file beside its final name and renamed over it only
+ * when the whole run succeeded, so a failed or interrupted run leaves an earlier run's files
+ * as they were. An interrupt (SIGINT, SIGTERM, SIGHUP) removes the temporary files. */
+
+enum { OUT_CSV, OUT_JSON, OUT_SVG, OUT_MD, OUT_COUNT };
+static const char *out_ext[OUT_COUNT] = {"csv", "json", "svg", "md"};
+static char out_final[OUT_COUNT][1024];
+static char out_tmp[OUT_COUNT][1100];
+static volatile sig_atomic_t out_live[OUT_COUNT];
+
+static void out_remove_all(void) {
+    for (int t = 0; t < OUT_COUNT; ++t)
+        if (out_live[t]) {
+            unlink(out_tmp[t]);
+            out_live[t] = 0;
+        }
+}
+
+static void on_signal(int sig) {
+    for (int t = 0; t < OUT_COUNT; ++t)
+        if (out_live[t]) unlink(out_tmp[t]); /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static FILE *open_out(const char *dir, const char *name, int which) {
+    snprintf(out_final[which], sizeof out_final[which], "%s/%s.%s", dir, name, out_ext[which]);
+    snprintf(out_tmp[which], sizeof out_tmp[which], "%s/.%s.%s.%ld.tmp", dir, name,
+             out_ext[which], (long)getpid());
+    FILE *f = fopen(out_tmp[which], "w");
+    if (f == NULL) {
+        fprintf(stderr, "abft campaign: --out: cannot write in '%s': %s\n", dir, strerror(errno));
+        return NULL;
+    }
+    out_live[which] = 1;
     return f;
+}
+
+/* Closes f; 0 when everything written reached the file. */
+static int close_out(FILE *f, int which) {
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad)
+        fprintf(stderr, "abft campaign: writing %s failed: %s\n", out_final[which],
+                strerror(errno));
+    return bad ? -1 : 0;
+}
+
+/* Renames every temporary file over its final name; 0 on success. */
+static int commit_out(void) {
+    for (int t = 0; t < OUT_COUNT; ++t)
+        if (out_live[t]) {
+            if (rename(out_tmp[t], out_final[t]) != 0) {
+                fprintf(stderr, "abft campaign: cannot rename %s to %s: %s\n", out_tmp[t],
+                        out_final[t], strerror(errno));
+                out_remove_all();
+                return -1;
+            }
+            out_live[t] = 0;
+        }
+    return 0;
 }
 
 int abft_cmd_campaign(int argc, char **argv) {
     abft_campaign_config_t cfg = abft_campaign_config_default();
     cfg.trials = 300;
     cfg.controls = 300;
-    const char *out_dir = "campaign-out", *name = NULL, *op_name = "gemm";
+    const char *out_dir = "campaign-out", *name = NULL, *op_name = "gemm", *replay = NULL;
     int quiet = 0, bad = 0;
+    cli_given_t given;
+    memset(&given, 0, sizeof given);
     for (int i = 1; i < argc && !bad; ++i) {
         const char *v = NULL;
-        int64_t x;
+        int errors_before = cli_nerrors;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             campaign_usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
-        } else if (cli_common_opt(argc, argv, &i, &cfg, &v, &bad)) {
+        } else if (cli_common_opt(argc, argv, &i, &cfg, &given, &v, &bad)) {
             /* parsed into cfg */
         } else if (cli_opt(argc, argv, &i, "--op", &v, &bad)) {
-            if (v && cli_find_op(v) == NULL) bad = 1;
-            if (v && !bad) {
-                op_name = v;
-                cfg.op = cli_find_op(v)->op;
+            const cli_op_t *op = v ? cli_find_op(v) : NULL;
+            if (op != NULL) {
+                op_name = op->name;
+                cfg.op = op->op;
+            } else if (v) {
+                char list[128];
+                cli_err("--op", v, "is not an operation (accepted: %s)",
+                        cli_op_list(list, sizeof list));
+                bad = 1;
             }
         } else if (cli_opt(argc, argv, &i, "--m", &v, &bad)) {
-            if (!(v && cli_int64(v, &cfg.m))) bad = 1;
+            if (v && cli_parse_int("--m", v, 1, INT64_MAX, &cfg.m)) given.m = v;
+            else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--n", &v, &bad)) {
-            if (!(v && cli_int64(v, &cfg.n))) bad = 1;
+            if (v && cli_parse_int("--n", v, 1, INT64_MAX, &cfg.n)) given.n = v;
+            else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--k", &v, &bad)) {
-            if (!(v && cli_int64(v, &cfg.k))) bad = 1;
+            if (v && cli_parse_int("--k", v, 1, INT64_MAX, &cfg.k)) given.k = v;
+            else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--trials", &v, &bad)) {
-            if (!(v && cli_int64(v, &cfg.trials))) bad = 1;
+            if (!(v && cli_parse_int("--trials", v, 0, 1000000000000, &cfg.trials))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--controls", &v, &bad)) {
-            if (!(v && cli_int64(v, &cfg.controls))) bad = 1;
+            if (!(v && cli_parse_int("--controls", v, 0, 1000000000000, &cfg.controls))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--refresh", &v, &bad)) {
-            if (!(v && cli_int64(v, &cfg.refresh))) bad = 1;
+            if (!(v && cli_parse_int("--refresh", v, 1, INT64_MAX, &cfg.refresh))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--row", &v, &bad)) {
-            if (!(v && cli_int64(v, &cfg.spec.row))) bad = 1;
+            if (v && cli_parse_int("--row", v, 0, INT64_MAX, &cfg.spec.row)) given.row = v;
+            else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--col", &v, &bad)) {
-            if (!(v && cli_int64(v, &cfg.spec.col))) bad = 1;
+            if (v && cli_parse_int("--col", v, 0, INT64_MAX, &cfg.spec.col)) given.col = v;
+            else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--sites", &v, &bad)) {
-            if (!(v && cli_sites(v, &cfg.sites))) bad = 1;
+            if (v && cli_sites(v, &cfg.sites)) {
+                given.sites = v;
+                given.sites_opt = "--sites";
+            } else if (v) {
+                char list[128];
+                cli_err("--sites", v, "is not a list of sites (accepted: all, or a comma list "
+                        "of %s; abft campaign --help tells which operation has which)",
+                        cli_site_list((1u << ABFT_SITE_COUNT) - 1u, list, sizeof list));
+                bad = 1;
+            }
         } else if (cli_opt(argc, argv, &i, "--bound", &v, &bad)) {
             if (v && strcmp(v, "worst") == 0) cfg.bound_mode = ABFT_BOUND_WORST_CASE;
             else if (v && strcmp(v, "prob") == 0) cfg.bound_mode = ABFT_BOUND_PROBABILISTIC;
-            else bad = 1;
+            else if (v) {
+                cli_err("--bound", v, "is not a bound mode (accepted: worst, prob)");
+                bad = 1;
+            }
         } else if (cli_opt(argc, argv, &i, "--bound-factor", &v, &bad)) {
-            if (!(v && cli_double(v, &cfg.bound_factor))) bad = 1;
+            if (v && cli_parse_real("--bound-factor", v, 0.0, 1, &cfg.bound_factor))
+                given.bound_factor = v;
+            else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--lu-recovery", &v, &bad)) {
             if (v && strcmp(v, "on") == 0) cfg.lu_recovery = 1;
             else if (v && strcmp(v, "off") == 0) cfg.lu_recovery = 0;
-            else bad = 1;
+            else if (v) {
+                cli_err("--lu-recovery", v, "is not a switch (accepted: on, off)");
+                bad = 1;
+            }
+            if (v) given.lu_recovery = v;
         } else if (cli_opt(argc, argv, &i, "--guarantee", &v, &bad)) {
-            if (!(v && cli_double(v, &cfg.guarantee))) bad = 1;
+            if (!(v && cli_parse_real("--guarantee", v, 1.0, 0, &cfg.guarantee))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--replay", &v, &bad)) {
-            if (!(v && cli_int64(v, &cfg.only_trial))) bad = 1;
+            if (v && cli_parse_int("--replay", v, 0, INT64_MAX, &cfg.only_trial)) replay = v;
+            else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--out", &v, &bad)) {
             out_dir = v;
         } else if (cli_opt(argc, argv, &i, "--name", &v, &bad)) {
+            if (v && (v[0] == '\0' || strchr(v, '/') != NULL)) {
+                cli_err("--name", v, "is not a file name stem (accepted: a name without '/'; "
+                        "--out sets the directory)");
+                bad = 1;
+            }
             name = v;
+        } else if (argv[i][0] == '-') {
+            cli_err(NULL, NULL, "unknown option '%s' (abft campaign --help lists them)", argv[i]);
+            bad = 1;
         } else {
-            fprintf(stderr, "abft campaign: unknown option '%s'\n", argv[i]);
+            cli_err(NULL, NULL, "unexpected argument '%s' (options start with --; abft campaign "
+                    "--help lists them)", argv[i]);
             bad = 1;
         }
-        if (bad && v != NULL) fprintf(stderr, "abft campaign: bad value '%s'\n", v);
+        /* an option whose parser printed nothing itself */
+        if (bad && cli_nerrors == errors_before)
+            cli_err(argv[i], v, "is not accepted (abft campaign --help lists the values)");
     }
-    if (bad) {
-        fprintf(stderr, "see: abft campaign --help\n");
+    if (bad) return 2;
+    const cli_op_t *op = cli_find_op(op_name);
+    if (cfg.trials == 0 && cfg.controls == 0) {
+        cli_err("--trials", "0", "with --controls 0 leaves nothing to run");
         return 2;
     }
-    if (cfg.bound_mode == ABFT_BOUND_PROBABILISTIC && cfg.bound_factor == 1.0) cfg.bound_factor = 4.0;
+    if (replay != NULL && cfg.only_trial >= cfg.trials + cfg.controls) {
+        cli_err("--replay", replay, "is not a trial of this campaign (trials 0..%" PRId64
+                ": %" PRId64 " faulty, then %" PRId64 " controls)",
+                cfg.trials + cfg.controls - 1, cfg.trials, cfg.controls);
+        return 2;
+    }
+    if (!cli_check_config(&cfg, op, &given)) return 2;
+    /* the probabilistic bound's usual factor, unless one was given */
+    if (cfg.bound_mode == ABFT_BOUND_PROBABILISTIC && given.bound_factor == NULL)
+        cfg.bound_factor = 4.0;
 
     run_ctx_t rc;
     memset(&rc, 0, sizeof rc);
@@ -448,17 +578,29 @@ int abft_cmd_campaign(int argc, char **argv) {
     cfg.on_trial = on_trial;
     cfg.user = &rc;
 
-    char stem[256], csv_path[1024], json_path[1024], svg_path[1024], md_path[1024];
+    char stem[256];
     snprintf(stem, sizeof stem, "%s", name != NULL ? name : "");
     if (name == NULL) snprintf(stem, sizeof stem, "campaign_%s_%c", op_name, cfg.precision);
+    const char *csv_path = out_final[OUT_CSV], *json_path = out_final[OUT_JSON],
+               *svg_path = out_final[OUT_SVG], *md_path = out_final[OUT_MD];
     if (cfg.only_trial < 0) {
         if (mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
-            fprintf(stderr, "abft campaign: cannot create %s: %s\n", out_dir, strerror(errno));
+            cli_err("--out", out_dir, "cannot be created: %s", strerror(errno));
             return 2;
         }
-        rc.csv = open_out(out_dir, stem, "csv", csv_path, sizeof csv_path);
-        rc.json = open_out(out_dir, stem, "json", json_path, sizeof json_path);
-        if (rc.csv == NULL || rc.json == NULL) return 2;
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+        signal(SIGHUP, on_signal);
+        rc.csv = open_out(out_dir, stem, OUT_CSV);
+        rc.json = rc.csv ? open_out(out_dir, stem, OUT_JSON) : NULL;
+        rc.svg = (abft_svg_counts_t *)calloc(1, sizeof *rc.svg);
+        if (rc.csv == NULL || rc.json == NULL || rc.svg == NULL) {
+            if (rc.csv) fclose(rc.csv);
+            if (rc.json) fclose(rc.json);
+            out_remove_all();
+            free(rc.svg);
+            return 2;
+        }
         fprintf(rc.csv, "trial,control,seed,set,site,which,outcome,status,nflips,row,col,bit,"
                         "width,old_value,new_value,old_bits,new_bits,rho,report_max_ratio,"
                         "detected,corrected,uncorrectable,recomputed,checksum_faults,seconds\n");
@@ -469,43 +611,63 @@ int abft_cmd_campaign(int argc, char **argv) {
     abft_status_t st = abft_campaign_run(&cfg, &sum);
     if (st != ABFT_STATUS_SUCCESS) {
         if (rc.bar) fprintf(stderr, "\n");
-        fprintf(stderr, "abft campaign: %s: %s\n", abft_status_name(st), abft_status_string(st));
-        if (st == ABFT_STATUS_NOT_SUPPORTED)
-            fprintf(stderr, "  (operation '%s' or backend not available in this build)\n", op_name);
+        fprintf(stderr, "abft campaign: the campaign could not run: %s (%s)\n",
+                abft_status_name(st), abft_status_string(st));
         if (rc.csv) fclose(rc.csv);
         if (rc.json) fclose(rc.json);
+        out_remove_all();
+        free(rc.svg);
+        if (cfg.only_trial < 0)
+            fprintf(stderr, "abft campaign: nothing written; files of an earlier run in %s are "
+                            "unchanged\n", out_dir);
         return 2;
     }
     totals_t t = totals(&sum);
     if (cfg.only_trial >= 0) return t.bad == 0 ? 0 : 1;
 
     write_json_tail(rc.json, &cfg, &sum);
-    fclose(rc.json);
-    fclose(rc.csv);
-    FILE *svg = open_out(out_dir, stem, "svg", svg_path, sizeof svg_path);
+    int wbad = close_out(rc.json, OUT_JSON);
+    wbad |= close_out(rc.csv, OUT_CSV);
+    FILE *svg = open_out(out_dir, stem, OUT_SVG);
     if (svg != NULL) {
-        char title[256];
-        snprintf(title, sizeof title, "abft campaign: %s %s, n = %" PRId64 ", %" PRId64
+        char title[256], dims[96];
+        if (op->square)
+            snprintf(dims, sizeof dims, "n = %" PRId64, cfg.n);
+        else
+            snprintf(dims, sizeof dims, "m = %" PRId64 ", n = %" PRId64 ", k = %" PRId64, cfg.m,
+                     cfg.n, cfg.k);
+        snprintf(title, sizeof title, "abft campaign: %s %s, %s, %" PRId64
                  " faulty trials, %s checksums, backend %s",
-                 op_name, cfg.precision == 'd' ? "fp64" : "fp32", cfg.n, t.faulty,
-                 cfg.checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
+                 op_name, cfg.precision == 'd' ? "fp64" : "fp32", dims, t.faulty,
+                 abft_checksum_kind_name((abft_checksum_kind_t)cfg.checksum_kind),
                  cli_backend_name(sum.backend));
-        abft_svg_by_bit(svg, title, cfg.precision == 'd' ? 64 : 32, sum.by_bit);
-        fclose(svg);
+        abft_svg_by_site(svg, title, cfg.precision == 'd' ? 64 : 32, rc.svg);
+        wbad |= close_out(svg, OUT_SVG);
+    } else {
+        wbad = 1;
     }
-    FILE *md = open_out(out_dir, stem, "md", md_path, sizeof md_path);
+    free(rc.svg);
+    FILE *md = wbad ? NULL : open_out(out_dir, stem, OUT_MD);
     if (md != NULL) {
         char date[32];
         time_t now = time(NULL);
         strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
         fprintf(md, "# abft campaign: %s %s (%s)\n\n", op_name,
                 cfg.precision == 'd' ? "fp64" : "fp32", date);
-        print_summary(md, &cfg, &sum, op_name, svg != NULL ? svg_path : NULL, 1);
+        print_summary(md, &cfg, &sum, op_name, svg_path, 1);
         fprintf(md, "\nFiles: %s, %s. Replay trial T: `abft campaign <same options> --replay T`.\n",
                 csv_path, json_path);
-        fclose(md);
+        wbad |= close_out(md, OUT_MD);
+    } else {
+        wbad = 1;
     }
-    print_summary(stdout, &cfg, &sum, op_name, svg != NULL ? svg_path : NULL, 0);
+    if (wbad || commit_out() != 0) {
+        out_remove_all();
+        fprintf(stderr, "abft campaign: the outputs could not be written; files of an earlier "
+                        "run in %s are unchanged\n", out_dir);
+        return 2;
+    }
+    print_summary(stdout, &cfg, &sum, op_name, svg_path, 0);
     printf("trials: %s, %s; summary: %s\n", csv_path, json_path, md_path);
     if (t.bad != 0)
         printf("FAIL: %" PRId64 " SDC, %" PRId64 " miscorrected, %" PRId64 " false positives, %" PRId64

@@ -1,25 +1,47 @@
-/* abft command line: outcome-by-bit stacked bar chart in SVG. */
+/* abft command line: the campaign picture, one panel per site, outcomes by bit position. */
 #include "abft_svg.h"
 
+#include <inttypes.h>
 #include <string.h>
+
+#include "abft_cli.h"
 
 /* Stack order from the bottom and colours: the good outcomes at the bottom in calm
  * colours, the ones that must be 0 on top in red so a single one stands out. */
 static const struct {
     int outcome;
-    const char *label;
+    const char *label; /* legend */
+    const char *shortl; /* panel totals */
     const char *color;
 } layers[] = {
-    {ABFT_OUTCOME_MASKED, "masked (no effect beyond the bound)", "#b8c4ce"},
-    {ABFT_OUTCOME_CORRECTED, "detected and corrected", "#2e8b57"},
-    {ABFT_OUTCOME_UNCORRECTABLE, "detected, reported uncorrectable", "#e0a526"},
-    {ABFT_OUTCOME_GRAY, "gray zone (tau < change <= g·tau)", "#8e7cc3"},
-    {ABFT_OUTCOME_NOT_FIRED, "site not reached", "#eeeeee"},
-    {ABFT_OUTCOME_ERROR, "error status", "#444444"},
-    {ABFT_OUTCOME_MISCORRECTED, "miscorrected (must be 0)", "#8b0000"},
-    {ABFT_OUTCOME_SDC, "silent data corruption (must be 0)", "#e41a1c"},
+    {ABFT_OUTCOME_MASKED, "masked (no change beyond the bound)", "masked", "#b8c4ce"},
+    {ABFT_OUTCOME_CORRECTED, "detected, element corrected", "corrected", "#2e8b57"},
+    {ABFT_SVG_RECOMPUTED, "detected, row or column recomputed", "recomputed", "#7fc97f"},
+    {ABFT_SVG_CHECKSUM_FAULT, "detected: a corrupted checksum, data intact", "checksum fault",
+     "#4a90d9"},
+    {ABFT_OUTCOME_UNCORRECTABLE, "detected, reported to the caller", "reported", "#e0a526"},
+    {ABFT_OUTCOME_GRAY, "gray zone (tau < change <= g·tau)", "gray", "#8e7cc3"},
+    {ABFT_OUTCOME_NOT_FIRED, "site not reached", "not reached", "#dddddd"},
+    {ABFT_OUTCOME_ERROR, "error status (must be 0)", "error", "#444444"},
+    {ABFT_OUTCOME_MISCORRECTED, "miscorrected (must be 0)", "miscorrected", "#8b0000"},
+    {ABFT_OUTCOME_SDC, "silent data corruption (must be 0)", "SDC", "#e41a1c"},
 };
 #define NLAYERS ((int)(sizeof layers / sizeof layers[0]))
+
+void abft_svg_add(abft_svg_counts_t *c, const abft_trial_t *t) {
+    if (t->control || t->site < 0 || t->site >= ABFT_SITE_COUNT) return;
+    if (t->outcome < 0 || t->outcome >= ABFT_OUTCOME_COUNT) return;
+    int slot = t->which == 1 ? 1 : 0, cls = t->outcome;
+    const abft_report_t *r = &t->report;
+    if (cls == ABFT_OUTCOME_CORRECTED && r->corrected == 0) {
+        if (r->recomputed > 0) cls = ABFT_SVG_RECOMPUTED;
+        else if (r->checksum_faults > 0) cls = ABFT_SVG_CHECKSUM_FAULT;
+    }
+    if (t->nflips > 0 && t->flips[0].bit >= 0 && t->flips[0].bit < 64)
+        c->by_bit[t->site][slot][t->flips[0].bit][cls] += 1;
+    else
+        c->unplaced[t->site][slot][cls] += 1;
+}
 
 static void xml_text(FILE *f, const char *s) {
     for (; *s; ++s) {
@@ -30,104 +52,215 @@ static void xml_text(FILE *f, const char *s) {
     }
 }
 
-void abft_svg_by_bit(FILE *f, const char *title, int nbits,
-                     const int64_t by_bit[64][ABFT_OUTCOME_COUNT]) {
-    const double bw = nbits == 64 ? 14.0 : 26.0; /* bar pitch */
-    const double left = 60, top = 64, ph = 300, pw = bw * nbits;
-    const double legend_x = left + pw + 24, width = legend_x + 300, height = top + ph + 110;
+/* What the panel shows and what a fault there is expected to end as. */
+static void panel_text(int site, int slot, const char **what, const char **expect) {
+    switch (site) {
+    case ABFT_SITE_AFTER_ENCODE:
+        *what = slot ? "input B changed after its checksums were encoded"
+                     : "input A changed after its checksums were encoded";
+        *expect = "the checksums no longer match the inputs: expected reported (or masked "
+                  "when below the bound), never corrected towards them";
+        return;
+    case ABFT_SITE_MID_GEMM:
+        *what = "C between the two halves of a k-split GEMM";
+        *expect = "expected corrected (or masked when below the bound)";
+        return;
+    case ABFT_SITE_AFTER_GEMM:
+        *what = "C after the GEMM, before verification";
+        *expect = "expected corrected (or masked when below the bound)";
+        return;
+    case ABFT_SITE_CHECKSUM:
+        *what = slot ? "the encoded column checksums" : "the encoded row checksums";
+        *expect = "the data are intact: expected a checksum fault found (or masked when "
+                  "below the bound), else reported";
+        return;
+    case ABFT_SITE_LU_PANEL:
+        *what = "the matrix between two panels of the online LU";
+        *expect = "expected corrected before it spreads, else reported";
+        return;
+    case ABFT_SITE_AFTER_LU:
+        *what = "the factors L and U after the factorization";
+        *expect = "expected corrected (or recomputed with the recovery copy), else reported";
+        return;
+    default:
+        *what = "";
+        *expect = "";
+    }
+}
+
+/* Rough width of a string at 12px in a sans-serif font (for placing the totals). */
+static double text_w(const char *s, double px) { return 0.56 * px * (double)strlen(s); }
+
+void abft_svg_by_site(FILE *f, const char *title, int nbits, const abft_svg_counts_t *c) {
+    const double bw = nbits == 64 ? 12.0 : 24.0; /* bar pitch */
+    const double left = 64, pw = bw * nbits, width = left + pw + 40;
+    const double ph = 110;                       /* bar height */
+    const double head = 58;                      /* panel title, expectation, totals */
+    const double panel_h = head + ph + 52;       /* + bit labels and field bands */
     const int mant = nbits == 64 ? 52 : 23, half = nbits == 64 ? 26 : 12;
 
+    /* the panels: every site and slot with trials */
+    int psite[2 * ABFT_SITE_COUNT], pslot[2 * ABFT_SITE_COUNT], np = 0;
+    for (int s = 0; s < ABFT_SITE_COUNT; ++s)
+        for (int q = 0; q < 2; ++q) {
+            int64_t n = 0;
+            for (int o = 0; o < ABFT_SVG_NCLASS; ++o) {
+                n += c->unplaced[s][q][o];
+                for (int b = 0; b < 64; ++b) n += c->by_bit[s][q][b][o];
+            }
+            if (n > 0) psite[np] = s, pslot[np] = q, ++np;
+        }
+
+    /* legend: entries in the stack's order, wrapped to the width */
+    const double legend_y = 70;
+    double lx[NLAYERS], ly[NLAYERS], xcur = 16, ycur = legend_y;
+    for (int l = 0; l < NLAYERS; ++l) {
+        double w = 18 + text_w(layers[l].label, 12) + 22;
+        if (xcur > 16 && xcur + w > width - 16) xcur = 16, ycur += 20;
+        lx[l] = xcur, ly[l] = ycur;
+        xcur += w;
+    }
+    const double top = ycur + 30;
+    const double height = top + (np > 0 ? np : 1) * panel_h + 10;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                "viewBox=\"0 0 %.0f %.0f\" font-family=\"Helvetica, Arial, sans-serif\">\n",
             width, height, width, height);
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", width,
             height);
-    fprintf(f, "<text x=\"%.0f\" y=\"26\" font-size=\"16\" font-weight=\"bold\">", left);
+    double tsize = 16;
+    while (tsize > 12 && 16 + text_w(title, tsize) * 1.08 > width - 16) tsize -= 0.5;
+    fprintf(f, "<text x=\"16\" y=\"26\" font-size=\"%.1f\" font-weight=\"bold\">", tsize);
     xml_text(f, title);
-    fprintf(f, "</text>\n<text x=\"%.0f\" y=\"46\" font-size=\"12\" fill=\"#555\">Outcome share "
-               "by flipped bit (most significant bit on the left); the number above a bar is "
-               "its trial count</text>\n",
-            left);
-
-    /* y grid and axis */
-    for (int g = 0; g <= 4; ++g) {
-        double y = top + ph - ph * g / 4.0;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", left,
-                y, left + pw, y);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%d%%</text>\n",
-                left - 6, y + 4, 25 * g);
-    }
-    fprintf(f, "<text x=\"16\" y=\"%.1f\" font-size=\"12\" transform=\"rotate(-90 16 %.1f)\" "
-               "text-anchor=\"middle\">share of trials</text>\n",
-            top + ph / 2, top + ph / 2);
-
-    /* bars: x position p = 0 at the left holds bit nbits-1 */
-    for (int p = 0; p < nbits; ++p) {
-        int bit = nbits - 1 - p;
-        int64_t n = 0;
-        for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) n += by_bit[bit][o];
-        double x = left + p * bw + 1, y = top + ph;
-        if (n > 0) {
-            for (int l = 0; l < NLAYERS; ++l) {
-                int64_t c = by_bit[bit][layers[l].outcome];
-                if (c == 0) continue;
-                double hgt = ph * (double)c / (double)n;
-                y -= hgt;
-                fprintf(f, "<rect x=\"%.1f\" y=\"%.2f\" width=\"%.1f\" height=\"%.2f\" "
-                           "fill=\"%s\"><title>bit %d: %s %lld of %lld</title></rect>\n",
-                        x, y, bw - 2, hgt, layers[l].color, bit, layers[l].label, (long long)c,
-                        (long long)n);
-            }
-        }
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.1f\" text-anchor=\"middle\" "
-                   "fill=\"#555\">%lld</text>\n",
-                x + (bw - 2) / 2, top - 4, nbits == 64 ? 5.5 : 9, (long long)n);
-        if (bit % 4 == 0 || bit == nbits - 1)
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
-                       "text-anchor=\"middle\">%d</text>\n",
-                    x + (bw - 2) / 2, top + ph + 14, bit);
-    }
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", left,
-            top + ph, left + pw, top + ph);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">bit "
-               "position</text>\n",
-            left + pw / 2, top + ph + 30);
-
-    /* field bands: sign, exponent, high mantissa, low mantissa */
-    struct {
-        int hi, lo;
-        const char *name, *color;
-    } bands[] = {{nbits - 1, nbits - 1, "sign", "#d9d9d9"},
-                 {nbits - 2, mant, "exponent", "#c6dbef"},
-                 {mant - 1, half, "mantissa (high)", "#e5f5e0"},
-                 {half - 1, 0, "mantissa (low)", "#f2f0f7"}};
-    for (int b = 0; b < 4; ++b) {
-        double x0 = left + (nbits - 1 - bands[b].hi) * bw, x1 = left + (nbits - bands[b].lo) * bw;
-        double y0 = top + ph + 40;
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"20\" fill=\"%s\" "
-                   "stroke=\"white\"/>\n",
-                x0, y0, x1 - x0, bands[b].color);
-        if (x1 - x0 > 40)
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
-                       "text-anchor=\"middle\">%s</text>\n",
-                    (x0 + x1) / 2, y0 + 14, bands[b].name);
-        else
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" "
-                       "text-anchor=\"middle\">%s</text>\n",
-                    (x0 + x1) / 2, y0 + 32, bands[b].name);
-    }
-
-    /* legend (top to bottom in the order of the stack, top first) */
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" font-weight=\"bold\">outcome</text>\n",
-            legend_x, top + 4);
-    for (int l = NLAYERS - 1, row = 0; l >= 0; --l, ++row) {
-        double y = top + 16 + 22 * row;
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\" "
+    fprintf(f, "</text>\n<text x=\"16\" y=\"46\" font-size=\"12\" fill=\"#444\">One panel per "
+               "fault site. Bars: outcome share of the panel's faulty trials by flipped bit "
+               "(most significant on the left; hover a bar for its counts).</text>\n");
+    for (int l = 0; l < NLAYERS; ++l) {
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"13\" height=\"13\" fill=\"%s\" "
                    "stroke=\"#999\" stroke-width=\"0.5\"/>\n",
-                legend_x, y, layers[l].color);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">", legend_x + 20, y + 11);
+                lx[l], ly[l] - 11, layers[l].color);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">", lx[l] + 18, ly[l]);
         xml_text(f, layers[l].label);
         fputs("</text>\n", f);
+    }
+    if (np == 0)
+        fprintf(f, "<text x=\"16\" y=\"%.1f\" font-size=\"13\">no faulty trial</text>\n", top + 20);
+
+    for (int p = 0; p < np; ++p) {
+        int s = psite[p], q = pslot[p];
+        double y0 = top + p * panel_h, by = y0 + head; /* top of the bars */
+        int64_t tot[ABFT_SVG_NCLASS], n = 0;
+        for (int o = 0; o < ABFT_SVG_NCLASS; ++o) {
+            tot[o] = c->unplaced[s][q][o];
+            for (int b = 0; b < 64; ++b) tot[o] += c->by_bit[s][q][b][o];
+            n += tot[o];
+        }
+        const char *what, *expect;
+        panel_text(s, q, &what, &expect);
+        if (p > 0)
+            fprintf(f, "<line x1=\"16\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#bbb\"/>\n",
+                    y0 - 6, width - 16, y0 - 6);
+        fprintf(f, "<text x=\"16\" y=\"%.1f\" font-size=\"14\"><tspan font-weight=\"bold\">%s"
+                   "</tspan>: ",
+                y0 + 12, cli_site_name(s));
+        xml_text(f, what);
+        fprintf(f, " (%" PRId64 " trial%s)</text>\n", n, n == 1 ? "" : "s");
+        fprintf(f, "<text x=\"16\" y=\"%.1f\" font-size=\"12\" fill=\"#444\">", y0 + 29);
+        xml_text(f, expect);
+        fputs("</text>\n", f);
+
+        /* totals per outcome, in the legend's colours, then the verdict */
+        double x = 16, ty = y0 + 47;
+        for (int l = 0; l < NLAYERS; ++l) {
+            int64_t k = tot[layers[l].outcome];
+            if (k == 0) continue;
+            char lab[64];
+            snprintf(lab, sizeof lab, "%s %" PRId64, layers[l].shortl, k);
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"11\" height=\"11\" fill=\"%s\" "
+                       "stroke=\"#999\" stroke-width=\"0.5\"/>\n",
+                    x, ty - 10, layers[l].color);
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" font-weight=\"bold\">%s"
+                       "</text>\n",
+                    x + 15, ty, lab);
+            x += 15 + text_w(lab, 13) + 18;
+        }
+        int64_t bad = tot[ABFT_OUTCOME_SDC] + tot[ABFT_OUTCOME_MISCORRECTED] +
+                      tot[ABFT_OUTCOME_ERROR];
+        char verdict[160];
+        if (bad == 0)
+            snprintf(verdict, sizeof verdict, "no SDC, no miscorrection, no error");
+        else
+            snprintf(verdict, sizeof verdict, "%" PRId64 " SDC, %" PRId64 " miscorrected, %" PRId64
+                     " error%s: must be 0", tot[ABFT_OUTCOME_SDC],
+                     tot[ABFT_OUTCOME_MISCORRECTED], tot[ABFT_OUTCOME_ERROR],
+                     tot[ABFT_OUTCOME_ERROR] == 1 ? "" : "s");
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" text-anchor=\"end\" "
+                   "font-weight=\"bold\" fill=\"%s\">%s</text>\n",
+                width - 16, ty, bad == 0 ? "#2e6b3f" : "#c00000", verdict);
+
+        /* grid */
+        for (int g = 0; g <= 2; ++g) {
+            double y = by + ph - ph * g / 2.0;
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n",
+                    left, y, left + pw, y);
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" "
+                       "fill=\"#555\">%d%%</text>\n",
+                    left - 6, y + 4, 50 * g);
+        }
+        /* bars: x position b = 0 at the left holds bit nbits-1 */
+        for (int xb = 0; xb < nbits; ++xb) {
+            int bit = nbits - 1 - xb;
+            const int64_t *cnt = c->by_bit[s][q][bit];
+            int64_t nb = 0;
+            for (int o = 0; o < ABFT_SVG_NCLASS; ++o) nb += cnt[o];
+            double bx = left + xb * bw + 1, y = by + ph;
+            for (int l = 0; l < NLAYERS && nb > 0; ++l) {
+                int64_t k = cnt[layers[l].outcome];
+                if (k == 0) continue;
+                double hgt = ph * (double)k / (double)nb;
+                y -= hgt;
+                fprintf(f, "<rect x=\"%.1f\" y=\"%.2f\" width=\"%.1f\" height=\"%.2f\" "
+                           "fill=\"%s\"><title>bit %d: %s %" PRId64 " of %" PRId64
+                           "</title></rect>\n",
+                        bx, y, bw - 2, hgt, layers[l].color, bit, layers[l].shortl, k, nb);
+            }
+            if (bit % 4 == 3 || bit == 0)
+                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" "
+                           "fill=\"#333\">%d</text>\n",
+                        bx + (bw - 2) / 2, by + ph + 13, bit);
+        }
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n",
+                left, by + ph, left + pw, by + ph);
+        int64_t placed = 0;
+        for (int b = 0; b < 64; ++b)
+            for (int o = 0; o < ABFT_SVG_NCLASS; ++o) placed += c->by_bit[s][q][b][o];
+        if (placed == 0)
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" text-anchor=\"middle\" "
+                       "fill=\"#555\">no fault landed here: the site was not reached in these "
+                       "trials</text>\n",
+                    left + pw / 2, by + ph / 2);
+
+        /* field bands: sign, exponent, high mantissa, low mantissa */
+        struct {
+            int hi, lo;
+            const char *name, *color;
+        } bands[] = {{nbits - 1, nbits - 1, "sign", "#d9d9d9"},
+                     {nbits - 2, mant, "exponent", "#c6dbef"},
+                     {mant - 1, half, "mantissa (high half)", "#e5f5e0"},
+                     {half - 1, 0, "mantissa (low half)", "#f2f0f7"}};
+        for (int b = 0; b < 4; ++b) {
+            double x0 = left + (nbits - 1 - bands[b].hi) * bw,
+                   x1 = left + (nbits - bands[b].lo) * bw, yb = by + ph + 18;
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"16\" fill=\"%s\" "
+                       "stroke=\"white\"/>\n",
+                    x0, yb, x1 - x0, bands[b].color);
+            if (x1 - x0 > 40)
+                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
+                           "text-anchor=\"middle\">%s</text>\n",
+                        (x0 + x1) / 2, yb + 12, bands[b].name);
+        }
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" "
+                   "fill=\"#555\">bit</text>\n",
+                left - 6, by + ph + 13);
     }
     fputs("</svg>\n", f);
 }
