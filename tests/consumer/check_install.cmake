@@ -4,12 +4,13 @@
 #      into the build tree: the tool must find the installed library through its RPATH);
 #   3. configures and builds tests/consumer through find_package(abft), one program linked to
 #      abft::abft and one to abft::abft_static, and runs both (each checks a corrected GEMM);
-#   4. builds the same program through pkg-config (abft.pc), shared and static, runs both.
+#   4. builds the same program through pkg-config (abft.pc), shared and static, runs both;
+#   5. builds and runs the README's minimal example (the C block after its marker).
 # The static programs run with the installed shared library moved aside, so they cannot lean
 # on it. Any failure stops the test with a message.
 #
 # Variables: ABFT_BINARY_DIR, CONSUMER_SOURCE_DIR, WORK_DIR, C_COMPILER, ABFT_VERSION,
-# INSTALL_LIBDIR (CMAKE_INSTALL_LIBDIR of the build), INSTALL_BINDIR, INSTALL_DOCDIR.
+# INSTALL_LIBDIR (CMAKE_INSTALL_LIBDIR of the build), INSTALL_BINDIR, INSTALL_DOCDIR, README.
 
 cmake_minimum_required(VERSION 3.24)
 
@@ -141,3 +142,25 @@ must_run("cc with pkg-config (static)" ${C_COMPILER} -std=c11 ${pc_cflags}
          ${CONSUMER_SOURCE_DIR}/consumer.c -o ${WORK_DIR}/pc/consumer_static ${pc_static_libs}
          -lm ${rpaths})
 run_static("pkg-config consumer (static)" ${WORK_DIR}/pc/consumer_static)
+
+# ---- 5. the README's minimal example, as printed -------------------------------------------
+if(README)
+  file(READ ${README} readme)
+  string(FIND "${readme}" "<!-- minimal-example" at)
+  if(at LESS 0)
+    message(FATAL_ERROR "${README}: no <!-- minimal-example --> marker")
+  endif()
+  string(SUBSTRING "${readme}" ${at} -1 readme)
+  string(FIND "${readme}" "```c\n" open)
+  math(EXPR open "${open} + 5")
+  string(SUBSTRING "${readme}" ${open} -1 readme)
+  string(FIND "${readme}" "\n```" close)
+  string(SUBSTRING "${readme}" 0 ${close} example)
+  file(WRITE ${WORK_DIR}/pc/readme_example.c "${example}\n")
+  must_run("cc README example" ${C_COMPILER} -std=c11 -Wall -Werror ${pc_cflags}
+           ${WORK_DIR}/pc/readme_example.c -o ${WORK_DIR}/pc/readme_example ${pc_libs}
+           ${rpaths})
+  must_run("README example" ${WORK_DIR}/pc/readme_example)
+  must_match("README example" "checksums checked" "${RUN_OUT}")
+  message(STATUS "README example: ${RUN_OUT}")
+endif()
