@@ -1,10 +1,18 @@
 /* abft campaign runner: fault-injection trials against fault-free golden runs, classified
- * into the outcomes of DESIGN section 7. The `abft campaign` tool and the tests are thin
- * layers over abft_campaign_run.
+ * into the outcomes of docs/campaign.md (masked, corrected, uncorrectable, gray, SDC,
+ * miscorrected, false positive). The `abft campaign` tool and the tests are thin layers
+ * over abft_campaign_run.
  *
  * Each operation is one entry in `ops[]` below: how to allocate, load inputs, run the
  * protected call, fetch the result, restore corrupted inputs, and compute the per-row
- * bound tau used to judge a result against golden. Adding LU is one more entry. */
+ * bound tau used to judge a result against golden (from the library's bound module,
+ * verify/abft_bound.h: the campaign derives no bound of its own).
+ *
+ * Two spaces (abft_campaign_space_t). FIXED: every trial runs the config's problem, the
+ * injector is the handle's hook and fires at the first call of the drawn site. FULL: each
+ * trial draws its configuration (draw_config) and runs its own golden through the
+ * campaign's hook (camp_hook), which counts every hook call; the trial then fires at a call
+ * drawn among its site's calls, with a fault model drawn for that call's array. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +20,10 @@
 
 #include "abft_internal.h"
 #include "verify/abft_bound.h"
+
+#if ABFT_HAVE_CUDA
+#include <cublas_v2.h>
+#endif
 
 /* ---- seeds ----------------------------------------------------------------------------- */
 
@@ -31,6 +43,16 @@ static uint64_t control_seed(uint64_t seed, int64_t t) {
     return mix64((seed ^ 0xc0c0c0c0c0c0c0c0ull) + 0x9e3779b97f4a7c15ull * (uint64_t)(t + 1));
 }
 
+/* A splitmix64 stream for the draws of one trial. */
+typedef struct rng {
+    uint64_t s;
+} rng_t;
+static uint64_t rnext(rng_t *r) { return mix64(r->s += 0x9e3779b97f4a7c15ull); }
+/* Uniform in [0, n), n >= 1. */
+static int64_t rbelow(rng_t *r, int64_t n) { return (int64_t)(rnext(r) % (uint64_t)n); }
+/* Uniform in [0, 1). */
+static double runit(rng_t *r) { return (double)(rnext(r) >> 11) * 0x1.0p-53; }
+
 static double now_seconds(void) {
     struct timespec ts;
     timespec_get(&ts, TIME_UTC);
@@ -39,20 +61,50 @@ static double now_seconds(void) {
 
 /* ---- campaign state -------------------------------------------------------------------- */
 
+/* One hook call of a golden run (full space). */
+typedef struct call_rec {
+    int32_t site, which;
+    int64_t rows, cols;
+    char prec; /* 'd' or 's': the array's precision (checksums are always 'd') */
+} call_rec_t;
+
+/* The fault a full-space trial fires, drawn before the trial from its seed and the golden
+ * run's calls. */
+typedef struct fault_plan {
+    int site, which;       /* the call's site and which */
+    int64_t call;          /* its index among the site's calls */
+    int model;             /* abft_fault_model_t */
+    int width;
+    int64_t row, col;      /* ROW2: row; COL2: col; BURST: first row and col */
+    int64_t len;           /* SAME_BIT, BURST: elements */
+    int32_t bit;           /* SAME_BIT: the lowest flipped bit */
+} fault_plan_t;
+
+enum { HOOK_OFF = 0, HOOK_RECORD = 1, HOOK_FIRE = 2 };
+
 typedef struct camp {
     const abft_campaign_config_t *cfg;
     abft_handle_t h;
     abft_injector_t inj;
     abft_prec_t prec;
     size_t es;
-    double u; /* unit roundoff the golden run's bound assumed */
-    /* host copies: pristine inputs, golden, the trial's result, the bound per row */
-    void *A, *B, *G, *C;
+    abft_trial_config_t tc; /* the configuration being run */
+    abft_arith_t arith;     /* the arithmetic of the handle's BLAS for that configuration */
+    double u;               /* unit roundoff the golden run's bound assumed */
+    /* host copies: pristine inputs, golden, the trial's result, the old C, the bound */
+    void *A, *B, *G, *C, *C0;
     double *tau, *work;
     int64_t *ipiv; /* LU pivots: golden's, then the trial's */
+    int64_t maxr, maxc, maxk; /* capacities: gemm m, n, k; getrf m, n */
     /* backend memory */
     void *dA, *dB, *dC;
-    int64_t lda, ldb, ldc;
+    /* the campaign's hook (full space) */
+    int hook_mode;
+    int64_t ncalls[ABFT_SITE_COUNT]; /* calls seen per site in the current run */
+    call_rec_t *calls;               /* the golden run's calls, in order */
+    int64_t ncall, callcap;
+    fault_plan_t plan;
+    abft_status_t hook_error; /* a recording failure (memory) */
 } camp_t;
 
 typedef struct op_desc {
@@ -64,8 +116,9 @@ typedef struct op_desc {
     abft_status_t (*run)(camp_t *c, abft_report_t *rep);  /* the protected call */
     abft_status_t (*fetch)(camp_t *c, void *host);        /* result -> host */
     abft_status_t (*restore)(camp_t *c, int which);       /* undo input corruption */
-    void (*tolerance)(camp_t *c);                         /* tau from inputs and golden */
+    abft_status_t (*tolerance)(camp_t *c);                /* tau from inputs and golden */
     double (*change)(const camp_t *c);                    /* rho of c->C against c->G */
+    double (*check)(const camp_t *c);                     /* rho_check of c->C against c->G */
 } op_desc_t;
 
 /* Uniform [-1, 1) from a splitmix64 counter: fast, and every value is exact in fp32 after
@@ -80,6 +133,30 @@ static void fill_uniform(abft_prec_t prec, void *X, int64_t count, uint64_t seed
         else
             ((float *)X)[t] = (float)v;
     }
+}
+
+static void set_elem(abft_prec_t prec, void *X, int64_t t, double v) {
+    if (prec == ABFT_PREC_D)
+        ((double *)X)[t] = v;
+    else
+        ((float *)X)[t] = (float)v;
+}
+
+/* A rows x cols array with leading dimension ld: uniform in [-scale, scale) (scale NaN: all
+ * NaN), and NaN in the rows ld - rows of padding, which no call may read. */
+static void fill_matrix(abft_prec_t prec, void *X, int64_t rows, int64_t cols, int64_t ld,
+                        double scale, uint64_t seed) {
+    fill_uniform(prec, X, ld * cols, seed);
+    for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < ld; ++i) {
+            int64_t t = i + j * ld;
+            if (i >= rows || isnan(scale))
+                set_elem(prec, X, t, NAN);
+            else if (scale != 1.0)
+                set_elem(prec, X, t,
+                         (prec == ABFT_PREC_D ? ((double *)X)[t] : (double)((float *)X)[t]) *
+                             scale);
+        }
 }
 
 static abft_status_t to_backend(camp_t *c, const void *host, void *dev, int64_t rows,
@@ -106,97 +183,215 @@ static double elem(abft_prec_t prec, const void *X, int64_t t) {
     return prec == ABFT_PREC_D ? ((const double *)X)[t] : (double)((const float *)X)[t];
 }
 
-/* ---- GEMM: C = A·B, A m x k, B k x n, alpha 1, beta 0 ---------------------------------- */
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Padding rows of a drawn leading dimension: at most this many. */
+#define LD_PAD_MAX 7
+
+/* ---- GEMM: C = alpha·op(A)·op(B) + beta·C ----------------------------------------------- */
+
+/* Stored shapes: A is (transa ? k x m : m x k), B is (transb ? n x k : k x n). */
+static int64_t a_rows(const abft_trial_config_t *t) { return t->transa ? t->k : t->m; }
+static int64_t a_cols(const abft_trial_config_t *t) { return t->transa ? t->m : t->k; }
+static int64_t b_rows(const abft_trial_config_t *t) { return t->transb ? t->n : t->k; }
+static int64_t b_cols(const abft_trial_config_t *t) { return t->transb ? t->k : t->n; }
 
 static abft_status_t gemm_setup(camp_t *c) {
-    const abft_campaign_config_t *g = c->cfg;
-    c->lda = g->m > 1 ? g->m : 1;
-    c->ldb = g->k > 1 ? g->k : 1;
-    c->ldc = g->m > 1 ? g->m : 1;
-    size_t sa = c->es * (size_t)(c->lda * g->k), sb = c->es * (size_t)(c->ldb * g->n);
-    size_t sc = c->es * (size_t)(c->ldc * g->n);
+    const int64_t M = c->maxr, N = c->maxc, K = c->maxk;
+    const int64_t pad = c->cfg->space == ABFT_SPACE_FULL ? LD_PAD_MAX : 0;
+    /* room for either storage of op(A) and op(B), with padding */
+    size_t sa = c->es * (size_t)((max64(M, K) + pad) * max64(M, K));
+    size_t sb = c->es * (size_t)((max64(K, N) + pad) * max64(K, N));
+    size_t sc = c->es * (size_t)((M + pad) * N);
     ABFT_TRY(halloc(sa, &c->A));
     ABFT_TRY(halloc(sb, &c->B));
     ABFT_TRY(halloc(sc, &c->G));
     ABFT_TRY(halloc(sc, &c->C));
-    ABFT_TRY(halloc(sizeof(double) * (size_t)(g->m + 1), (void **)&c->tau));
-    ABFT_TRY(halloc(sizeof(double) * (size_t)(g->k + 1), (void **)&c->work));
+    ABFT_TRY(halloc(sc, &c->C0));
+    /* tau: the e and w bounds of the rows, then of the columns */
+    ABFT_TRY(halloc(sizeof(double) * (size_t)(2 * (M + N) + 1), (void **)&c->tau));
+    ABFT_TRY(halloc(sizeof(double) * (size_t)(6 * max64(max64(M, N), K) + 1),
+                    (void **)&c->work));
     ABFT_TRY(balloc(c, sa, &c->dA));
     ABFT_TRY(balloc(c, sb, &c->dB));
     ABFT_TRY(balloc(c, sc, &c->dC));
     memset(c->C, 0, sc);
-    return to_backend(c, c->C, c->dC, g->m, g->n, c->ldc, c->es);
+    return to_backend(c, c->C, c->dC, M, N, M > 1 ? M : 1, c->es);
 }
 
 static abft_status_t gemm_load(camp_t *c, uint64_t seed) {
-    const abft_campaign_config_t *g = c->cfg;
-    fill_uniform(c->prec, c->A, c->lda * g->k, seed);
-    fill_uniform(c->prec, c->B, c->ldb * g->n, mix64(seed ^ 0xbbbbbbbbbbbbbbbbull));
-    ABFT_TRY(to_backend(c, c->A, c->dA, g->m, g->k, c->lda, c->es));
-    return to_backend(c, c->B, c->dB, g->k, g->n, c->ldb, c->es);
+    const abft_trial_config_t *t = &c->tc;
+    if (c->cfg->space != ABFT_SPACE_FULL) { /* as the fixed space always did */
+        fill_uniform(c->prec, c->A, t->lda * t->k, seed);
+        fill_uniform(c->prec, c->B, t->ldb * t->n, mix64(seed ^ 0xbbbbbbbbbbbbbbbbull));
+        ABFT_TRY(to_backend(c, c->A, c->dA, t->m, t->k, t->lda, c->es));
+        return to_backend(c, c->B, c->dB, t->k, t->n, t->ldb, c->es);
+    }
+    fill_matrix(c->prec, c->A, a_rows(t), a_cols(t), t->lda, 1.0, seed);
+    fill_matrix(c->prec, c->B, b_rows(t), b_cols(t), t->ldb, 1.0,
+                mix64(seed ^ 0xbbbbbbbbbbbbbbbbull));
+    fill_matrix(c->prec, c->C0, t->m, t->n, t->ldc, t->c_scale,
+                mix64(seed ^ 0xccccccccccccccccull));
+    /* whole columns, padding included */
+    ABFT_TRY(to_backend(c, c->A, c->dA, t->lda, a_cols(t), t->lda, c->es));
+    return to_backend(c, c->B, c->dB, t->ldb, b_cols(t), t->ldb, c->es);
 }
 
 static abft_status_t gemm_run(camp_t *c, abft_report_t *rep) {
-    const abft_campaign_config_t *g = c->cfg;
+    const abft_trial_config_t *t = &c->tc;
+    /* the old C (it is overwritten by every run), padding included */
+    if (c->cfg->space == ABFT_SPACE_FULL)
+        ABFT_TRY(to_backend(c, c->C0, c->dC, t->ldc, t->n, t->ldc, c->es));
+    abft_operation_t ta = t->transa ? ABFT_OP_T : ABFT_OP_N;
+    abft_operation_t tb = t->transb ? ABFT_OP_T : ABFT_OP_N;
     if (c->prec == ABFT_PREC_D)
-        return abft_dgemm(c->h, ABFT_OP_N, ABFT_OP_N, g->m, g->n, g->k, 1.0,
-                          (const double *)c->dA, c->lda, (const double *)c->dB, c->ldb, 0.0,
-                          (double *)c->dC, c->ldc, rep);
-    return abft_sgemm(c->h, ABFT_OP_N, ABFT_OP_N, g->m, g->n, g->k, 1.0f, (const float *)c->dA,
-                      c->lda, (const float *)c->dB, c->ldb, 0.0f, (float *)c->dC, c->ldc, rep);
+        return abft_dgemm(c->h, ta, tb, t->m, t->n, t->k, t->alpha, (const double *)c->dA,
+                          t->lda, (const double *)c->dB, t->ldb, t->beta, (double *)c->dC,
+                          t->ldc, rep);
+    return abft_sgemm(c->h, ta, tb, t->m, t->n, t->k, (float)t->alpha, (const float *)c->dA,
+                      t->lda, (const float *)c->dB, t->ldb, (float)t->beta, (float *)c->dC,
+                      t->ldc, rep);
 }
 
 static abft_status_t gemm_fetch(camp_t *c, void *host) {
-    return from_backend(c, host, c->dC, c->cfg->m, c->cfg->n, c->ldc, c->es);
+    return from_backend(c, host, c->dC, c->tc.m, c->tc.n, c->tc.ldc, c->es);
 }
 
 static abft_status_t gemm_restore(camp_t *c, int which) {
-    const abft_campaign_config_t *g = c->cfg;
-    if (which == 0) return to_backend(c, c->A, c->dA, g->m, g->k, c->lda, c->es);
-    return to_backend(c, c->B, c->dB, g->k, g->n, c->ldb, c->es);
+    const abft_trial_config_t *t = &c->tc;
+    if (which == 0) return to_backend(c, c->A, c->dA, a_rows(t), a_cols(t), t->lda, c->es);
+    return to_backend(c, c->B, c->dB, b_rows(t), b_cols(t), t->ldb, c->es);
 }
 
-/* The row bound of the unweighted (e) checksum, as verify/ derives it for alpha = 1,
- * beta = 0 (docs/bound.md):
- *   tau_i = coef_s·(|A|·(|B|·e))_i + coef_r·(|C|·e)_i,
- *   coef_s = gamma_{k+3}(u) + gamma_k(u64)(1 + gamma_n(u64)) + gamma_n(u64) + gamma_3(u64),
- *   coef_r = gamma_n(u64),
- * with u the unit roundoff of the GEMM's arithmetic (the golden report's), u64 = 2^-53 for
- * the fp64 checksum arithmetic, and the handle's bound mode in gamma. |C| is the golden
- * result's. The small padding factors verify/ adds for the rounding of the bound itself
- * are left out: they make tau here smaller by a relative 1e-13, which can only make the
- * campaign stricter. */
-static void gemm_tolerance(camp_t *c) {
-    const abft_campaign_config_t *g = c->cfg;
-    const double u64 = 0x1p-53;
-    double gk = abft_gamma(c->h, (double)g->k, u64), gn = abft_gamma(c->h, (double)g->n, u64);
-    double coef_s = abft_gamma(c->h, (double)g->k + 3.0, c->u) + gk * (1.0 + gn) + gn +
-                    abft_gamma(c->h, 3.0, u64);
-    double coef_r = gn;
-    double *bsum = c->work; /* |B|·e, k entries */
-    for (int64_t l = 0; l < g->k; ++l) {
-        double s = 0;
-        for (int64_t j = 0; j < g->n; ++j) s += fabs(elem(c->prec, c->B, l + j * c->ldb));
-        bsum[l] = s;
+/* The bounds of the checksums of C from the bound module, with the trial's alpha, beta,
+ * sizes and arithmetic (docs/bound.md). For row i and weights v (e or w):
+ *   tau_v,i = coef_s·(|alpha|·(|op(A)|·(|op(B)|·v))_i + |beta|·(|C_old|·v)_i)
+ *           + coef_r·(|G|·v)_i + abs_floor + eta_amp·(wsum_v·|op(A)|_i,1 + sum_l (|op(B)|·v)_l)
+ * with G the golden result: what the library's compare and its amplified-underflow term
+ * allow a fault-free row; columns likewise with v^T on the left (full checksums).
+ * tau[0..m): e of the rows (rho is judged in it), tau[m..2m): w of the rows, then e and w
+ * of the columns. */
+static abft_status_t gemm_tolerance(camp_t *c) {
+    const abft_trial_config_t *t = &c->tc;
+    const int64_t m = t->m, n = t->n, k = t->k;
+    const int use_ab = t->alpha != 0.0;
+    const int64_t W = max64(max64(c->maxr, c->maxc), c->maxk);
+    double *by[2] = {c->work, c->work + W};          /* |op(B)|·v, k entries */
+    double *ay[2] = {c->work + 2 * W, c->work + 3 * W}; /* v^T·|op(A)|, k entries */
+    double ysum[2] = {0, 0}, xsum[2] = {0, 0};
+    abft_gemm_bound_t br, bc;
+    abft_bound_gemm(c->h, &c->arith, t->alpha, t->beta, n, k, n, &br);
+    abft_bound_gemm(c->h, &c->arith, t->alpha, t->beta, m, k, m, &bc);
+    for (int64_t l = 0; l < k; ++l) {
+        double s0 = 0, s1 = 0, a0 = 0, a1 = 0;
+        for (int64_t j = 0; j < n; ++j) {
+            double x = fabs(elem(c->prec, c->B, t->transb ? j + l * t->ldb : l + j * t->ldb));
+            s0 += x;
+            s1 += (double)(j + 1) * x;
+        }
+        for (int64_t i = 0; i < m; ++i) {
+            double x = fabs(elem(c->prec, c->A, t->transa ? l + i * t->lda : i + l * t->lda));
+            a0 += x;
+            a1 += (double)(i + 1) * x;
+        }
+        by[0][l] = s0, by[1][l] = s1, ay[0][l] = a0, ay[1][l] = a1;
+        ysum[0] += s0, ysum[1] += s1, xsum[0] += a0, xsum[1] += a1;
     }
-    for (int64_t i = 0; i < g->m; ++i) c->tau[i] = 0;
-    for (int64_t l = 0; l < g->k; ++l)
-        for (int64_t i = 0; i < g->m; ++i)
-            c->tau[i] += fabs(elem(c->prec, c->A, i + l * c->lda)) * bsum[l];
-    for (int64_t i = 0; i < g->m; ++i) c->tau[i] *= coef_s;
-    for (int64_t j = 0; j < g->n; ++j)
-        for (int64_t i = 0; i < g->m; ++i)
-            c->tau[i] += coef_r * fabs(elem(c->prec, c->G, i + j * c->ldc));
+    /* rows */
+    for (int64_t i = 0; i < m; ++i) {
+        double sa[2] = {0, 0}, pa[2] = {0, 0}, ra[2] = {0, 0}, a1 = 0;
+        for (int64_t l = 0; l < k; ++l) {
+            double a = fabs(elem(c->prec, c->A, t->transa ? l + i * t->lda : i + l * t->lda));
+            sa[0] += a * by[0][l];
+            sa[1] += a * by[1][l];
+            a1 += a;
+        }
+        for (int64_t j = 0; j < n; ++j) {
+            double w = (double)(j + 1), x = fabs(elem(c->prec, c->G, i + j * t->ldc));
+            double o = t->beta != 0.0 ? fabs(elem(c->prec, c->C0, i + j * t->ldc)) : 0.0;
+            ra[0] += x, ra[1] += w * x, pa[0] += o, pa[1] += w * o;
+        }
+        for (int q = 0; q < 2; ++q) {
+            double tau = br.coef_s * (fabs(t->alpha) * sa[q] + fabs(t->beta) * pa[q]) +
+                         br.coef_r * ra[q] + br.abs_floor;
+            if (use_ab) tau += abft_bound_gemm_amp(&br, q, a1, ysum[q]);
+            c->tau[i + q * m] = tau;
+        }
+    }
+    /* columns */
+    double *tc = c->tau + 2 * m;
+    for (int64_t j = 0; j < n; ++j) {
+        double sa[2] = {0, 0}, pa[2] = {0, 0}, ra[2] = {0, 0}, b1 = 0;
+        for (int64_t l = 0; l < k; ++l) {
+            double b = fabs(elem(c->prec, c->B, t->transb ? j + l * t->ldb : l + j * t->ldb));
+            sa[0] += ay[0][l] * b;
+            sa[1] += ay[1][l] * b;
+            b1 += b;
+        }
+        for (int64_t i = 0; i < m; ++i) {
+            double w = (double)(i + 1), x = fabs(elem(c->prec, c->G, i + j * t->ldc));
+            double o = t->beta != 0.0 ? fabs(elem(c->prec, c->C0, i + j * t->ldc)) : 0.0;
+            ra[0] += x, ra[1] += w * x, pa[0] += o, pa[1] += w * o;
+        }
+        for (int q = 0; q < 2; ++q) {
+            double tau = bc.coef_s * (fabs(t->alpha) * sa[q] + fabs(t->beta) * pa[q]) +
+                         bc.coef_r * ra[q] + bc.abs_floor;
+            if (use_ab) tau += abft_bound_gemm_amp(&bc, q, b1, xsum[q]);
+            tc[j + q * n] = tau;
+        }
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* |d| / tau with NaN (and a change against a zero bound) as +Inf. */
+static double ratio(long double d, double tau) {
+    double x = (double)fabsl(d);
+    if (x == 0) return 0;
+    double r = tau > 0 ? x / tau : INFINITY;
+    return isnan(r) ? INFINITY : r;
+}
+
+/* rho_check: the change of C as its checksums see it, max over rows (and columns with full
+ * checksums) and both weights of |sum_j v_j (C_ij - G_ij)| / tau_v,i, in extended
+ * precision. Undetected, a change with rho_check > 2 violates the guarantee. */
+static double gemm_check(const camp_t *c) {
+    const abft_trial_config_t *t = &c->tc;
+    const int64_t m = t->m, n = t->n;
+    double rho = 0;
+    for (int64_t i = 0; i < m; ++i) {
+        long double d0 = 0, d1 = 0;
+        for (int64_t j = 0; j < n; ++j) {
+            long double d = (long double)elem(c->prec, c->C, i + j * t->ldc) -
+                            (long double)elem(c->prec, c->G, i + j * t->ldc);
+            d0 += d, d1 += (long double)(j + 1) * d;
+        }
+        rho = fmax(rho, fmax(ratio(d0, c->tau[i]), ratio(d1, c->tau[i + m])));
+        if (isnan((double)d0) || isnan((double)d1)) rho = INFINITY;
+    }
+    if (t->checksum_kind != ABFT_CHECKSUM_FULL) return rho;
+    const double *tc = c->tau + 2 * m;
+    for (int64_t j = 0; j < n; ++j) {
+        long double d0 = 0, d1 = 0;
+        for (int64_t i = 0; i < m; ++i) {
+            long double d = (long double)elem(c->prec, c->C, i + j * t->ldc) -
+                            (long double)elem(c->prec, c->G, i + j * t->ldc);
+            d0 += d, d1 += (long double)(i + 1) * d;
+        }
+        rho = fmax(rho, fmax(ratio(d0, tc[j]), ratio(d1, tc[j + n])));
+        if (isnan((double)d0) || isnan((double)d1)) rho = INFINITY;
+    }
+    return rho;
 }
 
 /* rho = max_ij |C_ij - G_ij| / tau_i; a NaN anywhere gives +Inf. */
 static double gemm_change(const camp_t *c) {
-    const abft_campaign_config_t *g = c->cfg;
+    const abft_trial_config_t *t = &c->tc;
     double rho = 0;
-    for (int64_t j = 0; j < g->n; ++j)
-        for (int64_t i = 0; i < g->m; ++i) {
-            int64_t t = i + j * c->ldc;
-            double d = fabs(elem(c->prec, c->C, t) - elem(c->prec, c->G, t));
+    for (int64_t j = 0; j < t->n; ++j)
+        for (int64_t i = 0; i < t->m; ++i) {
+            int64_t x = i + j * t->ldc;
+            double d = fabs(elem(c->prec, c->C, x) - elem(c->prec, c->G, x));
             if (d == 0) continue;
             double r = c->tau[i] > 0 ? d / c->tau[i] : INFINITY;
             if (!(r <= rho)) rho = isnan(r) ? INFINITY : r;
@@ -204,50 +399,57 @@ static double gemm_change(const camp_t *c) {
     return rho;
 }
 
-/* ---- GETRF: P·A = L·U of an n x n matrix, in place ------------------------------------ */
+/* ---- GETRF: P·A = L·U of an m x n matrix, in place ------------------------------------ */
 
 /* The factorization overwrites A, so every run starts from the pristine copy; the result
- * is the factors (and the pivots, which must match golden's for the factors to compare). */
+ * is the factors and the pivots. */
 static abft_status_t getrf_setup(camp_t *c) {
-    const abft_campaign_config_t *g = c->cfg;
-    int64_t n = g->n;
-    c->lda = c->ldc = n;
-    size_t sa = c->es * (size_t)(n * n);
+    const int64_t M = c->maxr, N = c->maxc, K = min64(M, N);
+    const int64_t pad = c->cfg->space == ABFT_SPACE_FULL ? LD_PAD_MAX : 0;
+    size_t sa = c->es * (size_t)((M + pad) * N);
     ABFT_TRY(halloc(sa, &c->A));
     ABFT_TRY(halloc(sa, &c->G));
     ABFT_TRY(halloc(sa, &c->C));
-    ABFT_TRY(halloc(sizeof(double) * (size_t)(2 * n + 1), (void **)&c->tau));
-    ABFT_TRY(halloc(sizeof(double) * (size_t)(2 * n + 1), (void **)&c->work));
-    ABFT_TRY(halloc(sizeof(int64_t) * (size_t)(2 * n + 1), (void **)&c->ipiv));
+    ABFT_TRY(halloc(sizeof(double) * (size_t)(2 * M + 1), (void **)&c->tau));
+    ABFT_TRY(halloc(sizeof(double) * (size_t)(2 * max64(M, N) + 1), (void **)&c->work));
+    ABFT_TRY(halloc(sizeof(int64_t) * (size_t)(2 * K + 1), (void **)&c->ipiv));
     ABFT_TRY(balloc(c, sa, &c->dA));
-    return balloc(c, sizeof(int64_t) * (size_t)n, &c->dB); /* dB holds the pivots */
+    return balloc(c, sizeof(int64_t) * (size_t)K, &c->dB); /* dB holds the pivots */
 }
 
 static abft_status_t getrf_load(camp_t *c, uint64_t seed) {
-    fill_uniform(c->prec, c->A, c->cfg->n * c->cfg->n, seed);
+    const abft_trial_config_t *t = &c->tc;
+    if (c->cfg->space != ABFT_SPACE_FULL)
+        fill_uniform(c->prec, c->A, t->lda * t->n, seed);
+    else
+        fill_matrix(c->prec, c->A, t->m, t->n, t->lda, 1.0, seed);
     return ABFT_STATUS_SUCCESS;
 }
 
 static abft_status_t getrf_run(camp_t *c, abft_report_t *rep) {
-    const abft_campaign_config_t *g = c->cfg;
-    int64_t n = g->n, info = 0;
-    ABFT_TRY(to_backend(c, c->A, c->dA, n, n, n, c->es));
-    int online = g->op == ABFT_CAMPAIGN_GETRF_ONLINE;
+    const abft_trial_config_t *t = &c->tc;
+    int64_t m = t->m, n = t->n, lda = t->lda, info = 0;
+    ABFT_TRY(to_backend(c, c->A, c->dA, lda, n, lda, c->es));
+    int online = c->cfg->op == ABFT_CAMPAIGN_GETRF_ONLINE;
+    abft_lu_options_t o = {t->nb, t->check_every, t->panel_nb, t->lookahead};
+    const abft_lu_options_t *opt = c->cfg->space == ABFT_SPACE_FULL ? &o : NULL;
     if (c->prec == ABFT_PREC_D)
-        return online ? abft_dgetrf_online(c->h, n, n, (double *)c->dA, n, (int64_t *)c->dB,
-                                           NULL, &info, rep)
-                      : abft_dgetrf(c->h, n, n, (double *)c->dA, n, (int64_t *)c->dB, &info, rep);
-    return online ? abft_sgetrf_online(c->h, n, n, (float *)c->dA, n, (int64_t *)c->dB, NULL,
+        return online ? abft_dgetrf_online(c->h, m, n, (double *)c->dA, lda, (int64_t *)c->dB,
+                                           opt, &info, rep)
+                      : abft_dgetrf(c->h, m, n, (double *)c->dA, lda, (int64_t *)c->dB, &info,
+                                    rep);
+    return online ? abft_sgetrf_online(c->h, m, n, (float *)c->dA, lda, (int64_t *)c->dB, opt,
                                        &info, rep)
-                  : abft_sgetrf(c->h, n, n, (float *)c->dA, n, (int64_t *)c->dB, &info, rep);
+                  : abft_sgetrf(c->h, m, n, (float *)c->dA, lda, (int64_t *)c->dB, &info, rep);
 }
 
 static abft_status_t getrf_fetch(camp_t *c, void *host) {
-    int64_t n = c->cfg->n;
-    ABFT_TRY(from_backend(c, host, c->dA, n, n, n, c->es));
-    /* golden's pivots in ipiv[0..n), the trial's in ipiv[n..2n) */
-    int64_t *piv = c->ipiv + (host == c->G ? 0 : n);
-    return from_backend(c, piv, c->dB, n, 1, n, sizeof(int64_t));
+    const abft_trial_config_t *t = &c->tc;
+    int64_t k = min64(t->m, t->n);
+    ABFT_TRY(from_backend(c, host, c->dA, t->m, t->n, t->lda, c->es));
+    /* golden's pivots in ipiv[0..k), the trial's in ipiv[k..2k) */
+    int64_t *piv = c->ipiv + (host == c->G ? 0 : k);
+    return from_backend(c, piv, c->dB, k, 1, k, sizeof(int64_t));
 }
 
 static abft_status_t getrf_restore(camp_t *c, int which) {
@@ -257,42 +459,48 @@ static abft_status_t getrf_restore(camp_t *c, int which) {
 }
 
 /* An LU is judged by what it guarantees: its backward error. The row bounds of the two
- * checksums of L·(U·v) = P·(A·v), v = e and v = w (w_j = j + 1), as verify/ derives them
- * (docs/lu.md): tau_q,i = coef_s·(P·|A|·v_q)_i + coef_r·(|L|·(|U|·v_q))_i with
- * coef_r = gamma_{n+1}(u) + 2·gamma_n(u64), coef_s = gamma_n(u64), from the golden factors
- * and pivots; tau[0..n) for e, tau[n..2n) for w. */
-static void getrf_tolerance(camp_t *c) {
-    int64_t n = c->cfg->n;
+ * checksums of L·(U·v) = P·(A·v), v = e and v = w (w_j = j + 1), with k = min(m, n), as the
+ * library's LU check states them (docs/lu.md): tau_q,i = coef_s·(P·|A|·v_q)_i +
+ * coef_r·(|L|·(|U|·v_q))_i with coef_r = gamma_{k+1}(u) + gamma_n(u64) + gamma_k(u64),
+ * coef_s = gamma_n(u64), from the golden factors and pivots; tau[0..m) for e, tau[m..2m)
+ * for w. (The LU bound is not in the bound module yet; the small slack and underflow
+ * floor the library adds are left out, which can only make the campaign stricter.) */
+static abft_status_t getrf_tolerance(camp_t *c) {
+    const abft_trial_config_t *t = &c->tc;
+    const int64_t m = t->m, n = t->n, lda = t->lda, k = min64(m, n);
     const double u64 = 0x1p-53;
-    double gn = abft_gamma(c->h, (double)n, u64);
-    double coef_r = abft_gamma(c->h, (double)n + 1.0, c->u) + 2.0 * gn, coef_s = gn;
+    double gn = abft_gamma(c->h, (double)n, u64), gk = abft_gamma(c->h, (double)k, u64);
+    double coef_r = abft_gamma(c->h, (double)k + 1.0, c->u) + gn + gk, coef_s = gn;
     for (int q = 0; q < 2; ++q) {
-        double *ua = c->work, *pa = c->work + n, *tau = c->tau + q * n;
-        for (int64_t i = 0; i < n; ++i) ua[i] = 0;
+        double *ua = c->work, *pa = c->work + max64(m, n), *tau = c->tau + q * m;
+        for (int64_t i = 0; i < k; ++i) ua[i] = 0;
         for (int64_t j = 0; j < n; ++j) {
             double w = q == 0 ? 1.0 : (double)(j + 1);
-            for (int64_t i = 0; i <= j; ++i) ua[i] += fabs(elem(c->prec, c->G, i + j * n)) * w;
+            for (int64_t i = 0; i <= j && i < k; ++i)
+                ua[i] += fabs(elem(c->prec, c->G, i + j * lda)) * w;
         }
-        for (int64_t i = 0; i < n; ++i) {
+        for (int64_t i = 0; i < m; ++i) {
             double s = 0;
             for (int64_t j = 0; j < n; ++j)
-                s += fabs(elem(c->prec, c->A, i + j * n)) * (q == 0 ? 1.0 : (double)(j + 1));
+                s += fabs(elem(c->prec, c->A, i + j * lda)) * (q == 0 ? 1.0 : (double)(j + 1));
             pa[i] = s;
         }
-        for (int64_t i = 0; i < n; ++i) { /* P·|A|·v: the golden row interchanges */
+        for (int64_t i = 0; i < k; ++i) { /* P·|A|·v: the golden row interchanges */
             int64_t r = c->ipiv[i] - 1;
-            if (r > i && r < n) {
-                double t = pa[i];
+            if (r > i && r < m) {
+                double x = pa[i];
                 pa[i] = pa[r];
-                pa[r] = t;
+                pa[r] = x;
             }
         }
-        for (int64_t i = 0; i < n; ++i) {
-            double lu = ua[i]; /* the unit diagonal of L */
-            for (int64_t j = 0; j < i; ++j) lu += fabs(elem(c->prec, c->G, i + j * n)) * ua[j];
+        for (int64_t i = 0; i < m; ++i) {
+            double lu = i < k ? ua[i] : 0.0; /* the unit diagonal of L */
+            for (int64_t j = 0; j < i && j < k; ++j)
+                lu += fabs(elem(c->prec, c->G, i + j * lda)) * ua[j];
             tau[i] = coef_s * pa[i] + coef_r * lu;
         }
     }
+    return ABFT_STATUS_SUCCESS;
 }
 
 /* rho = max over rows and both checksums of |L·(U·v) - P·(A·v)| / tau for the trial's
@@ -302,39 +510,42 @@ static void getrf_tolerance(camp_t *c) {
  * amplify input changes by the conditioning; what must hold is that they are an LU of a
  * matrix within the bound of A.) */
 static double getrf_change(const camp_t *c) {
-    int64_t n = c->cfg->n;
-    const int64_t *piv = c->ipiv + n;
-    long double *y = (long double *)malloc(sizeof(long double) * (size_t)n * 3);
+    const abft_trial_config_t *t = &c->tc;
+    const int64_t m = t->m, n = t->n, lda = t->lda, k = min64(m, n);
+    const int64_t *piv = c->ipiv + k;
+    long double *y = (long double *)malloc(sizeof(long double) * (size_t)(k + 2 * m));
     if (y == NULL) return INFINITY;
-    long double *z = y + n, *x = y + 2 * n;
+    long double *z = y + k, *x = y + k + m;
     double rho = 0;
     for (int q = 0; q < 2; ++q) {
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] = 0;
+        for (int64_t i = 0; i < k; ++i) y[i] = 0;
+        for (int64_t i = 0; i < m; ++i) x[i] = 0;
         for (int64_t j = 0; j < n; ++j) {
             long double w = q == 0 ? 1.0L : (long double)(j + 1);
-            for (int64_t i = 0; i < n; ++i) {
-                if (i <= j) y[i] += (long double)elem(c->prec, c->C, i + j * n) * w;
-                x[i] += (long double)elem(c->prec, c->A, i + j * n) * w;
+            for (int64_t i = 0; i < m; ++i) {
+                if (i <= j && i < k) y[i] += (long double)elem(c->prec, c->C, i + j * lda) * w;
+                x[i] += (long double)elem(c->prec, c->A, i + j * lda) * w;
             }
         }
-        for (int64_t i = 0; i < n; ++i) { /* P·(A·v): the trial's row interchanges */
+        for (int64_t i = 0; i < k; ++i) { /* P·(A·v): the trial's row interchanges */
             int64_t r = piv[i] - 1;
-            if (r < i || r >= n) {
+            if (r < i || r >= m) {
                 free(y);
                 return INFINITY;
             }
-            long double t = x[i];
+            long double s = x[i];
             x[i] = x[r];
-            x[r] = t;
+            x[r] = s;
         }
-        for (int64_t i = 0; i < n; ++i) {
-            long double s = y[i];
-            for (int64_t j = 0; j < i; ++j) s += (long double)elem(c->prec, c->C, i + j * n) * y[j];
+        for (int64_t i = 0; i < m; ++i) {
+            long double s = i < k ? y[i] : 0.0L;
+            for (int64_t j = 0; j < i && j < k; ++j)
+                s += (long double)elem(c->prec, c->C, i + j * lda) * y[j];
             z[i] = s;
         }
-        for (int64_t i = 0; i < n; ++i) {
-            double d = (double)fabsl(z[i] - x[i]), t = c->tau[i + q * n];
-            double r = d == 0 ? 0 : (t > 0 ? d / t : INFINITY);
+        for (int64_t i = 0; i < m; ++i) {
+            double d = (double)fabsl(z[i] - x[i]), tt = c->tau[i + q * m];
+            double r = d == 0 ? 0 : (tt > 0 ? d / tt : INFINITY);
             if (!(r <= rho)) rho = isnan(r) ? INFINITY : r;
         }
     }
@@ -350,18 +561,18 @@ static const op_desc_t ops[ABFT_CAMPAIGN_OP_COUNT] = {
                             SITE(ABFT_SITE_AFTER_ENCODE) | SITE(ABFT_SITE_MID_GEMM) |
                                 SITE(ABFT_SITE_AFTER_GEMM) | SITE(ABFT_SITE_CHECKSUM),
                             gemm_setup, gemm_load, gemm_run, gemm_fetch, gemm_restore,
-                            gemm_tolerance, gemm_change},
+                            gemm_tolerance, gemm_change, gemm_check},
     [ABFT_CAMPAIGN_GETRF] = {"getrf", SITE(ABFT_SITE_CHECKSUM) | SITE(ABFT_SITE_AFTER_LU),
                              SITE(ABFT_SITE_CHECKSUM) | SITE(ABFT_SITE_AFTER_LU), getrf_setup,
                              getrf_load, getrf_run, getrf_fetch, getrf_restore, getrf_tolerance,
-                             getrf_change},
+                             getrf_change, getrf_change},
     [ABFT_CAMPAIGN_GETRF_ONLINE] = {"getrf-online",
                                     SITE(ABFT_SITE_CHECKSUM) | SITE(ABFT_SITE_LU_PANEL) |
                                         SITE(ABFT_SITE_AFTER_LU),
                                     SITE(ABFT_SITE_CHECKSUM) | SITE(ABFT_SITE_LU_PANEL) |
                                         SITE(ABFT_SITE_AFTER_LU),
                                     getrf_setup, getrf_load, getrf_run, getrf_fetch,
-                                    getrf_restore, getrf_tolerance, getrf_change},
+                                    getrf_restore, getrf_tolerance, getrf_change, getrf_change},
 };
 
 /* ---- public helpers -------------------------------------------------------------------- */
@@ -371,6 +582,13 @@ const char *abft_outcome_name(int o) {
         "masked", "corrected", "uncorrectable", "gray", "sdc", "miscorrected",
         "false_positive", "clean", "not_fired", "error"};
     return o >= 0 && o < ABFT_OUTCOME_COUNT ? names[o] : "unknown";
+}
+
+const char *abft_fault_model_name(int model) {
+    static const char *names[ABFT_FAULT_MODEL_COUNT] = {"one", "row2", "col2", "same_bit",
+                                                        "burst"};
+    if (model == ABFT_FAULT_SPEC) return "spec";
+    return model >= 0 && model < ABFT_FAULT_MODEL_COUNT ? names[model] : "unknown";
 }
 
 void abft_wilson_interval(int64_t k, int64_t n, double z, double *lo, double *hi) {
@@ -407,7 +625,254 @@ abft_campaign_config_t abft_campaign_config_default(void) {
     c.guarantee = 2.0;
     c.seed = 1;
     c.only_trial = -1;
+    c.space = ABFT_SPACE_FIXED;
     return c;
+}
+
+/* ---- configurations -------------------------------------------------------------------- */
+
+/* The fixed space: the config's problem, alpha = 1, beta = 0, tight leading dimensions. */
+static void fixed_config(camp_t *c) {
+    const abft_campaign_config_t *g = c->cfg;
+    abft_trial_config_t *t = &c->tc;
+    memset(t, 0, sizeof *t);
+    if (g->op == ABFT_CAMPAIGN_GEMM) {
+        t->m = g->m, t->n = g->n, t->k = g->k;
+        t->lda = max64(g->m, 1), t->ldb = max64(g->k, 1), t->ldc = max64(g->m, 1);
+    } else { /* an n x n matrix */
+        t->m = t->n = g->n;
+        t->lda = max64(g->n, 1);
+    }
+    t->alpha = 1.0, t->beta = 0.0, t->c_scale = 1.0;
+    t->checksum_kind = g->checksum_kind;
+    t->bound_mode = g->bound_mode;
+    t->bound_factor = g->bound_factor;
+    t->recompute = 1;
+    t->lu_recovery = g->lu_recovery ? 1 : 0;
+    t->model = ABFT_FAULT_SPEC;
+    t->width = g->spec.width;
+    t->call = 0;
+}
+
+/* A size in [1, max]: 1 and max an eighth of the time each, else uniform. */
+static int64_t draw_size(rng_t *r, int64_t max) {
+    int64_t p = rbelow(r, 8);
+    if (p == 0 || max <= 1) return 1;
+    if (p == 1) return max;
+    return 1 + rbelow(r, max);
+}
+/* A leading dimension for `rows` rows: tight half of the time, else 1 to LD_PAD_MAX more. */
+static int64_t draw_ld(rng_t *r, int64_t rows) {
+    if (rbelow(r, 2) == 0) return max64(rows, 1);
+    return rows + 1 + rbelow(r, LD_PAD_MAX);
+}
+static double draw_sign(rng_t *r) { return rbelow(r, 2) ? -1.0 : 1.0; }
+
+/* The full space: every configuration the API accepts, drawn from `seed` (docs/campaign.md
+ * lists the draws). fp32 scalars are drawn as floats, so the classification uses the values
+ * the call received. */
+static void draw_config(camp_t *c, uint64_t seed) {
+    const abft_campaign_config_t *g = c->cfg;
+    abft_trial_config_t *t = &c->tc;
+    const int sp = c->prec == ABFT_PREC_S;
+    rng_t r = {mix64(seed ^ 0xc0f1c0f1c0f1c0f1ull)};
+    memset(t, 0, sizeof *t);
+    t->checksum_kind = rbelow(&r, 2) ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW;
+    t->bound_mode = rbelow(&r, 2) ? ABFT_BOUND_PROBABILISTIC : ABFT_BOUND_WORST_CASE;
+    t->bound_factor = t->bound_mode == ABFT_BOUND_PROBABILISTIC ? 4.0 : 1.0;
+    /* TF32 changes fp32 GEMMs of the CUDA backend only */
+    t->math_mode = (int32_t)rbelow(&r, 2);
+    if (c->h->backend != ABFT_BACKEND_CUDA || !sp) t->math_mode = 0;
+    t->recompute = 1;
+    t->c_scale = 1.0;
+    t->alpha = 1.0;
+    if (g->op == ABFT_CAMPAIGN_GEMM) {
+        t->m = draw_size(&r, g->m), t->n = draw_size(&r, g->n), t->k = draw_size(&r, g->k);
+        t->transa = (int32_t)rbelow(&r, 2), t->transb = (int32_t)rbelow(&r, 2);
+        t->lda = draw_ld(&r, a_rows(t));
+        t->ldb = draw_ld(&r, b_rows(t));
+        t->ldc = draw_ld(&r, t->m);
+        const double tiny = sp ? 0x1p-110 : 0x1p-1000, huge = sp ? 0x1p+90 : 0x1p+600;
+        switch (rbelow(&r, 6)) {
+        case 0: t->alpha = 0.0; break;
+        case 1: t->alpha = 1.0; break;
+        case 2: t->alpha = -1.0; break;
+        case 3: t->alpha = draw_sign(&r) * 0.25 * pow(16.0, runit(&r)); break;
+        case 4: t->alpha = draw_sign(&r) * tiny * (1.0 + runit(&r)); break;
+        default: t->alpha = draw_sign(&r) * huge * (1.0 + runit(&r)); break;
+        }
+        switch (rbelow(&r, 3)) {
+        case 0: t->beta = 0.0; break;
+        case 1: t->beta = 1.0; break;
+        default: t->beta = draw_sign(&r) * 0.25 * pow(16.0, runit(&r)); break;
+        }
+        if (sp) t->alpha = (double)(float)t->alpha, t->beta = (double)(float)t->beta;
+        int big = (int)rbelow(&r, 2);
+        if (t->beta == 0.0) /* must be ignored: NaN half of the time */
+            t->c_scale = big ? NAN : 1.0;
+        else /* the old C as large as alpha·op(A)·op(B), or 2^24 times larger */
+            t->c_scale = (big ? 0x1p24 : 1.0) * (t->alpha != 0.0 ? fabs(t->alpha) : 1.0);
+        t->recompute = (int32_t)rbelow(&r, 2);
+    } else {
+        t->m = draw_size(&r, g->m), t->n = draw_size(&r, g->n);
+        t->lda = draw_ld(&r, t->m);
+        t->lu_recovery = (int32_t)rbelow(&r, 2);
+        if (g->op == ABFT_CAMPAIGN_GETRF_ONLINE) {
+            t->nb = rbelow(&r, 3) == 0 ? 0 : 1 + rbelow(&r, 16);   /* 0: the default */
+            t->check_every = rbelow(&r, 4);                         /* 0: the default (1) */
+            t->panel_nb = rbelow(&r, 2) == 0 ? 0 : 1 + rbelow(&r, 8);
+            t->lookahead = rbelow(&r, 3) - 1;
+        }
+    }
+    t->model = -1;
+    t->call = -1;
+}
+
+/* The handle's options (and the math mode of its cuBLAS handle) for c->tc, and the
+ * arithmetic the bound module derives from them. */
+static abft_status_t apply_config(camp_t *c) {
+    const abft_trial_config_t *t = &c->tc;
+    ABFT_TRY(abft_set_checksum_kind(c->h, (abft_checksum_kind_t)t->checksum_kind));
+    ABFT_TRY(abft_set_bound_mode(c->h, (abft_bound_mode_t)t->bound_mode, t->bound_factor));
+    ABFT_TRY(abft_set_lu_recovery(c->h, t->lu_recovery ? 1 : 0));
+    if (c->cfg->space == ABFT_SPACE_FULL) ABFT_TRY(abft_set_recompute(c->h, t->recompute));
+#if ABFT_HAVE_CUDA
+    if (c->h->backend == ABFT_BACKEND_CUDA && c->cfg->space == ABFT_SPACE_FULL) {
+        cublasMath_t mode = t->math_mode ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
+        if (cublasSetMathMode((cublasHandle_t)c->h->kctx.blas, mode) != CUBLAS_STATUS_SUCCESS)
+            return ABFT_STATUS_CUBLAS_ERROR;
+    }
+#endif
+    return abft_bound_arith(c->h, c->prec, &c->arith);
+}
+
+/* ---- the campaign's hook (full space) ------------------------------------------------- */
+
+static abft_status_t fire_once(camp_t *c, const abft_fault_spec_t *s, abft_hook_site_t site,
+                               int which, char precision, void *ptr, int64_t rows, int64_t cols,
+                               int64_t ld) {
+    ABFT_TRY(abft_injector_set_spec(c->inj, s));
+    return abft_injector_hook(c->inj, site, which, precision, ptr, rows, cols, ld);
+}
+
+/* The planned fault, fired through the injector (one firing per element group, each from
+ * the injector's stream of the trial seed, so the trial replays). */
+static abft_status_t fire_plan(camp_t *c, abft_hook_site_t site, int which, char precision,
+                               void *ptr, int64_t rows, int64_t cols, int64_t ld) {
+    const fault_plan_t *p = &c->plan;
+    abft_fault_spec_t s = c->cfg->spec;
+    s.width = p->width;
+    s.nelems = 1;
+    s.row = -1;
+    s.col = -1;
+    switch (p->model) {
+    case ABFT_FAULT_ROW2: s.nelems = 2, s.row = p->row; break;
+    case ABFT_FAULT_COL2: s.nelems = 2, s.col = p->col; break;
+    case ABFT_FAULT_SAME_BIT:
+        s.bit_class = ABFT_BITS_EXACT, s.bit = p->bit, s.nelems = (int32_t)p->len;
+        break;
+    case ABFT_FAULT_BURST:
+        for (int64_t e = 0; e < p->len; ++e) {
+            s.row = p->row + e;
+            s.col = p->col;
+            ABFT_TRY(fire_once(c, &s, site, which, precision, ptr, rows, cols, ld));
+        }
+        return ABFT_STATUS_SUCCESS;
+    default: break;
+    }
+    return fire_once(c, &s, site, which, precision, ptr, rows, cols, ld);
+}
+
+/* Counts every call per site; records the golden run's calls; fires the planned fault at
+ * the planned call of a trial. */
+static abft_status_t camp_hook(void *user, abft_hook_site_t site, int which, char precision,
+                               void *ptr, int64_t rows, int64_t cols, int64_t ld) {
+    camp_t *c = (camp_t *)user;
+    if ((unsigned)site >= ABFT_SITE_COUNT) return ABFT_STATUS_SUCCESS;
+    int64_t idx = c->ncalls[site]++;
+    if (c->hook_mode == HOOK_RECORD) {
+        if (c->ncall == c->callcap) {
+            int64_t cap = c->callcap > 0 ? 2 * c->callcap : 64;
+            call_rec_t *q = (call_rec_t *)realloc(c->calls, sizeof *q * (size_t)cap);
+            ABFT_RETURN_IF(q == NULL, ABFT_STATUS_ALLOC_FAILED);
+            c->calls = q;
+            c->callcap = cap;
+        }
+        call_rec_t rec = {(int32_t)site, which, rows, cols, precision};
+        c->calls[c->ncall++] = rec;
+        return ABFT_STATUS_SUCCESS;
+    }
+    if (c->hook_mode != HOOK_FIRE || (int)site != c->plan.site || idx != c->plan.call)
+        return ABFT_STATUS_SUCCESS;
+    return fire_plan(c, site, which, precision, ptr, rows, cols, ld);
+}
+
+/* The fault of a full-space trial, from its seed and the golden run's calls: a site among
+ * `sites` that the golden run reached, a call among that site's calls, a fault model among
+ * those the call's array admits, and the model's positions. site = -1: nothing reached. */
+static void plan_fault(camp_t *c, uint32_t sites, uint64_t seed) {
+    fault_plan_t *p = &c->plan;
+    abft_trial_config_t *t = &c->tc;
+    rng_t r = {mix64(seed ^ 0xfa017fa017fa017full)};
+    memset(p, 0, sizeof *p);
+    p->site = -1;
+    p->which = -1;
+    uint32_t reached = 0;
+    int64_t per_site[ABFT_SITE_COUNT] = {0};
+    for (int64_t i = 0; i < c->ncall; ++i) {
+        reached |= 1u << c->calls[i].site;
+        per_site[c->calls[i].site] += 1;
+    }
+    uint32_t cand = sites & reached;
+    int nsite = 0;
+    for (uint32_t x = cand; x; x &= x - 1) ++nsite;
+    if (nsite == 0) return;
+    int pick = (int)rbelow(&r, nsite);
+    for (int s = 0; s < ABFT_SITE_COUNT; ++s)
+        if ((cand & (1u << s)) && pick-- == 0) {
+            p->site = s;
+            break;
+        }
+    p->call = rbelow(&r, per_site[p->site]);
+    const call_rec_t *rec = NULL;
+    for (int64_t i = 0, j = 0; i < c->ncall && rec == NULL; ++i)
+        if (c->calls[i].site == p->site && j++ == p->call) rec = &c->calls[i];
+    p->which = rec->which;
+    const int64_t rows = rec->rows, cols = rec->cols;
+    const int nbits = rec->prec == 'd' ? 64 : 32;
+    const abft_fault_spec_t *spec = &c->cfg->spec;
+    p->width = 1 + (int)rbelow(&r, 2);
+    if (spec->bit_class == ABFT_BITS_EXACT && spec->bit + p->width > nbits) p->width = 1;
+    int models[ABFT_FAULT_MODEL_COUNT], nm = 0;
+    models[nm++] = ABFT_FAULT_ONE;
+    if (cols >= 2) models[nm++] = ABFT_FAULT_ROW2;
+    if (rows >= 2) models[nm++] = ABFT_FAULT_COL2;
+    if (rows * cols >= 2) models[nm++] = ABFT_FAULT_SAME_BIT;
+    if (rows >= 2) models[nm++] = ABFT_FAULT_BURST;
+    p->model = models[rbelow(&r, nm)];
+    switch (p->model) {
+    case ABFT_FAULT_ROW2: p->row = rbelow(&r, rows); break;
+    case ABFT_FAULT_COL2: p->col = rbelow(&r, cols); break;
+    case ABFT_FAULT_SAME_BIT: {
+        p->len = min64(2 + rbelow(&r, 3), rows * cols);
+        int32_t lo = 0, hi = nbits - 1;
+        if (abft_fault_bit_range(spec, rec->prec, &lo, &hi) != ABFT_STATUS_SUCCESS)
+            lo = 0, hi = nbits - 1;
+        p->bit = lo + (int32_t)rbelow(&r, hi - lo + 1);
+        if (p->bit + p->width > nbits) p->bit = nbits - p->width;
+        break;
+    }
+    case ABFT_FAULT_BURST:
+        p->len = min64(2 + rbelow(&r, 3), rows);
+        p->row = rbelow(&r, rows - p->len + 1);
+        p->col = rbelow(&r, cols);
+        break;
+    default: break;
+    }
+    t->model = p->model;
+    t->width = p->width;
+    t->call = (int32_t)p->call;
+    t->calls = (int32_t)per_site[p->site];
 }
 
 /* ---- the runner ------------------------------------------------------------------------ */
@@ -424,9 +889,11 @@ static void camp_free(camp_t *c) {
     free(c->B);
     free(c->G);
     free(c->C);
+    free(c->C0);
     free(c->tau);
     free(c->work);
     free(c->ipiv);
+    free(c->calls);
 }
 
 static int popcount32(uint32_t x) {
@@ -435,7 +902,7 @@ static int popcount32(uint32_t x) {
     return n;
 }
 
-/* The site (and operand) of a faulty trial, drawn from its seed. */
+/* The site (and operand) of a fixed-space faulty trial, drawn from its seed. */
 static void draw_site(uint32_t sites, uint64_t seed, int *site, int *which) {
     uint64_t r = mix64(seed ^ 0x517e517e517e517eull);
     int pick = (int)((r & 0xffffffffu) % (uint64_t)popcount32(sites));
@@ -459,11 +926,17 @@ static abft_status_t check_config(const abft_campaign_config_t *g) {
     ABFT_RETURN_IF((g->sites & ~ops[g->op].valid_sites) != 0u, ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(!(g->guarantee >= 1.0), ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(g->only_trial >= g->trials + g->controls, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(g->space != ABFT_SPACE_FIXED && g->space != ABFT_SPACE_FULL,
+                   ABFT_STATUS_INVALID_VALUE);
     return ABFT_STATUS_SUCCESS;
 }
 
-static void tally(abft_campaign_summary_t *s, const abft_trial_t *t) {
+static void tally(abft_campaign_summary_t *s, const abft_trial_t *t, double guarantee) {
     s->total += 1;
+    if (t->control && t->outcome == ABFT_OUTCOME_ERROR) { /* apart from the faulty trials */
+        s->control_errors += 1;
+        return;
+    }
     s->count[t->outcome] += 1;
     if (t->control) {
         if (t->outcome == ABFT_OUTCOME_CLEAN && t->report.max_ratio > s->max_control_ratio)
@@ -471,6 +944,8 @@ static void tally(abft_campaign_summary_t *s, const abft_trial_t *t) {
         return;
     }
     if (t->site >= 0 && t->site < ABFT_SITE_COUNT) s->by_site[t->site][t->outcome] += 1;
+    if (t->config.model >= 0 && t->config.model < ABFT_FAULT_MODEL_COUNT)
+        s->by_model[t->config.model][t->outcome] += 1;
     if (t->nflips > 0 && t->flips[0].bit >= 0 && t->flips[0].bit < 64)
         s->by_bit[t->flips[0].bit][t->outcome] += 1;
     if (t->nflips == 0 || t->outcome == ABFT_OUTCOME_ERROR) return;
@@ -478,6 +953,9 @@ static void tally(abft_campaign_summary_t *s, const abft_trial_t *t) {
     if (detected && t->outcome != ABFT_OUTCOME_UNCORRECTABLE && t->rho > s->max_corrected_rho)
         s->max_corrected_rho = t->rho;
     if (!detected && !(t->rho <= s->max_undetected_rho)) s->max_undetected_rho = t->rho;
+    if (!detected && t->outcome == ABFT_OUTCOME_GRAY && t->rho > t->rho_check &&
+        !(t->rho <= guarantee))
+        s->spread_undetected += 1;
 }
 
 static int classify(const abft_campaign_config_t *g, const abft_trial_t *t) {
@@ -494,13 +972,18 @@ static int classify(const abft_campaign_config_t *g, const abft_trial_t *t) {
     if (st == ABFT_STATUS_NON_FINITE_INPUT || r->nonfinite_input || r->uncorrectable > 0)
         return ABFT_OUTCOME_UNCORRECTABLE;
     int detected = r->detected > 0;
+    if (!detected && g->space == ABFT_SPACE_FULL) {
+        /* the guarantee is stated in the change the checksums see (docs/campaign.md) */
+        if (!(t->rho_check <= g->guarantee)) return ABFT_OUTCOME_SDC;
+        return t->rho <= 1.0 ? ABFT_OUTCOME_MASKED : ABFT_OUTCOME_GRAY;
+    }
     if (t->rho <= 1.0) return detected ? ABFT_OUTCOME_CORRECTED : ABFT_OUTCOME_MASKED;
     if (t->rho <= g->guarantee) return ABFT_OUTCOME_GRAY;
     return detected ? ABFT_OUTCOME_MISCORRECTED : ABFT_OUTCOME_SDC;
 }
 
-/* Load input set `set` and run its golden: the injector attached but firing nowhere, so
- * the golden takes the same path (a k-split GEMM) as the faulty trials. */
+/* Fixed space: load input set `set` and run its golden: the injector attached but firing
+ * nowhere, so the golden takes the same path (a k-split GEMM) as the faulty trials. */
 static abft_status_t golden(camp_t *c, const op_desc_t *op, int64_t set, int64_t *golden_fp) {
     ABFT_TRY(op->load(c, set_seed(c->cfg->seed, set)));
     ABFT_TRY(abft_injector_set_targets(c->inj, 0u, -1, 0));
@@ -512,8 +995,7 @@ static abft_status_t golden(camp_t *c, const op_desc_t *op, int64_t set, int64_t
     c->u = rep.unit_roundoff > 0 ? rep.unit_roundoff
                                  : (c->prec == ABFT_PREC_D ? 0x1p-53 : 0x1p-24);
     ABFT_TRY(op->fetch(c, c->G));
-    op->tolerance(c);
-    return ABFT_STATUS_SUCCESS;
+    return op->tolerance(c);
 }
 
 static abft_status_t run_faulty(camp_t *c, const op_desc_t *op, int64_t t, uint32_t sites,
@@ -525,6 +1007,7 @@ static abft_status_t run_faulty(camp_t *c, const op_desc_t *op, int64_t t, uint3
     draw_site(sites, tr->seed, &site, &which);
     tr->site = site;
     tr->which = which;
+    tr->config = c->tc;
     ABFT_TRY(abft_injector_set_targets(c->inj, 1u << site, which, 1));
     ABFT_TRY(abft_injector_arm(c->inj, tr->seed));
     double t0 = now_seconds();
@@ -549,9 +1032,17 @@ static abft_status_t run_control(camp_t *c, const op_desc_t *op, int64_t t, abft
     tr->set = -1;
     tr->site = -1;
     tr->which = -1;
+    if (g->space == ABFT_SPACE_FULL) {
+        draw_config(c, tr->seed);
+        ABFT_TRY(apply_config(c));
+    }
+    tr->config = c->tc;
     /* The production path: fresh inputs, no hook (so no k split either). */
     ABFT_TRY(op->load(c, tr->seed));
-    ABFT_TRY(abft_injector_detach(c->inj));
+    if (g->space == ABFT_SPACE_FULL)
+        ABFT_TRY(abft_set_hook(c->h, NULL, NULL));
+    else
+        ABFT_TRY(abft_injector_detach(c->inj));
     double t0 = now_seconds();
     tr->status = (int32_t)op->run(c, &tr->report);
     tr->seconds = now_seconds() - t0;
@@ -559,17 +1050,87 @@ static abft_status_t run_control(camp_t *c, const op_desc_t *op, int64_t t, abft
     return ABFT_STATUS_SUCCESS;
 }
 
+/* Full space: trial t draws its configuration, loads its own inputs, runs its own golden
+ * through the campaign's hook (which records every call), then fires the planned fault at
+ * the planned call. A golden run that fails is the trial's ERROR outcome (with the golden's
+ * status); one that flags something is a golden detection. */
+static abft_status_t run_full(camp_t *c, const op_desc_t *op, int64_t t, uint32_t sites,
+                              int64_t *golden_fp, abft_trial_t *tr) {
+    const abft_campaign_config_t *g = c->cfg;
+    tr->seed = trial_seed(g->seed, t);
+    tr->set = t;
+    tr->site = -1;
+    tr->which = -1;
+    draw_config(c, tr->seed);
+    ABFT_TRY(apply_config(c));
+    ABFT_TRY(op->load(c, mix64(tr->seed ^ 0x1a1a1a1a1a1a1a1aull)));
+    ABFT_TRY(abft_set_hook(c->h, camp_hook, c));
+    memset(c->ncalls, 0, sizeof c->ncalls);
+    c->ncall = 0;
+    c->hook_mode = HOOK_RECORD;
+    abft_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    abft_status_t st = op->run(c, &rep);
+    c->hook_mode = HOOK_OFF;
+    if (st == ABFT_STATUS_ALLOC_FAILED) return st;
+    if (rep.detected > 0 || rep.nonfinite_input) *golden_fp += 1;
+    if (st != ABFT_STATUS_SUCCESS) {
+        tr->config = c->tc;
+        tr->status = (int32_t)st;
+        tr->report = rep;
+        tr->outcome = ABFT_OUTCOME_ERROR;
+        return ABFT_STATUS_SUCCESS;
+    }
+    c->u = rep.unit_roundoff > 0 ? rep.unit_roundoff
+                                 : (c->prec == ABFT_PREC_D ? 0x1p-53 : 0x1p-24);
+    ABFT_TRY(op->fetch(c, c->G));
+    ABFT_TRY(op->tolerance(c));
+
+    plan_fault(c, sites, tr->seed);
+    tr->config = c->tc;
+    tr->site = c->plan.site;
+    tr->which = c->plan.which;
+    ABFT_TRY(abft_injector_arm(c->inj, tr->seed));
+    if (c->plan.site < 0) { /* no site of the set was reached: NOT_FIRED */
+        ABFT_TRY(abft_injector_flips(c->inj, &tr->flips, &tr->nflips));
+        tr->outcome = classify(g, tr);
+        return ABFT_STATUS_SUCCESS;
+    }
+    ABFT_TRY(abft_injector_set_targets(c->inj, 1u << c->plan.site, -1, 0));
+    memset(c->ncalls, 0, sizeof c->ncalls);
+    c->hook_mode = HOOK_FIRE;
+    double t0 = now_seconds();
+    tr->status = (int32_t)op->run(c, &tr->report);
+    tr->seconds = now_seconds() - t0;
+    c->hook_mode = HOOK_OFF;
+    ABFT_TRY(abft_injector_flips(c->inj, &tr->flips, &tr->nflips));
+    ABFT_TRY(op->fetch(c, c->C));
+    tr->rho = op->change(c);
+    tr->rho_check = op->check(c);
+    for (int64_t f = 0; f < tr->nflips; ++f)
+        if (tr->flips[f].site == ABFT_SITE_AFTER_ENCODE) {
+            ABFT_TRY(op->restore(c, tr->flips[f].which));
+        }
+    tr->outcome = classify(g, tr);
+    return ABFT_STATUS_SUCCESS;
+}
+
 static abft_status_t campaign(camp_t *c, abft_campaign_summary_t *s) {
     const abft_campaign_config_t *g = c->cfg;
     const op_desc_t *op = &ops[g->op];
+    const int full = g->space == ABFT_SPACE_FULL;
     uint32_t sites = g->sites != 0u ? g->sites : op->default_sites;
     ABFT_TRY(abft_create(&c->h, (abft_backend_t)g->backend));
     ABFT_TRY(abft_get_backend(c->h, (abft_backend_t *)&s->backend));
-    ABFT_TRY(abft_set_checksum_kind(c->h, (abft_checksum_kind_t)g->checksum_kind));
-    ABFT_TRY(abft_set_bound_mode(c->h, (abft_bound_mode_t)g->bound_mode, g->bound_factor));
-    ABFT_TRY(abft_set_lu_recovery(c->h, g->lu_recovery ? 1 : 0));
+    fixed_config(c);
+    ABFT_TRY(apply_config(c));
     ABFT_TRY(abft_injector_create(c->h, &c->inj));
     ABFT_TRY(abft_injector_set_spec(c->inj, &g->spec));
+    if (g->op == ABFT_CAMPAIGN_GEMM) {
+        c->maxr = g->m, c->maxc = g->n, c->maxk = g->k;
+    } else {
+        c->maxr = full ? g->m : g->n, c->maxc = g->n, c->maxk = 1;
+    }
     ABFT_TRY(op->setup(c));
 
     int64_t first = 0, last = g->trials + g->controls;
@@ -577,26 +1138,31 @@ static abft_status_t campaign(camp_t *c, abft_campaign_summary_t *s) {
         first = g->only_trial;
         last = first + 1;
     }
-    int64_t total = last - first, cur_set = -1, golden_fp = 0;
+    int64_t total = last - first, cur_set = -1, golden_fp = 0, goldens = 0;
     for (int64_t t = first; t < last; ++t) {
         abft_trial_t tr;
         memset(&tr, 0, sizeof tr);
         tr.index = t;
-        if (t < g->trials) {
+        if (t < g->trials && full) {
+            ABFT_TRY(run_full(c, op, t, sites, &golden_fp, &tr));
+            goldens += 1;
+            if (c->u > s->unit_roundoff) s->unit_roundoff = c->u;
+        } else if (t < g->trials) {
             if (t / g->refresh != cur_set) {
                 cur_set = t / g->refresh;
                 ABFT_TRY(golden(c, op, cur_set, &golden_fp));
+                goldens = cur_set + 1;
                 if (c->u > s->unit_roundoff) s->unit_roundoff = c->u;
             }
             ABFT_TRY(run_faulty(c, op, t, sites, &tr));
         } else {
             ABFT_TRY(run_control(c, op, t, &tr));
         }
-        tally(s, &tr);
+        tally(s, &tr, g->guarantee);
         if (g->on_trial) g->on_trial(g->user, &tr);
         if (g->progress) g->progress(g->user, t - first + 1, total);
     }
-    s->golden_runs = cur_set + 1;
+    s->golden_runs = goldens;
     s->golden_detections = golden_fp;
     return ABFT_STATUS_SUCCESS;
 }

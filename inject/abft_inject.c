@@ -71,6 +71,13 @@ static abft_status_t bit_range(const abft_fault_spec_t *s, int nbits, int32_t *l
     return ABFT_STATUS_SUCCESS;
 }
 
+abft_status_t abft_fault_bit_range(const abft_fault_spec_t *spec, char precision, int32_t *lo,
+                                   int32_t *hi) {
+    ABFT_RETURN_IF(spec == NULL || lo == NULL || hi == NULL, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(precision != 'd' && precision != 's', ABFT_STATUS_INVALID_VALUE);
+    return bit_range(spec, precision == 'd' ? 64 : 32, lo, hi);
+}
+
 static abft_status_t check_spec(const abft_fault_spec_t *s) {
     ABFT_RETURN_IF(s == NULL, ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(s->bit_class < ABFT_BITS_ANY || s->bit_class > ABFT_BITS_EXACT,

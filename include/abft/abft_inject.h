@@ -1,7 +1,7 @@
 /* abft: bit-flip fault injection and fault-injection campaigns (see abft.h for the
  * conventions).
  *
- * Fault model (DESIGN section 7): IEEE-754 bit flips in fp64 / fp32 arrays. One bit or two
+ * Fault model (docs/campaign.md): IEEE-754 bit flips in fp64 / fp32 arrays. One bit or two
  * adjacent bits per element, in one or several elements; the bit drawn uniformly from a
  * class (any, sign, exponent, high or low half of the mantissa) or given exactly; the
  * element drawn uniformly or given (row and/or column). Every flip is recorded (position,
@@ -64,6 +64,13 @@ typedef struct abft_fault_spec {
 
 /* One bit, uniform over the word, one uniform element. */
 ABFT_API abft_fault_spec_t abft_fault_spec_default(void);
+
+/* The bits [*lo, *hi] the lowest flipped bit of spec is drawn from in a word of the given
+ * precision ('d': 64 bits, 's': 32 bits), before lowering for the width (ABFT_BITS_EXACT:
+ * the given bit). INVALID_VALUE for a bad class, precision, or an exact bit out of the
+ * word. */
+ABFT_API abft_status_t abft_fault_bit_range(const abft_fault_spec_t *spec, char precision,
+                                            int32_t *lo, int32_t *hi);
 
 /* One recorded flip. Values are reported as doubles (fp32 values are exact in a double);
  * the raw bits are the stored word (fp32 words in the low 32 bits). */
@@ -149,7 +156,7 @@ typedef enum abft_campaign_op {
     ABFT_CAMPAIGN_OP_COUNT = 3
 } abft_campaign_op_t;
 
-/* Outcome of one trial (DESIGN section 7), judged against a fault-free golden run with the
+/* Outcome of one trial (docs/campaign.md), judged against a fault-free golden run with the
  * per-row bound tau_i (docs/campaign.md) and the guarantee factor g (default 2):
  * rho = max_ij |C_ij - G_ij| / tau_i. */
 typedef enum abft_outcome {
@@ -157,8 +164,11 @@ typedef enum abft_outcome {
     ABFT_OUTCOME_CORRECTED = 1,     /* detected, everything resolved, rho <= 1 */
     ABFT_OUTCOME_UNCORRECTABLE = 2, /* detected and reported uncorrectable to the caller */
     ABFT_OUTCOME_GRAY = 3,          /* not reported uncorrectable, 1 < rho <= g: the gray
-                                       zone between the bound and the guarantee */
-    ABFT_OUTCOME_SDC = 4,           /* nothing detected, rho > g: must be 0 */
+                                       zone between the bound and the guarantee (full
+                                       space: also undetected with rho > g but
+                                       rho_check <= g) */
+    ABFT_OUTCOME_SDC = 4,           /* nothing detected, rho > g (full space: rho_check > g,
+                                       the guarantee violated): must be 0 */
     ABFT_OUTCOME_MISCORRECTED = 5,  /* detected, "resolved", rho > g: must be 0 */
     ABFT_OUTCOME_FALSE_POSITIVE = 6,/* control trial with a detection: must be 0 */
     ABFT_OUTCOME_CLEAN = 7,         /* control trial, nothing detected */
@@ -171,6 +181,58 @@ typedef enum abft_outcome {
  * "clean", "not_fired", "error"; "unknown" otherwise. */
 ABFT_API const char *abft_outcome_name(int outcome);
 
+/* Where each trial's configuration comes from (abft_campaign_config_t.space). */
+typedef enum abft_campaign_space {
+    ABFT_SPACE_FIXED = 0, /* every trial runs the configuration of abft_campaign_config_t:
+                             alpha = 1, beta = 0, no transposes, the given sizes, the
+                             config's fault spec at the first call of the drawn site */
+    ABFT_SPACE_FULL = 1   /* each trial draws its configuration from everything the API
+                             accepts (sizes up to the config's, transposes, alpha, beta,
+                             leading dimensions, handle options, LU options) and its fault
+                             from every model at any call of its site (docs/campaign.md) */
+} abft_campaign_space_t;
+
+/* Fault models of a full-space trial: how the elements of one firing are chosen in the
+ * array the hook passes (rows x cols). */
+typedef enum abft_fault_model {
+    ABFT_FAULT_SPEC = -1,    /* fixed space: the config's fault spec */
+    ABFT_FAULT_ONE = 0,      /* one uniform element */
+    ABFT_FAULT_ROW2 = 1,     /* two elements of one row */
+    ABFT_FAULT_COL2 = 2,     /* two elements of one column */
+    ABFT_FAULT_SAME_BIT = 3, /* the same bit in 2 to 4 uniform elements */
+    ABFT_FAULT_BURST = 4,    /* 2 to 4 adjacent elements of one column (adjacent in memory) */
+    ABFT_FAULT_MODEL_COUNT = 5
+} abft_fault_model_t;
+
+/* "spec", "one", "row2", "col2", "same_bit", "burst"; "unknown" otherwise. */
+ABFT_API const char *abft_fault_model_name(int model);
+
+/* The configuration a trial ran with: drawn from the trial seed in the full space, the
+ * config's in the fixed space. Together with the campaign config and the seed it replays
+ * the trial. */
+typedef struct abft_trial_config {
+    int64_t m, n, k;          /* gemm: op(A) m x k, op(B) k x n; getrf: A m x n (k unused) */
+    int64_t lda, ldb, ldc;    /* leading dimensions (getrf: lda) */
+    double alpha, beta;       /* gemm */
+    double c_scale;           /* gemm: the old C is uniform in [-c_scale, c_scale); NaN: the
+                                 old C is all NaN (only with beta = 0, which must ignore it) */
+    int32_t transa, transb;   /* abft_operation_t (gemm) */
+    int32_t checksum_kind;    /* abft_checksum_kind_t */
+    int32_t bound_mode;       /* abft_bound_mode_t */
+    double bound_factor;
+    int32_t math_mode;        /* 1: the handle's cuBLAS handle in TF32 tensor-op math (CUDA
+                                 backend only; 0 elsewhere), 0: default math */
+    int32_t recompute;        /* gemm: abft_set_recompute */
+    int32_t lu_recovery;      /* getrf: abft_set_lu_recovery */
+    int32_t pad_;
+    int64_t nb, check_every, panel_nb, lookahead; /* getrf-online: abft_lu_options_t */
+    /* the fault (faulty trials; -1 / 0 for controls) */
+    int32_t model;            /* abft_fault_model_t */
+    int32_t width;            /* adjacent bits flipped per element */
+    int32_t call;             /* the firing call: 0-based among its site's calls */
+    int32_t calls;            /* calls of that site in the golden run (0: not counted) */
+} abft_trial_config_t;
+
 /* One trial, handed to the on_trial callback (all host memory, valid during the call). */
 typedef struct abft_trial {
     int64_t index;       /* 0.. trials-1 faulty, trials.. trials+controls-1 control */
@@ -179,14 +241,20 @@ typedef struct abft_trial {
     uint64_t seed;       /* the trial seed (injector arming seed) */
     int64_t set;         /* input set (inputs and golden) the trial ran on */
     int32_t site;        /* abft_hook_site_t targeted (-1 for a control) */
-    int32_t which;       /* operand targeted at AFTER_ENCODE (0 = A, 1 = B), else -1 */
+    int32_t which;       /* the targeted call's `which` (AFTER_ENCODE: 0 = A, 1 = B; LU
+                            panel index), -1 when not fixed */
     int32_t status;      /* abft_status_t of the protected call */
     int32_t pad_;
     double rho;          /* max_ij |C_ij - G_ij| / tau_i (0 for controls) */
+    double rho_check;    /* the change as the checksums see it: max over the checked
+                            vectors (rows; columns too with full checksums) and both weights
+                            v of |v·(C - G)| / tau_v (LU: rho); the guarantee is stated in
+                            it (docs/campaign.md). Full space only, else 0 */
     double seconds;      /* wall time of the protected call */
     int64_t nflips;
     const abft_flip_t *flips;
     abft_report_t report;
+    abft_trial_config_t config; /* the configuration and fault the trial ran with */
 } abft_trial_t;
 
 typedef struct abft_campaign_config {
@@ -208,7 +276,12 @@ typedef struct abft_campaign_config {
     int64_t only_trial;    /* >= 0: run only this trial (replay), else -1 */
     int32_t lu_recovery;   /* getrf: 1 = the handle keeps a recovery copy of A
                               (abft_set_lu_recovery); default 0 */
-    int32_t pad2_;
+    int32_t space;         /* abft_campaign_space_t (default FIXED). FULL: m, n, k are the
+                              largest sizes drawn; refresh is ignored (every trial draws its
+                              own inputs and runs its own golden); the spec's bit class (and
+                              exact bit) is kept, its width, elements, row and column are
+                              drawn; checksum_kind, bound_mode, bound_factor and lu_recovery
+                              are drawn */
     /* Callbacks (may be NULL), called on the calling thread. */
     void (*progress)(void *user, int64_t done, int64_t total);
     void (*on_trial)(void *user, const abft_trial_t *trial);
@@ -217,12 +290,12 @@ typedef struct abft_campaign_config {
 
 /* Defaults: GEMM, 'd', m = n = k = 128, 200 trials, 200 controls, refresh 50, default
  * sites, AUTO backend, the default fault spec, ROW checksums, worst-case bound factor 1,
- * guarantee 2, seed 1, only_trial -1, no LU recovery copy, no callbacks. */
+ * guarantee 2, seed 1, only_trial -1, no LU recovery copy, FIXED space, no callbacks. */
 ABFT_API abft_campaign_config_t abft_campaign_config_default(void);
 
 typedef struct abft_campaign_summary {
     int64_t total;                                  /* trials run */
-    int64_t count[ABFT_OUTCOME_COUNT];
+    int64_t count[ABFT_OUTCOME_COUNT];              /* every trial except control errors */
     int64_t by_site[ABFT_SITE_COUNT][ABFT_OUTCOME_COUNT];
     int64_t by_bit[64][ABFT_OUTCOME_COUNT];         /* faulty trials by first flipped bit */
     double max_control_ratio;   /* largest report max_ratio among clean controls */
@@ -235,11 +308,21 @@ typedef struct abft_campaign_summary {
     int64_t golden_runs;        /* input sets run fault-free as golden */
     int64_t golden_detections;  /* golden runs that flagged something: false positives too
                                    (not in count[], which counts trials) */
+    int64_t control_errors;     /* control trials whose protected call returned an error
+                                   status (outcome ERROR): a failure, counted here and not in
+                                   count[], so count[ERROR] is the faulty trials' */
+    int64_t by_model[ABFT_FAULT_MODEL_COUNT][ABFT_OUTCOME_COUNT]; /* full space: faulty
+                                   trials by fault model */
+    int64_t spread_undetected;  /* full space: undetected trials whose largest element change
+                                   exceeds g·tau while the change the checksums see does not
+                                   (a change spread over a row): outside the guarantee,
+                                   counted GRAY */
 } abft_campaign_summary_t;
 
 /* Run a campaign: for each input set a golden run (injector attached, not firing), then the
  * faulty trials on it (one firing at a site drawn from cfg->sites), then the control
- * trials (no hook, fresh inputs each). Every trial is classified into an abft_outcome_t.
+ * trials (no hook, fresh inputs each). In the full space every faulty trial draws its
+ * configuration, runs its own golden, and fires at a call drawn among its site's calls. Every trial is classified into an abft_outcome_t.
  * Returns an error status only when the campaign itself cannot run (bad config, memory,
  * golden run failing); a protected call failing in a trial is the ERROR outcome. */
 ABFT_API abft_status_t abft_campaign_run(const abft_campaign_config_t *cfg,

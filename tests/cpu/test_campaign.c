@@ -1,6 +1,8 @@
 /* Small CPU fault-injection campaigns through abft_campaign_run: zero SDC, zero
- * miscorrection, zero false positives where the protocol guarantees it; a campaign replays
- * trial by trial from its seed; the Wilson interval. */
+ * miscorrection, zero false positives where the protocol guarantees it, in the fixed space
+ * and in the full space (every configuration the API accepts, every fault model, any call
+ * of a site), with the draws shown to cover that space; a campaign replays trial by trial
+ * from its seed; the Wilson interval. */
 #include <math.h>
 #include <string.h>
 
@@ -64,6 +66,200 @@ static void expect_clean(const char *what, const abft_campaign_config_t *c,
     TU_CHECK(s->total == c->trials + c->controls, "%s: %lld trials run", what, (long long)s->total);
 }
 
+/* ---- full space: what the draws covered, and every bad trial in full ---------------------- */
+
+typedef struct cover {
+    int64_t trials, controls;
+    int trans[4];            /* transa + 2·transb */
+    int alpha0, alpha_neg, alpha_tiny, alpha_huge, alpha_other, beta0, beta1, beta_other;
+    int c_nan, c_big, ld_pad, size1, rect, kind[2], bound[2], recompute[2], lu_recovery[2];
+    int model[ABFT_FAULT_MODEL_COUNT];
+    int site[ABFT_SITE_COUNT];
+    int call_gt0[ABFT_SITE_COUNT]; /* a firing call > 0 at that site */
+    int nb_set, check_every_gt1, lookahead[3], panel_nb_set;
+    int64_t bad;
+} cover_t;
+
+static void print_config(FILE *f, const abft_trial_config_t *c) {
+    fprintf(f,
+            "    config: m %lld n %lld k %lld, op(A) %c op(B) %c, lda %lld ldb %lld ldc %lld, "
+            "alpha %.17g beta %.17g c_scale %.17g, %s checksums, %s bound (factor %g), math %d, "
+            "recompute %d, lu_recovery %d, nb %lld check_every %lld panel_nb %lld lookahead "
+            "%lld; fault %s width %d, call %d of %d\n",
+            (long long)c->m, (long long)c->n, (long long)c->k, c->transa ? 'T' : 'N',
+            c->transb ? 'T' : 'N', (long long)c->lda, (long long)c->ldb, (long long)c->ldc,
+            c->alpha, c->beta, c->c_scale, c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
+            c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "prob" : "worst", c->bound_factor,
+            c->math_mode, c->recompute, c->lu_recovery, (long long)c->nb,
+            (long long)c->check_every, (long long)c->panel_nb, (long long)c->lookahead,
+            abft_fault_model_name(c->model), c->width, c->call, c->calls);
+}
+
+static void cover_trial(void *user, const abft_trial_t *t) {
+    cover_t *v = (cover_t *)user;
+    const abft_trial_config_t *c = &t->config;
+    int bad = t->outcome == ABFT_OUTCOME_SDC || t->outcome == ABFT_OUTCOME_MISCORRECTED ||
+              t->outcome == ABFT_OUTCOME_FALSE_POSITIVE || t->outcome == ABFT_OUTCOME_ERROR;
+    if (bad) {
+        v->bad += 1;
+        fprintf(stderr, "  trial %lld (seed %llu): %s, status %s, site %d which %d, rho %.4g, "
+                        "detected %lld corrected %lld uncorrectable %lld recomputed %lld "
+                        "checksum faults %lld\n",
+                (long long)t->index, (unsigned long long)t->seed, abft_outcome_name(t->outcome),
+                abft_status_name((abft_status_t)t->status), t->site, t->which, t->rho,
+                (long long)t->report.detected, (long long)t->report.corrected,
+                (long long)t->report.uncorrectable, (long long)t->report.recomputed,
+                (long long)t->report.checksum_faults);
+        print_config(stderr, c);
+        for (int64_t e = 0; e < t->nflips; ++e)
+            fprintf(stderr, "    flip %lld: site %d which %d [%lld, %lld] bit %d width %d "
+                            "%.17g -> %.17g\n",
+                    (long long)e, t->flips[e].site, t->flips[e].which,
+                    (long long)t->flips[e].row, (long long)t->flips[e].col, t->flips[e].bit,
+                    t->flips[e].width, t->flips[e].old_value, t->flips[e].new_value);
+    }
+    if (t->control) {
+        v->controls += 1;
+        return;
+    }
+    v->trials += 1;
+    v->trans[c->transa + 2 * c->transb] += 1;
+    if (c->alpha == 0.0) v->alpha0 += 1;
+    else if (fabs(c->alpha) < 1e-20) v->alpha_tiny += 1;
+    else if (fabs(c->alpha) > 1e20) v->alpha_huge += 1;
+    else if (c->alpha < 0) v->alpha_neg += 1;
+    else if (c->alpha != 1.0) v->alpha_other += 1;
+    if (c->beta == 0.0) v->beta0 += 1;
+    else if (c->beta == 1.0) v->beta1 += 1;
+    else v->beta_other += 1;
+    if (isnan(c->c_scale)) v->c_nan += 1;
+    if (c->beta != 0.0 && c->c_scale >= 0x1p24 * (c->alpha != 0.0 ? fabs(c->alpha) : 1.0))
+        v->c_big += 1;
+    if (c->lda > (c->transa ? c->k : c->m) || c->ldc > c->m) v->ld_pad += 1;
+    if (c->m == 1 || c->n == 1 || c->k == 1) v->size1 += 1;
+    if (c->m != c->n) v->rect += 1;
+    v->kind[c->checksum_kind == ABFT_CHECKSUM_FULL] += 1;
+    v->bound[c->bound_mode == ABFT_BOUND_PROBABILISTIC] += 1;
+    v->recompute[c->recompute != 0] += 1;
+    v->lu_recovery[c->lu_recovery != 0] += 1;
+    if (c->model >= 0 && c->model < ABFT_FAULT_MODEL_COUNT) v->model[c->model] += 1;
+    if (t->site >= 0 && t->site < ABFT_SITE_COUNT) {
+        v->site[t->site] += 1;
+        if (c->call > 0) v->call_gt0[t->site] += 1;
+    }
+    if (c->nb > 0) v->nb_set += 1;
+    if (c->check_every > 1) v->check_every_gt1 += 1;
+    if (c->lookahead >= -1 && c->lookahead <= 1) v->lookahead[c->lookahead + 1] += 1;
+    if (c->panel_nb > 0) v->panel_nb_set += 1;
+}
+
+/* A full-space campaign of one operation and precision: no SDC above the guarantee, no
+ * miscorrection, no false positive (controls and golden runs), no error; and the draws
+ * cover the space. */
+static void full_space(int op, char prec, uint64_t seed, int64_t trials, int64_t controls) {
+    static cover_t v;
+    memset(&v, 0, sizeof v);
+    abft_campaign_config_t c = abft_campaign_config_default();
+    c.backend = ABFT_BACKEND_CPU;
+    c.op = op;
+    c.precision = prec;
+    c.space = ABFT_SPACE_FULL;
+    c.m = 40, c.n = 36, c.k = 44;
+    if (op != ABFT_CAMPAIGN_GEMM) c.m = 48, c.n = 40;
+    c.trials = trials;
+    c.controls = controls;
+    c.seed = seed;
+    c.on_trial = cover_trial;
+    c.user = &v;
+    const char *name = op == ABFT_CAMPAIGN_GEMM    ? "full space gemm"
+                       : op == ABFT_CAMPAIGN_GETRF ? "full space getrf"
+                                                   : "full space getrf_online";
+    abft_campaign_summary_t s;
+    TU_CHECK_STATUS(abft_campaign_run(&c, &s), ABFT_STATUS_SUCCESS);
+    printf("%s (%c, seed %llu, max m %lld n %lld k %lld): masked %lld corrected %lld "
+           "uncorrectable %lld gray %lld sdc %lld miscorrected %lld fp %lld clean %lld "
+           "not_fired %lld error %lld control errors %lld golden detections %lld, %.2f s\n",
+           name, prec, (unsigned long long)seed, (long long)c.m, (long long)c.n, (long long)c.k,
+           (long long)s.count[0], (long long)s.count[1], (long long)s.count[2],
+           (long long)s.count[3], (long long)s.count[4], (long long)s.count[5],
+           (long long)s.count[6], (long long)s.count[7], (long long)s.count[8],
+           (long long)s.count[9], (long long)s.control_errors, (long long)s.golden_detections,
+           s.seconds);
+    printf("  by model:");
+    for (int mo = 0; mo < ABFT_FAULT_MODEL_COUNT; ++mo) {
+        int64_t n = 0;
+        for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) n += s.by_model[mo][o];
+        printf(" %s %lld (corrected %lld, uncorrectable %lld)", abft_fault_model_name(mo),
+               (long long)n, (long long)s.by_model[mo][ABFT_OUTCOME_CORRECTED],
+               (long long)s.by_model[mo][ABFT_OUTCOME_UNCORRECTABLE]);
+    }
+    printf("\n");
+    TU_CHECK(s.count[ABFT_OUTCOME_SDC] == 0, "%s %c: %lld SDC", name, prec,
+             (long long)s.count[ABFT_OUTCOME_SDC]);
+    TU_CHECK(s.count[ABFT_OUTCOME_MISCORRECTED] == 0, "%s %c: %lld miscorrected", name, prec,
+             (long long)s.count[ABFT_OUTCOME_MISCORRECTED]);
+    TU_CHECK(s.count[ABFT_OUTCOME_FALSE_POSITIVE] == 0 && s.golden_detections == 0,
+             "%s %c: %lld false positives, %lld golden detections", name, prec,
+             (long long)s.count[ABFT_OUTCOME_FALSE_POSITIVE], (long long)s.golden_detections);
+    TU_CHECK(s.count[ABFT_OUTCOME_ERROR] == 0 && s.control_errors == 0,
+             "%s %c: %lld errors, %lld control errors", name, prec,
+             (long long)s.count[ABFT_OUTCOME_ERROR], (long long)s.control_errors);
+    TU_CHECK(s.count[ABFT_OUTCOME_NOT_FIRED] == 0, "%s %c: %lld trials never fired", name, prec,
+             (long long)s.count[ABFT_OUTCOME_NOT_FIRED]);
+    TU_CHECK(s.total == trials + controls && v.trials == trials && v.controls == controls,
+             "%s %c: %lld trials run", name, prec, (long long)s.total);
+    TU_CHECK(s.golden_runs == trials, "%s %c: %lld golden runs for %lld trials", name, prec,
+             (long long)s.golden_runs, (long long)trials);
+    /* coverage */
+    for (int mo = 0; mo < ABFT_FAULT_MODEL_COUNT; ++mo)
+        TU_CHECK(v.model[mo] > 0, "%s %c: fault model %s never drawn", name, prec,
+                 abft_fault_model_name(mo));
+    TU_CHECK(v.kind[0] > 0 && v.kind[1] > 0, "%s %c: row %d, full %d", name, prec, v.kind[0],
+             v.kind[1]);
+    TU_CHECK(v.bound[0] > 0 && v.bound[1] > 0, "%s %c: worst %d, prob %d", name, prec,
+             v.bound[0], v.bound[1]);
+    TU_CHECK(v.ld_pad > 0 && v.size1 > 0 && v.rect > 0,
+             "%s %c: padded ld %d, a size 1 %d, rectangular %d", name, prec, v.ld_pad, v.size1,
+             v.rect);
+    if (op == ABFT_CAMPAIGN_GEMM) {
+        for (int q = 0; q < 4; ++q)
+            TU_CHECK(v.trans[q] > 0, "%s %c: transposes (%c, %c) never drawn", name, prec,
+                     q & 1 ? 'T' : 'N', q & 2 ? 'T' : 'N');
+        TU_CHECK(v.alpha0 > 0 && v.alpha_neg > 0 && v.alpha_tiny > 0 && v.alpha_huge > 0 &&
+                     v.alpha_other > 0,
+                 "%s %c: alpha 0 %d, negative %d, tiny %d, huge %d, other %d", name, prec,
+                 v.alpha0, v.alpha_neg, v.alpha_tiny, v.alpha_huge, v.alpha_other);
+        TU_CHECK(v.beta0 > 0 && v.beta1 > 0 && v.beta_other > 0 && v.c_nan > 0 && v.c_big > 0,
+                 "%s %c: beta 0 %d, 1 %d, other %d; NaN old C %d, large old C %d", name, prec,
+                 v.beta0, v.beta1, v.beta_other, v.c_nan, v.c_big);
+        TU_CHECK(v.recompute[0] > 0 && v.recompute[1] > 0, "%s %c: recompute off %d, on %d",
+                 name, prec, v.recompute[0], v.recompute[1]);
+        for (int st = ABFT_SITE_AFTER_ENCODE; st <= ABFT_SITE_CHECKSUM; ++st)
+            TU_CHECK(v.site[st] > 0, "%s %c: site %d never struck", name, prec, st);
+        TU_CHECK(v.call_gt0[ABFT_SITE_AFTER_ENCODE] > 0,
+                 "%s %c: the second call of the encode site (B) never struck", name, prec);
+    } else {
+        TU_CHECK(v.lu_recovery[0] > 0 && v.lu_recovery[1] > 0,
+                 "%s %c: LU recovery off %d, on %d", name, prec, v.lu_recovery[0],
+                 v.lu_recovery[1]);
+        TU_CHECK(v.site[ABFT_SITE_CHECKSUM] > 0 && v.site[ABFT_SITE_AFTER_LU] > 0,
+                 "%s %c: checksum %d, after-lu %d", name, prec, v.site[ABFT_SITE_CHECKSUM],
+                 v.site[ABFT_SITE_AFTER_LU]);
+    }
+    if (op == ABFT_CAMPAIGN_GETRF_ONLINE) {
+        TU_CHECK(v.site[ABFT_SITE_LU_PANEL] > 0 && v.call_gt0[ABFT_SITE_LU_PANEL] > 0 &&
+                     v.call_gt0[ABFT_SITE_CHECKSUM] > 0,
+                 "%s %c: panel site %d, after a later panel %d, a carried checksum %d", name,
+                 prec, v.site[ABFT_SITE_LU_PANEL], v.call_gt0[ABFT_SITE_LU_PANEL],
+                 v.call_gt0[ABFT_SITE_CHECKSUM]);
+        TU_CHECK(v.nb_set > 0 && v.check_every_gt1 > 0 && v.panel_nb_set > 0 &&
+                     v.lookahead[0] > 0 && v.lookahead[1] > 0 && v.lookahead[2] > 0,
+                 "%s %c: nb %d, check_every > 1 %d, panel_nb %d, lookahead %d/%d/%d", name,
+                 prec, v.nb_set, v.check_every_gt1, v.panel_nb_set, v.lookahead[0],
+                 v.lookahead[1], v.lookahead[2]);
+    }
+}
+
 int main(void) {
     uint64_t seed = tu_seed("test_campaign");
     static rec_t a, b;
@@ -121,6 +317,16 @@ int main(void) {
         abft_campaign_summary_t s;
         TU_CHECK_STATUS(abft_campaign_run(&c, &s), ABFT_STATUS_SUCCESS);
         expect_clean(op == ABFT_CAMPAIGN_GETRF ? "getrf" : "getrf_online", &c, &s);
+    }
+
+    /* 2c. The full space, every operation, fp64 and fp32 (the seed printed above replays
+     * every trial; a bad trial is printed with its whole configuration and fault). */
+    {
+        static const int opl[3] = {ABFT_CAMPAIGN_GEMM, ABFT_CAMPAIGN_GETRF,
+                                   ABFT_CAMPAIGN_GETRF_ONLINE};
+        for (int o = 0; o < 3; ++o)
+            for (int p = 0; p < 2; ++p)
+                full_space(opl[o], p ? 's' : 'd', seed + 20 + (uint64_t)(2 * o + p), 400, 100);
     }
 
     /* 3. Replay: the same config gives the same trials; --replay of one trial gives the
