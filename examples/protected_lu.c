@@ -1,35 +1,163 @@
-/* Protected LU solve: factor A with checksums checked (offline), solve A·x = b with checked
- * triangular solves, print what the reports say. CPU backend (on a CUDA handle the same calls
- * take device pointers). */
+/* Protected LU and solve: factor A with checksums checked after the factorization, while a
+ * hook corrupts one element of the factors (a bit flip in U after the LU, as a soft error
+ * in memory would); the check locates and repairs it. Then A·x = b is solved with checked
+ * triangular solves and the residual is measured. On the GPU when one is present (device
+ * pointers, pivots in device memory), else on the CPU (host pointers).
+ *
+ *   build/examples/protected_lu [n]
+ *
+ * Exit status 0 when the fault was corrected, the factors equal the fault-free ones and the
+ * solution's residual is small. */
 #include <abft/abft.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-int main(void) {
-    const int64_t n = 500;
+#if ABFT_HAVE_CUDA_BACKEND
+#include <cuda_runtime.h>
+#endif
+
+static abft_backend_t backend;
+
+/* Copy between host and the backend's memory (the CPU backend's memory is host memory). */
+static int to_backend(void *dst, const void *src, size_t bytes, int up) {
+#if ABFT_HAVE_CUDA_BACKEND
+    if (backend == ABFT_BACKEND_CUDA)
+        return cudaMemcpy(dst, src, bytes, up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost) ==
+                       cudaSuccess ? 0 : -1;
+#endif
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+static void *backend_alloc(size_t bytes) {
+#if ABFT_HAVE_CUDA_BACKEND
+    if (backend == ABFT_BACKEND_CUDA) {
+        void *p = NULL;
+        return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
+    }
+#endif
+    return malloc(bytes);
+}
+
+static void backend_free(void *p) {
+#if ABFT_HAVE_CUDA_BACKEND
+    if (backend == ABFT_BACKEND_CUDA) {
+        cudaFree(p);
+        return;
+    }
+#endif
+    free(p);
+}
+
+/* The fault: flip bit 60 (a high exponent bit) of U(40, 90) once the factors are done. */
+enum { FAULT_ROW = 40, FAULT_COL = 90, FAULT_BIT = 60 };
+static abft_status_t flip_factor(void *user, abft_hook_site_t site, int which, char prec,
+                                 void *LU, int64_t rows, int64_t cols, int64_t ld) {
+    (void)user, (void)which, (void)prec, (void)rows, (void)cols;
+    if (site != ABFT_SITE_AFTER_LU) return ABFT_STATUS_SUCCESS;
+    double *p = (double *)LU + FAULT_ROW + FAULT_COL * ld, v, old;
+    uint64_t bits;
+    if (to_backend(&v, p, sizeof v, 0) != 0) return ABFT_STATUS_CUDA_ERROR;
+    old = v;
+    memcpy(&bits, &v, sizeof bits);
+    bits ^= 1ull << FAULT_BIT;
+    memcpy(&v, &bits, sizeof v);
+    printf("injected at site %s: U(%d,%d) bit %d, %.17g -> %.17g\n", abft_hook_site_name(site),
+           FAULT_ROW, FAULT_COL, FAULT_BIT, old, v);
+    return to_backend(p, &v, sizeof v, 1) == 0 ? ABFT_STATUS_SUCCESS : ABFT_STATUS_CUDA_ERROR;
+}
+
+static void print_report(const char *what, abft_status_t st, const abft_report_t *rep) {
+    printf("%s: %s, checked %lld, detected %lld, corrected %lld, recomputed %lld, "
+           "uncorrectable %lld, checksum faults %lld, spread %d, largest residual/bound %.3g\n",
+           what, abft_status_name(st), (long long)rep->checked, (long long)rep->detected,
+           (long long)rep->corrected, (long long)rep->recomputed, (long long)rep->uncorrectable,
+           (long long)rep->checksum_faults, rep->spread, rep->max_ratio);
+    for (int64_t f = 0; f < rep->nfaults; ++f)
+        printf("  fault at (%lld, %lld) in %s: delta %.6g, %s\n", (long long)rep->faults[f].row,
+               (long long)rep->faults[f].col,
+               abft_factor_name((abft_factor_t)rep->faults[f].factor), rep->faults[f].delta,
+               abft_action_name((abft_action_t)rep->faults[f].action));
+}
+
+int main(int argc, char **argv) {
+    int64_t n = argc > 1 ? atoll(argv[1]) : 300;
+    if (n < 100) n = 100;
     abft_handle_t h;
-    if (abft_create(&h, ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS) return 1;
-    double *A = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n);
-    int64_t *ipiv = malloc(sizeof(int64_t) * n), info = 0;
-    srand(7);
-    for (int64_t i = 0; i < n * n; ++i) A[i] = rand() / (double)RAND_MAX - 0.5;
-    for (int64_t i = 0; i < n; ++i) b[i] = 1.0;
-    abft_report_t rep;
-    abft_status_t st = abft_dgetrf(h, n, n, A, n, ipiv, &info, &rep);
-    printf("getrf: %s, checked %lld rows, detected %lld, corrected %lld, max ratio %.3g\n",
-           abft_status_name(st), (long long)rep.checked, (long long)rep.detected,
-           (long long)rep.corrected, rep.max_ratio);
-    if (st != ABFT_STATUS_SUCCESS || rep.uncorrectable > 0) {
-        printf("factors not trustworthy (spread %d): refactor\n", rep.spread);
+    abft_status_t st = abft_create(&h, ABFT_BACKEND_AUTO);
+    if (st != ABFT_STATUS_SUCCESS) {
+        fprintf(stderr, "abft_create: %s\n", abft_status_string(st));
         return 1;
     }
+    abft_get_backend(h, &backend);
+    printf("protected LU, backend %s, n = %lld\n", abft_backend_name(backend), (long long)n);
+
+    size_t bytes = sizeof(double) * (size_t)(n * n), vbytes = sizeof(double) * (size_t)n;
+    double *hA = malloc(bytes), *hF = malloc(bytes), *hG = malloc(bytes), *hb = malloc(vbytes),
+           *hx = malloc(vbytes);
+    double *A = backend_alloc(bytes), *b = backend_alloc(vbytes);
+    int64_t *ipiv = backend_alloc(sizeof(int64_t) * (size_t)n), info = 0;
+    if (!hA || !hF || !hG || !hb || !hx || !A || !b || !ipiv) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
+    }
+    srand(7);
+    for (int64_t i = 0; i < n * n; ++i) hA[i] = rand() / (double)RAND_MAX - 0.5;
+    for (int64_t i = 0; i < n; ++i) hb[i] = 1.0;
+
+    /* the fault-free factors, for the comparison below */
+    abft_report_t rep;
+    if (to_backend(A, hA, bytes, 1)) return 1;
+    st = abft_dgetrf(h, n, n, A, n, ipiv, &info, &rep);
+    if (st != ABFT_STATUS_SUCCESS || to_backend(hG, A, bytes, 0)) {
+        fprintf(stderr, "fault-free abft_dgetrf: %s\n", abft_status_string(st));
+        return 1;
+    }
+
+    /* the same factorization with a bit flip in U after the LU */
+    if (to_backend(A, hA, bytes, 1)) return 1;
+    abft_set_hook(h, flip_factor, NULL);
+    st = abft_dgetrf(h, n, n, A, n, ipiv, &info, &rep);
+    abft_set_hook(h, NULL, NULL);
+    print_report("getrf", st, &rep);
+    if (st != ABFT_STATUS_SUCCESS || rep.uncorrectable > 0) {
+        printf("the factors are not trustworthy (spread %d): refactor\n", rep.spread);
+        return 1;
+    }
+    int64_t repaired = rep.corrected + rep.recomputed;
+    if (to_backend(hF, A, bytes, 0)) return 1;
+    double maxdiff = 0.0, maxf = 0.0;
+    for (int64_t i = 0; i < n * n; ++i) {
+        maxdiff = fmax(maxdiff, fabs(hF[i] - hG[i]));
+        maxf = fmax(maxf, fabs(hG[i]));
+    }
+    printf("largest difference from the fault-free factors: %.3g (largest factor entry %.3g)\n",
+           maxdiff, maxf);
+
+    /* solve A·x = b with the repaired factors, each triangular solve checked */
+    if (to_backend(b, hb, vbytes, 1)) return 1;
     st = abft_dgetrs(h, ABFT_OP_N, n, 1, A, n, ipiv, b, n, &rep);
-    printf("getrs: %s, detected %lld\n", abft_status_name(st), (long long)rep.detected);
-    printf("x[0] = %.6f\n", b[0]);
-    free(A);
-    free(b);
-    free(ipiv);
+    print_report("getrs", st, &rep);
+    if (st != ABFT_STATUS_SUCCESS || to_backend(hx, b, vbytes, 0)) return 1;
+    /* relative residual |A·x - b| / (|A|·|x| + |b|), max over the rows */
+    double res = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        double r = -hb[i], s = fabs(hb[i]);
+        for (int64_t j = 0; j < n; ++j) {
+            r += hA[i + j * n] * hx[j];
+            s += fabs(hA[i + j * n] * hx[j]);
+        }
+        res = fmax(res, fabs(r) / s);
+    }
+    printf("relative residual of the solution: %.3g\n", res);
+    int ok = repaired == 1 && rep.uncorrectable == 0 && maxdiff <= 1e-12 * maxf && res <= 1e-10;
+    printf("%s\n", ok ? "the fault was repaired: factors and solution are trustworthy"
+                      : "NOT trustworthy");
+    backend_free(A), backend_free(b), backend_free(ipiv);
+    free(hA), free(hF), free(hG), free(hb), free(hx);
     abft_destroy(h);
-    return 0;
+    return ok ? 0 : 1;
 }

@@ -525,7 +525,8 @@ void cli_print_trial(FILE *f, const abft_trial_t *t, char precision) {
             t->control ? "control" : "faulty", t->seed, t->set);
     if (!t->control)
         fprintf(f, "  site: %s%s\n", cli_site_name(t->site),
-                t->which == 0 ? " (A)" : t->which == 1 ? " (B)" : "");
+                t->site != ABFT_SITE_AFTER_ENCODE ? "" : t->which == 0 ? " (A)"
+                                                  : t->which == 1 ? " (B)" : "");
     int w = precision == 's' ? 8 : 16;
     for (int64_t e = 0; e < t->nflips; ++e) {
         const abft_flip_t *p = &t->flips[e];

@@ -31,7 +31,7 @@ static const struct {
 void abft_svg_add(abft_svg_counts_t *c, const abft_trial_t *t) {
     if (t->control || t->site < 0 || t->site >= ABFT_SITE_COUNT) return;
     if (t->outcome < 0 || t->outcome >= ABFT_OUTCOME_COUNT) return;
-    int slot = t->which == 1 ? 1 : 0, cls = t->outcome;
+    int slot = t->site == ABFT_SITE_AFTER_ENCODE && t->which == 1 ? 1 : 0, cls = t->outcome;
     const abft_report_t *r = &t->report;
     if (cls == ABFT_OUTCOME_CORRECTED && r->corrected == 0) {
         if (r->recomputed > 0) cls = ABFT_SVG_RECOMPUTED;
@@ -70,7 +70,7 @@ static void panel_text(int site, int slot, const char **what, const char **expec
         *expect = "expected corrected (or masked when below the bound)";
         return;
     case ABFT_SITE_CHECKSUM:
-        *what = slot ? "the encoded column checksums" : "the encoded row checksums";
+        *what = "the encoded checksums";
         *expect = "the data are intact: expected a checksum fault found (or masked when "
                   "below the bound), else reported";
         return;

@@ -16,8 +16,8 @@ enum {
     ABFT_SVG_NCLASS = ABFT_OUTCOME_COUNT + 2
 };
 
-/* Faulty trials counted by site, operand (slot 0, or 1 for `which` = 1: B at the encode
- * site), first flipped bit and class. Trials without a flip (the site was not reached, or
+/* Faulty trials counted by site, operand (slot 1: B at the encode site, else 0), first
+ * flipped bit and class. Trials without a flip (the site was not reached, or
  * an error before it) are counted in unplaced[]. */
 typedef struct abft_svg_counts {
     int64_t by_bit[ABFT_SITE_COUNT][2][64][ABFT_SVG_NCLASS];

@@ -1,0 +1,165 @@
+# CTest script for the abft command line: cmake -DABFT=<path to abft> -DWORK_DIR=<dir> -P
+# test_cli.cmake. Checks that every bad option is refused with exit status 2 and its own
+# message naming the option, the value and what is accepted; that --help lists every value;
+# that --version works; and that a campaign writes complete outputs (JSON schema, one SVG
+# panel per site), never leaves a killed run's partial files in place of an earlier run's,
+# and does not fail on --row/--col positions some sites cannot hold.
+cmake_minimum_required(VERSION 3.24)
+set(ENV{OPENBLAS_NUM_THREADS} 1)
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+function(fail msg)
+  message(SEND_ERROR "FAIL: ${msg}")
+endfunction()
+
+# run(<name> <expected exit status> <regex the output must match> args...)
+set(seen_messages "")
+function(run name rc regex)
+  execute_process(COMMAND ${ABFT} ${ARGN} WORKING_DIRECTORY ${WORK_DIR}
+                  RESULT_VARIABLE got OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+  set(all "${out}${err}")
+  if(NOT "${got}" STREQUAL "${rc}")
+    fail("${name}: exit status ${got}, want ${rc}; output:\n${all}")
+  endif()
+  if(NOT all MATCHES "${regex}")
+    fail("${name}: output does not match '${regex}':\n${all}")
+  endif()
+  set(RUN_OUT "${out}" PARENT_SCOPE)
+  set(RUN_ERR "${err}" PARENT_SCOPE)
+endfunction()
+
+# bad(<regex> args...): refused with status 2, a one-line message of its own
+function(bad regex)
+  run("abft ${ARGN}" 2 "${regex}" ${ARGN})
+  string(STRIP "${RUN_ERR}" e)
+  if(e STREQUAL "")
+    fail("abft ${ARGN}: no message on stderr")
+  endif()
+  list(FIND seen_messages "${e}" dup)
+  if(NOT dup EQUAL -1)
+    fail("abft ${ARGN}: the same message as another mistake: ${e}")
+  endif()
+  list(APPEND seen_messages "${e}")
+  set(seen_messages "${seen_messages}" PARENT_SCOPE)
+endfunction()
+
+# ---- mistakes: each names the option, the value and what is accepted ----------------------
+bad("--bits: '64' is not a bit position of fp64 data \\(0\\.\\.63\\) or a class \\(any, sign, exponent, mant-high, mant-low\\)"
+    campaign --bits 64)
+bad("--bits: '32' is not a bit position of fp32 data \\(0\\.\\.31\\)" campaign --precision s --bits 32)
+bad("--bits: '63' with --width 2 leaves the 64-bit word" campaign --bits 63 --width 2)
+bad("--bits: 'mantissa' is not a bit position" campaign --bits mantissa)
+bad("--m: '10' does not apply to --op getrf: it factors an n x n matrix" campaign --op getrf --m 10 --n 20)
+bad("--k: '7' does not apply to --op getrf-online" campaign --op getrf-online --k 7)
+bad("--checksum: 'full' does not apply to --op getrf" campaign --op getrf --checksum full)
+bad("--lu-recovery: 'on' does not apply to --op gemm" campaign --lu-recovery on)
+bad("--op: 'lu' is not an operation \\(accepted: gemm, getrf, getrf-online\\)" campaign --op lu)
+bad("--m: '0' is out of range \\(accepted: 1\\.\\." campaign --m 0)
+bad("--n: 'ten' is not a whole number" campaign --n ten)
+bad("--size 4000000000 is too large: m.*n = 4000000000 x 4000000000 elements of 8 bytes do not fit in a 64-bit size"
+    campaign --size 4000000000)
+bad("--m 3037000500 --n 3037000500 --k 1 is too large" campaign --m 3037000500 --n 3037000500 --k 1)
+bad("--m 4611686018427387904 --n 4 --k 1 is too large" campaign --m 4611686018427387904 --n 4 --k 1)
+bad("--size 100000000 is too large: the campaign needs about .* GB of host memory" campaign --size 100000000)
+bad("--trials: '0' with --controls 0 leaves nothing to run" campaign --trials 0 --controls 0)
+bad("--refresh: '0' is out of range" campaign --refresh 0)
+bad("--guarantee: '0.5' is out of range \\(accepted: a number >= 1\\)" campaign --guarantee 0.5)
+bad("--bound-factor: '0' is out of range \\(accepted: a number > 0\\)" campaign --bound-factor 0)
+bad("--bound: 'fast' is not a bound mode \\(accepted: worst, prob\\)" campaign --bound fast)
+bad("--backend: 'gpu' is not a backend \\(accepted: auto, cpu, cuda\\)" campaign --backend gpu)
+bad("--sites: 'after-lu' names after-lu, not a site of --op gemm \\(its sites: encode, mid, after, checksum\\)"
+    campaign --sites after-lu)
+bad("--sites: 'mid' names mid, not a site of --op getrf \\(its sites: checksum, after-lu\\)"
+    campaign --op getrf --sites mid)
+bad("--sites: 'nowhere' is not a list of sites" campaign --sites nowhere)
+bad("--col: '5' is not a column of the row checksums \\(m x 2\\) at site checksum"
+    campaign --col 5 --sites checksum)
+bad("--row: '200' is not a row of C \\(m x n\\) at site after \\(128 x 128: rows 0\\.\\.127\\)"
+    campaign --row 200 --sites after)
+bad("--col: '40' is not a column of .* and no other site of gemm holds it" campaign --size 32 --col 40)
+bad("--elems: '40' elements do not fit in C \\(m x n\\) at site after: it has 32 candidate elements"
+    campaign --size 32 --row 3 --elems 40 --sites after)
+bad("--elems: '65' is out of range \\(accepted: 1\\.\\.64\\)" campaign --elems 65)
+bad("--width: '3' is not a width \\(accepted: 1 or 2" campaign --width 3)
+bad("--precision: 'q' is not a precision \\(accepted: d for fp64, s for fp32\\)" campaign --precision q)
+bad("--replay: '600' is not a trial of this campaign \\(trials 0\\.\\.599" campaign --replay 600)
+bad("--seed: '-1' is not a seed" campaign --seed -1)
+bad("--name: 'a/b' is not a file name stem" campaign --name a/b)
+bad("--out: needs a value" campaign --out)
+bad("unknown option '--frobnicate'" campaign --frobnicate)
+bad("unexpected argument 'stray'" campaign stray)
+bad("abft demo: --site: 'lu-panel' names lu-panel, not a site of --op gemm" demo --site lu-panel)
+bad("abft demo: --bits: '40' is not a bit position of fp32 data" demo --precision s --bits 40)
+bad("unknown command 'bogus'" bogus)
+execute_process(COMMAND ${ABFT} version RESULT_VARIABLE vrc OUTPUT_VARIABLE vout)
+if(vout MATCHES "CUDA backend not built")
+  bad("--backend: 'cuda' is not available: the CUDA backend is not in this build" campaign --backend cuda)
+elseif(vout MATCHES "no CUDA device present")
+  bad("--backend: 'cuda' is not available: the CUDA backend is built, but no CUDA device is present"
+      campaign --backend cuda)
+endif()
+
+# ---- help and version ----------------------------------------------------------------------
+run("campaign --help" 0 "usage: abft campaign" campaign --help)
+foreach(word gemm getrf getrf-online encode mid after checksum lu-panel after-lu any sign exponent
+        mant-high mant-low "row\\|full" "worst\\|prob" "auto\\|cpu\\|cuda" "abft-campaign/1"
+        "sites: checksum, lu-panel, after-lu")
+  if(NOT RUN_OUT MATCHES "${word}")
+    fail("campaign --help does not mention '${word}'")
+  endif()
+endforeach()
+run("demo --help" 0 "usage: abft demo.*encode.*mid.*after.*checksum.*mant-high" demo --help)
+run("--version" 0 "^abft [0-9]+\\.[0-9]+\\.[0-9]+ " --version)
+run("version" 0 "^abft [0-9]+\\.[0-9]+\\.[0-9]+ " version)
+
+# ---- a campaign: outputs, schema, the picture ----------------------------------------------
+set(common --backend cpu --size 24 --trials 60 --controls 6 --refresh 20 --quiet --seed 3)
+run("campaign" 0 "PASS: no SDC" campaign ${common} --out out --name c)
+foreach(ext csv json svg md)
+  if(NOT EXISTS ${WORK_DIR}/out/c.${ext})
+    fail("campaign wrote no c.${ext}")
+  endif()
+endforeach()
+file(READ ${WORK_DIR}/out/c.json json)
+string(JSON schema ERROR_VARIABLE jerr GET "${json}" schema)
+if(NOT schema STREQUAL "abft-campaign/1")
+  fail("JSON schema is '${schema}' (${jerr}), want abft-campaign/1")
+endif()
+file(READ ${WORK_DIR}/out/c.svg svg)
+foreach(site encode mid after checksum)
+  if(NOT svg MATCHES "font-weight=\"bold\">${site}</tspan>")
+    fail("the SVG has no panel for site ${site}")
+  endif()
+endforeach()
+if(NOT svg MATCHES "no SDC, no miscorrection, no error")
+  fail("the SVG panels carry no verdict")
+endif()
+file(GLOB leftovers ${WORK_DIR}/out/.*.tmp)
+if(leftovers)
+  fail("temporary files left after a complete run: ${leftovers}")
+endif()
+
+# --row/--col that some sites cannot hold: those sites are left out, the run passes
+run("campaign --col 5" 0 "PASS: no SDC" campaign ${common} --col 5 --out out --name col5)
+if(NOT RUN_ERR MATCHES "note: --col 5 is not a column of the row checksums.*leaving out checksum")
+  fail("--col 5: no note that the checksum site is left out: ${RUN_ERR}")
+endif()
+file(READ ${WORK_DIR}/out/col5.json j5)
+if(j5 MATCHES "\"site\": \"checksum\"")
+  fail("--col 5 ran trials at the checksum site")
+endif()
+run("campaign --col 1 --sites checksum" 0 "PASS: no SDC"
+    campaign ${common} --col 1 --sites checksum --out out --name col1)
+
+# a killed run leaves the earlier run's files as they were
+file(MD5 ${WORK_DIR}/out/c.csv csv_before)
+file(MD5 ${WORK_DIR}/out/c.json json_before)
+execute_process(COMMAND ${ABFT} campaign --backend cpu --size 96 --trials 100000000 --controls 0
+                        --quiet --out out --name c
+                WORKING_DIRECTORY ${WORK_DIR} TIMEOUT 2 RESULT_VARIABLE krc
+                OUTPUT_QUIET ERROR_QUIET)
+file(MD5 ${WORK_DIR}/out/c.csv csv_after)
+file(MD5 ${WORK_DIR}/out/c.json json_after)
+if(NOT csv_before STREQUAL csv_after OR NOT json_before STREQUAL json_after)
+  fail("a killed run (${krc}) changed the earlier run's CSV/JSON")
+endif()
