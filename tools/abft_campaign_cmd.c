@@ -66,6 +66,11 @@ static void campaign_usage(FILE *f) {
             "                     or prob (probabilistic, tighter; docs/bound.md)\n"
             "  --bound-factor F   scale of the bound, > 0 (default 1; 4 with --bound prob)\n"
             "  --guarantee G      changes above G·tau must be detected, G >= 1 (default 2)\n"
+            "  --space fixed|full fixed (default): every trial runs the options above; full:\n"
+            "                     each trial draws sizes up to m, n, k, transposes, alpha,\n"
+            "                     beta, leading dimensions, checksum kind, bound mode, math\n"
+            "                     mode (CUDA), LU options, a fault model and the call of its\n"
+            "                     site to strike, and runs its own golden (docs/campaign.md)\n"
             "  --lu-recovery on|off  getrf, getrf-online: keep a copy of A to recompute a\n"
             "                     flagged row the checksums cannot locate within (default off)\n"
             "  --backend auto|cpu|cuda  auto (default): the GPU when the CUDA backend is built\n"
@@ -111,6 +116,49 @@ static void json_num(FILE *f, double v) {
     else fprintf(f, "%.17g", v);
 }
 
+/* Full space: the configuration and fault a trial drew (abft_trial_config_t), as CSV
+ * columns after `seconds` (FULL_CSV_HEADER) and as a JSON object. */
+#define FULL_CSV_HEADER                                                                         \
+    ",rho_check,m,n,k,transa,transb,lda,ldb,ldc,alpha,beta,c_scale,checksum,bound,bound_factor," \
+    "math,recompute,lu_recovery,nb,check_every,panel_nb,lookahead,model,width,call,calls"
+static void trial_config_csv(FILE *f, const abft_trial_t *t) {
+    const abft_trial_config_t *c = &t->config;
+    fprintf(f, ",%.6g,%" PRId64 ",%" PRId64 ",%" PRId64 ",%c,%c,%" PRId64 ",%" PRId64 ",%" PRId64
+               ",%.17g,%.17g,%.17g,%s,%s,%g,%s,%d,%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+               ",%s,%d,%d,%d",
+            t->rho_check, c->m, c->n, c->k, c->transa ? 'T' : 'N', c->transb ? 'T' : 'N', c->lda,
+            c->ldb, c->ldc, c->alpha, c->beta, c->c_scale,
+            c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
+            c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "prob" : "worst", c->bound_factor,
+            c->math_mode ? "tf32" : "default", c->recompute, c->lu_recovery, c->nb,
+            c->check_every, c->panel_nb, c->lookahead,
+            t->control ? "-" : abft_fault_model_name(c->model), c->width, c->call, c->calls);
+}
+static void trial_config_json(FILE *f, const abft_trial_t *t) {
+    const abft_trial_config_t *c = &t->config;
+    fputs(",\n     \"rho_check\": ", f);
+    json_num(f, t->rho_check);
+    fprintf(f, ", \"config\": {\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64
+               ", \"transa\": \"%c\", \"transb\": \"%c\", \"lda\": %" PRId64 ", \"ldb\": %" PRId64
+               ", \"ldc\": %" PRId64 ", \"alpha\": ",
+            c->m, c->n, c->k, c->transa ? 'T' : 'N', c->transb ? 'T' : 'N', c->lda, c->ldb,
+            c->ldc);
+    json_num(f, c->alpha);
+    fputs(", \"beta\": ", f);
+    json_num(f, c->beta);
+    fputs(", \"c_scale\": ", f);
+    json_num(f, c->c_scale);
+    fprintf(f, ", \"checksum\": \"%s\", \"bound\": \"%s\", \"bound_factor\": %g, \"math\": "
+               "\"%s\", \"recompute\": %d, \"lu_recovery\": %d, \"nb\": %" PRId64
+               ", \"check_every\": %" PRId64 ", \"panel_nb\": %" PRId64 ", \"lookahead\": %" PRId64
+               ", \"model\": \"%s\", \"width\": %d, \"call\": %d, \"calls\": %d}",
+            c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
+            c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
+            c->bound_factor, c->math_mode ? "tf32" : "default", c->recompute, c->lu_recovery,
+            c->nb, c->check_every, c->panel_nb, c->lookahead,
+            t->control ? "-" : abft_fault_model_name(c->model), c->width, c->call, c->calls);
+}
+
 static void on_trial(void *user, const abft_trial_t *t) {
     run_ctx_t *rc = (run_ctx_t *)user;
     const abft_report_t *r = &t->report;
@@ -134,9 +182,11 @@ static void on_trial(void *user, const abft_trial_t *t) {
             fputs(",,,,,,,,", rc->csv);
         }
         fprintf(rc->csv, "%.6g,%.6g,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-                         ",%.6g\n",
+                         ",%.6g",
                 t->rho, r->max_ratio, r->detected, r->corrected, r->uncorrectable, r->recomputed,
                 r->checksum_faults, t->seconds);
+        if (rc->cfg->space == ABFT_SPACE_FULL) trial_config_csv(rc->csv, t);
+        fputc('\n', rc->csv);
     }
     (void)bw;
     if (rc->json) {
@@ -156,7 +206,9 @@ static void on_trial(void *user, const abft_trial_t *t) {
                 t->seconds, r->checked, r->detected, r->corrected, r->uncorrectable,
                 r->recomputed, r->checksum_faults);
         json_num(f, r->max_ratio);
-        fputs("},\n     \"flips\": [", f);
+        fputs("}", f);
+        if (rc->cfg->space == ABFT_SPACE_FULL) trial_config_json(f, t);
+        fputs(",\n     \"flips\": [", f);
         for (int64_t e = 0; e < t->nflips; ++e) {
             const abft_flip_t *p = &t->flips[e];
             int w = p->precision == 'd' ? 16 : 8;
@@ -195,10 +247,11 @@ static totals_t totals(const abft_campaign_summary_t *s) {
     t.faulty = 0;
     for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) t.faulty += s->count[o];
     t.faulty -= t.controls;
-    /* errors in control trials are counted with the faulty ones' errors: they are errors */
+    /* control trials that returned an error status are not in count[]: their own count */
+    t.controls += s->control_errors;
     t.fp = s->count[ABFT_OUTCOME_FALSE_POSITIVE] + s->golden_detections;
     t.bad = s->count[ABFT_OUTCOME_SDC] + s->count[ABFT_OUTCOME_MISCORRECTED] + t.fp +
-            s->count[ABFT_OUTCOME_ERROR];
+            s->count[ABFT_OUTCOME_ERROR] + s->control_errors;
     return t;
 }
 
@@ -219,6 +272,10 @@ static void describe(FILE *f, const abft_campaign_config_t *c, const abft_campai
             c->bound_factor, c->guarantee, c->seed,
             c->op == ABFT_CAMPAIGN_GEMM ? "" : c->lu_recovery ? ", LU recovery copy on"
                                                                : ", LU recovery copy off", sep);
+    if (c->space == ABFT_SPACE_FULL)
+        fprintf(f, "space full: each trial draws its configuration (sizes up to those above, "
+                   "transposes, alpha, beta, leading dimensions, checksum kind, bound mode, math "
+                   "mode, LU options), fault model and firing call (docs/campaign.md)%s", sep);
     fprintf(f, "fault: %s bit%s, %d element%s, width %d, row %s, col %s; sites: ",
             cli_class_name(c->spec.bit_class), c->spec.bit_class == ABFT_BITS_EXACT ? "" : "s",
             c->spec.nelems, c->spec.nelems > 1 ? "s" : "", c->spec.width,
@@ -276,6 +333,16 @@ static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_c
         fprintf(f, "%-36s %8" PRId64 " %8.2f%%   [%6.2f, %6.2f] %%  must be 0\n",
                 "false positive (controls+golden)", t.fp, fprate, 100 * lo, 100 * hi);
     if (!md) fprintf(f, "%-36s %8" PRId64 "\n", "  fault-free runs checked", t.controls + s->golden_runs);
+    if (md)
+        fprintf(f, "control trials with an error status: %" PRId64 " (must be 0)\n",
+                s->control_errors);
+    else
+        fprintf(f, "%-36s %8" PRId64 "   must be 0\n", "control trials: error status",
+                s->control_errors);
+    if (c->space == ABFT_SPACE_FULL && s->spread_undetected > 0)
+        fprintf(f, "%sundetected changes spread over a row (largest element > %g·tau, the "
+                   "checksums' view <= %g·tau, counted gray): %" PRId64 "\n",
+                md ? "\n" : "", c->guarantee, c->guarantee, s->spread_undetected);
 
     fprintf(f, "%sguarantee: a change > %g·tau_i in an element of row i is detected, where tau_i "
                "is the row's checksum bound (docs/campaign.md); %s\n",
@@ -327,6 +394,18 @@ static void write_json_tail(FILE *f, const abft_campaign_config_t *c,
     json_num(f, s->max_corrected_rho);
     fprintf(f, ", \"max_undetected_rho\": ");
     json_num(f, s->max_undetected_rho);
+    fprintf(f, ",\n    \"control_errors\": %" PRId64, s->control_errors);
+    if (c->space == ABFT_SPACE_FULL) {
+        fprintf(f, ", \"spread_undetected\": %" PRId64 ", \"by_model\": {", s->spread_undetected);
+        for (int mo = 0; mo < ABFT_FAULT_MODEL_COUNT; ++mo) {
+            fprintf(f, "%s\"%s\": {", mo ? ", " : "", abft_fault_model_name(mo));
+            for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o)
+                fprintf(f, "%s\"%s\": %" PRId64, o ? ", " : "", abft_outcome_name(o),
+                        s->by_model[mo][o]);
+            fputs("}", f);
+        }
+        fputs("}", f);
+    }
     fprintf(f, ",\n    \"outcomes\": {");
     for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) {
         int control = o == ABFT_OUTCOME_CLEAN || o == ABFT_OUTCOME_FALSE_POSITIVE;
@@ -372,12 +451,13 @@ static void write_json_head(FILE *f, const abft_campaign_config_t *c, const char
                ", \"refresh\": %" PRId64 ", \"sites_mask\": %u, \"bits\": \"%s\", \"bit\": %d"
                ", \"width\": %d, \"elems\": %d, \"row\": %" PRId64 ", \"col\": %" PRId64
                ", \"checksum\": \"%s\", \"bound\": \"%s\", \"bound_factor\": %g, \"guarantee\": %g"
-               ", \"lu_recovery\": %d, \"seed\": %" PRIu64 "},\n  \"trials\": [",
+               ", \"lu_recovery\": %d, \"seed\": %" PRIu64 "%s},\n  \"trials\": [",
             op_name, c->precision, c->m, c->n, c->k, c->trials, c->controls, c->refresh, c->sites,
             cli_class_name(c->spec.bit_class), c->spec.bit, c->spec.width, c->spec.nelems,
             c->spec.row, c->spec.col, c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
             c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
-            c->bound_factor, c->guarantee, c->lu_recovery, c->seed);
+            c->bound_factor, c->guarantee, c->lu_recovery, c->seed,
+            c->space == ABFT_SPACE_FULL ? ", \"space\": \"full\"" : "");
 }
 
 /* ---- output files ------------------------------------------------------------------------
@@ -524,6 +604,13 @@ int abft_cmd_campaign(int argc, char **argv) {
                 bad = 1;
             }
             if (v) given.lu_recovery = v;
+        } else if (cli_opt(argc, argv, &i, "--space", &v, &bad)) {
+            if (v && strcmp(v, "fixed") == 0) cfg.space = ABFT_SPACE_FIXED;
+            else if (v && strcmp(v, "full") == 0) cfg.space = ABFT_SPACE_FULL;
+            else if (v) {
+                cli_err("--space", v, "is not a space (accepted: fixed, full)");
+                bad = 1;
+            }
         } else if (cli_opt(argc, argv, &i, "--guarantee", &v, &bad)) {
             if (!(v && cli_parse_real("--guarantee", v, 1.0, 0, &cfg.guarantee))) bad = 1;
         } else if (cli_opt(argc, argv, &i, "--replay", &v, &bad)) {
@@ -603,7 +690,8 @@ int abft_cmd_campaign(int argc, char **argv) {
         }
         fprintf(rc.csv, "trial,control,seed,set,site,which,outcome,status,nflips,row,col,bit,"
                         "width,old_value,new_value,old_bits,new_bits,rho,report_max_ratio,"
-                        "detected,corrected,uncorrectable,recomputed,checksum_faults,seconds\n");
+                        "detected,corrected,uncorrectable,recomputed,checksum_faults,seconds%s\n",
+                cfg.space == ABFT_SPACE_FULL ? FULL_CSV_HEADER : "");
         write_json_head(rc.json, &cfg, op_name);
     }
 
