@@ -402,6 +402,15 @@ int main(int argc, char **argv) {
                                  {"square", 8192, 8192, 8192}, {"square", 16384, 16384, 16384},
                                  {"tall", 65536, 1024, 4096}, {"wide-k", 2048, 2048, 65536}};
     if (quick) shapes = {{"square", 2048, 2048, 2048}, {"tall", 16384, 512, 1024}};
+    if (const char *only = std::getenv("ABFT_BENCH_GEMM_N")) { /* square sizes only, e.g. "8192,16384" */
+        shapes.clear();
+        for (const char *c = only; *c;) {
+            int64_t n = std::atoll(c);
+            if (n > 0) shapes.push_back({"square", n, n, n});
+            while (*c && *c != ',') ++c;
+            if (*c == ',') ++c;
+        }
+    }
     for (const Shape &s : shapes) bench_shape<double>(h, cb, st, s.name, s.m, s.n, s.k, read_bps, reps, res);
     for (const Shape &s : shapes) bench_shape<float>(h, cb, st, s.name, s.m, s.n, s.k, read_bps, reps, res);
 
