@@ -76,7 +76,10 @@ typedef struct abft_report {
     int32_t nonfinite_input; /* 1 when an input held NaN or Inf (status NON_FINITE_INPUT) */
     int32_t spread;          /* LU: 1 when a fault spread during the factorization */
     double max_ratio;        /* largest |residual| / bound over every compared entry (before
-                                correction); < 1 means everything passed */
+                                correction); < 1 means everything passed. When the compare
+                                flagged entries, it is taken over those entries against the
+                                full bound (with the host's amplified-underflow allowance,
+                                docs/bound.md); every other entry is below 1 */
     double unit_roundoff;    /* u of the arithmetic the bound assumed for the operation */
     int64_t nfaults;         /* entries stored in faults[] (at most ABFT_REPORT_MAX_FAULTS) */
     abft_fault_t faults[ABFT_REPORT_MAX_FAULTS];
