@@ -714,7 +714,7 @@ static void draw_config(camp_t *c, uint64_t seed) {
             t->c_scale = (big ? 0x1p24 : 1.0) * (t->alpha != 0.0 ? fabs(t->alpha) : 1.0);
         t->recompute = (int32_t)rbelow(&r, 2);
     } else {
-        t->m = draw_size(&r, g->m), t->n = draw_size(&r, g->n);
+        t->m = draw_size(&r, g->n), t->n = draw_size(&r, g->n); /* m x n within n x n */
         t->lda = draw_ld(&r, t->m);
         t->lu_recovery = (int32_t)rbelow(&r, 2);
         if (g->op == ABFT_CAMPAIGN_GETRF_ONLINE) {
@@ -1129,7 +1129,7 @@ static abft_status_t campaign(camp_t *c, abft_campaign_summary_t *s) {
     if (g->op == ABFT_CAMPAIGN_GEMM) {
         c->maxr = g->m, c->maxc = g->n, c->maxk = g->k;
     } else {
-        c->maxr = full ? g->m : g->n, c->maxc = g->n, c->maxk = 1;
+        c->maxr = g->n, c->maxc = g->n, c->maxk = 1;
     }
     ABFT_TRY(op->setup(c));
 

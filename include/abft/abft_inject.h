@@ -277,7 +277,7 @@ typedef struct abft_campaign_config {
     int32_t lu_recovery;   /* getrf: 1 = the handle keeps a recovery copy of A
                               (abft_set_lu_recovery); default 0 */
     int32_t space;         /* abft_campaign_space_t (default FIXED). FULL: m, n, k are the
-                              largest sizes drawn; refresh is ignored (every trial draws its
+                              largest sizes drawn (getrf: m and n both up to n); refresh is ignored (every trial draws its
                               own inputs and runs its own golden); the spec's bit class (and
                               exact bit) is kept, its width, elements, row and column are
                               drawn; checksum_kind, bound_mode, bound_factor and lu_recovery

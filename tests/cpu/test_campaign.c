@@ -165,7 +165,7 @@ static void full_space(int op, char prec, uint64_t seed, int64_t trials, int64_t
     c.precision = prec;
     c.space = ABFT_SPACE_FULL;
     c.m = 40, c.n = 36, c.k = 44;
-    if (op != ABFT_CAMPAIGN_GEMM) c.m = 48, c.n = 40;
+    if (op != ABFT_CAMPAIGN_GEMM) c.n = 48; /* m x n, both up to n */
     c.trials = trials;
     c.controls = controls;
     c.seed = seed;
