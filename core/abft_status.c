@@ -64,6 +64,12 @@ const char *abft_action_name(abft_action_t action) {
     return ENUM_NAME(action, names);
 }
 
+const char *abft_math_name(abft_math_t math) {
+    static const char *const names[] = {[ABFT_MATH_HANDLE] = "handle", [ABFT_MATH_IEEE] = "ieee",
+                                        [ABFT_MATH_TF32] = "tf32", [ABFT_MATH_BF16X9] = "bf16x9"};
+    return ENUM_NAME(math, names);
+}
+
 const char *abft_factor_name(abft_factor_t factor) {
     static const char *const names[] = {
         [ABFT_FACTOR_NONE] = "none", [ABFT_FACTOR_L] = "L", [ABFT_FACTOR_U] = "U"};

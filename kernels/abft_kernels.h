@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "abft/abft_status.h"
+#include "abft/abft_types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -215,10 +216,10 @@ abft_status_t abft_cuda_screen(const abft_kctx_t *ctx, const double *X, int64_t 
 abft_status_t abft_cuda_gemm_gated(const abft_kctx_t *ctx, const abft_gemm_args_t *a);
 abft_status_t abft_cuda_gate_result(const abft_kctx_t *ctx, int64_t *held);
 abft_status_t abft_cuda_gate_reset(const abft_kctx_t *ctx);
-/* The arithmetic cuBLAS runs a GEMM (and the trsm/getrf built on it) in for data of
- * precision prec under the math mode of the cuBLAS handle `blas` (abft_arith_t);
- * NOT_SUPPORTED for a mode the bound does not model (FP64 fixed-point emulation). */
-abft_status_t abft_cuda_blas_arith(void *blas, abft_prec_t prec, abft_arith_t *a);
+/* Which arithmetic cuBLAS runs a GEMM (and the trsm/getrf built on it) in for data of
+ * precision prec under the math mode of the cuBLAS handle `blas`: ABFT_MATH_IEEE, _TF32 or
+ * _BF16X9; NOT_SUPPORTED for a mode the bound does not model (FP64 fixed-point emulation). */
+abft_status_t abft_cuda_blas_math(void *blas, abft_prec_t prec, abft_math_t *math);
 
 #ifdef __cplusplus
 }

@@ -15,13 +15,41 @@ abft_arith_t abft_arith_native(abft_prec_t prec) {
 
 abft_arith_t abft_arith_checksum(void) { return abft_arith_native(ABFT_PREC_D); }
 
-abft_status_t abft_bound_arith(abft_handle_t h, abft_prec_t prec, abft_arith_t *a) {
-#if ABFT_HAVE_CUDA
-    if (h->backend == ABFT_BACKEND_CUDA) return abft_cuda_blas_arith(h->kctx.blas, prec, a);
-#endif
-    (void)h;
-    *a = abft_arith_native(prec);
+abft_status_t abft_arith_of(abft_math_t math, abft_prec_t prec, abft_arith_t *a) {
+    abft_arith_t r = abft_arith_native(prec);
+    switch (math) {
+    case ABFT_MATH_IEEE:
+        break;
+    case ABFT_MATH_TF32: /* 10 fraction bits in (rounded or truncated), exact products, fp32
+                          * sums that may truncate and align with few guard bits */
+        ABFT_RETURN_IF(prec != ABFT_PREC_S, ABFT_STATUS_INVALID_VALUE);
+        r.u_in = 0x1p-10, r.u = 0x1p-22;
+        break;
+    case ABFT_MATH_BF16X9: /* fp32-level accuracy documented; 2 bits of margin */
+        ABFT_RETURN_IF(prec != ABFT_PREC_S, ABFT_STATUS_INVALID_VALUE);
+        r.u = 0x1p-22;
+        break;
+    default:
+        return ABFT_STATUS_INVALID_VALUE;
+    }
+    *a = r;
     return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_bound_arith_cublas(void *cublas_handle, abft_prec_t prec, abft_arith_t *a) {
+#if ABFT_HAVE_CUDA
+    abft_math_t math = ABFT_MATH_IEEE;
+    ABFT_TRY(abft_cuda_blas_math(cublas_handle, prec, &math));
+    return abft_arith_of(math, prec, a);
+#else
+    (void)cublas_handle, (void)prec, (void)a;
+    return ABFT_STATUS_NOT_SUPPORTED;
+#endif
+}
+
+abft_status_t abft_bound_arith(abft_handle_t h, abft_prec_t prec, abft_arith_t *a) {
+    if (h->backend == ABFT_BACKEND_CUDA) return abft_bound_arith_cublas(h->kctx.blas, prec, a);
+    return abft_arith_of(ABFT_MATH_IEEE, prec, a);
 }
 
 double abft_gamma(abft_handle_t h, double n, double u) {

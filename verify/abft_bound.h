@@ -14,9 +14,16 @@
 abft_arith_t abft_arith_native(abft_prec_t prec);
 /* The checksum arithmetic: always fp64 (also for fp32 data). */
 abft_arith_t abft_arith_checksum(void);
-/* The arithmetic the handle's BLAS/LAPACK runs for data of precision prec: native IEEE on
- * the CPU backend; on the CUDA backend what the math mode of the handle's cuBLAS handle
- * allows (NOT_SUPPORTED for FP64 fixed-point emulation). */
+/* The model of each arithmetic (docs/bound.md): IEEE, TF32 (inputs shortened to 10
+ * fraction bits, fp32 sums that may truncate), BF16X9; ABFT_MATH_HANDLE is not an arithmetic
+ * (INVALID_VALUE), nor TF32/BF16X9 for fp64 data. */
+abft_status_t abft_arith_of(abft_math_t math, abft_prec_t prec, abft_arith_t *a);
+/* The arithmetic a cuBLAS handle's math mode allows for data of precision prec (the CUDA
+ * backend reads the mode; NOT_SUPPORTED for FP64 fixed-point emulation, and without the CUDA
+ * backend). */
+abft_status_t abft_bound_arith_cublas(void *cublas_handle, abft_prec_t prec, abft_arith_t *a);
+/* The arithmetic the handle's BLAS/LAPACK runs for data of precision prec: IEEE on the CPU
+ * backend; on the CUDA backend what the math mode of the handle's cuBLAS handle allows. */
 abft_status_t abft_bound_arith(abft_handle_t h, abft_prec_t prec, abft_arith_t *a);
 
 /* The relative error of a sum of n terms (or a dot product of length n) at unit roundoff u,

@@ -1,4 +1,4 @@
-/* abft verify layer: the protected GEMM (DESIGN section 4) and its split form.
+/* abft verify layer: the protected GEMM (docs/bound.md) and its split form.
  *
  *   1. pass over B:  Yb = op(B)·V, Yba = |op(B)|·V                         (k x 2 each)
  *   2. pass over A:  S = op(A)·Yb, Sa = |op(A)|·Yba                        (m x 2 each)
@@ -42,7 +42,9 @@ struct abft_gemm_plan {
     double alpha, beta;
     abft_checksum_kind_t kind;
     int encoded;
-    abft_arith_t arith; /* the GEMM's arithmetic, read at verification (plan_arith) */
+    abft_arith_t arith; /* the GEMM's arithmetic, read at encode and verify (plan_arith) */
+    abft_math_t math;   /* the split form's declaration (ABFT_MATH_HANDLE: the handle's) */
+    void *math_blas;    /* or the caller's cuBLAS handle whose math mode is read */
     int own_mem;      /* the plan allocated `mem` itself (split form) */
     void *mem;        /* backend memory holding every work array */
     double *w[W_COUNT];
@@ -106,9 +108,12 @@ static abft_status_t check_operands(const struct abft_gemm_plan *p, const void *
     return ABFT_STATUS_SUCCESS;
 }
 
-/* The arithmetic of the GEMM being verified: the handle's (its cuBLAS math mode). */
+/* The arithmetic of the GEMM being verified: the handle's (its cuBLAS math mode), or what
+ * the split form's caller declared or lent. */
 static abft_status_t plan_arith(struct abft_gemm_plan *p) {
-    return abft_bound_arith(p->h, p->prec, &p->arith);
+    if (p->math_blas != NULL) return abft_bound_arith_cublas(p->math_blas, p->prec, &p->arith);
+    if (p->math == ABFT_MATH_HANDLE) return abft_bound_arith(p->h, p->prec, &p->arith);
+    return abft_arith_of(p->math, p->prec, &p->arith);
 }
 
 /* ---- encoding ------------------------------------------------------------------------ */
@@ -884,6 +889,33 @@ abft_status_t abft_gemm_plan_destroy(abft_gemm_plan_t p) {
     if (p->own_mem && p->mem != NULL) st = p->h->ops->free(&p->h->kctx, p->mem);
     free(p);
     return st;
+}
+
+abft_status_t abft_gemm_plan_set_math(abft_gemm_plan_t p, abft_math_t math) {
+    ABFT_RETURN_IF(p == NULL, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(math != ABFT_MATH_HANDLE && math != ABFT_MATH_IEEE &&
+                       math != ABFT_MATH_TF32 && math != ABFT_MATH_BF16X9,
+                   ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF((math == ABFT_MATH_TF32 || math == ABFT_MATH_BF16X9) &&
+                       p->prec != ABFT_PREC_S,
+                   ABFT_STATUS_INVALID_VALUE);
+    p->math = math;
+    p->math_blas = NULL;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_gemm_plan_set_cublas_math(abft_gemm_plan_t p, void *cublas_handle) {
+    ABFT_RETURN_IF(p == NULL, ABFT_STATUS_INVALID_VALUE);
+#if ABFT_HAVE_CUDA
+    p->math = ABFT_MATH_HANDLE;
+    p->math_blas = cublas_handle;
+    return ABFT_STATUS_SUCCESS;
+#else
+    ABFT_RETURN_IF(cublas_handle != NULL, ABFT_STATUS_NOT_SUPPORTED);
+    p->math = ABFT_MATH_HANDLE;
+    p->math_blas = NULL;
+    return ABFT_STATUS_SUCCESS;
+#endif
 }
 
 static abft_status_t split_encode(abft_handle_t h, abft_gemm_plan_t p, abft_prec_t prec,

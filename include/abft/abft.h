@@ -151,6 +151,15 @@ ABFT_API abft_status_t abft_gemm_plan_create(abft_handle_t handle, char precisio
                                     int64_t n, int64_t k, double alpha, double beta,
                                     abft_gemm_plan_t *plan);
 ABFT_API abft_status_t abft_gemm_plan_destroy(abft_gemm_plan_t plan);
+/* The arithmetic of the caller's GEMM, which the bound must model (docs/bound.md): declared
+ * (ABFT_MATH_IEEE, _TF32, _BF16X9; TF32 and BF16X9 for 's' plans only), or read from the
+ * math mode of the caller's own cuBLAS handle at encode and at verify
+ * (abft_gemm_plan_set_cublas_math; NULL returns to ABFT_MATH_HANDLE; NOT_SUPPORTED without
+ * the CUDA backend). Default ABFT_MATH_HANDLE: the library handle's arithmetic. A mode the
+ * bound does not model (FP64 fixed-point emulation) makes encode and verify return
+ * NOT_SUPPORTED with nothing written. */
+ABFT_API abft_status_t abft_gemm_plan_set_math(abft_gemm_plan_t plan, abft_math_t math);
+ABFT_API abft_status_t abft_gemm_plan_set_cublas_math(abft_gemm_plan_t plan, void *cublas_handle);
 ABFT_API abft_status_t abft_dgemm_encode(abft_handle_t handle, abft_gemm_plan_t plan, const double *A,
                                 int64_t lda, const double *B, int64_t ldb, const double *C,
                                 int64_t ldc);

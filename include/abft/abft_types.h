@@ -33,6 +33,16 @@ typedef enum abft_bound_mode {
     ABFT_BOUND_PROBABILISTIC = 1 /* gamma_k ~ factor·sqrt(k)·u: tighter, see docs/bound.md */
 } abft_bound_mode_t;
 
+/* The arithmetic a GEMM the caller runs itself (the split form) was computed in; the bound
+ * depends on it (docs/bound.md). */
+typedef enum abft_math {
+    ABFT_MATH_HANDLE = 0, /* as the library handle's BLAS computes (CUDA: the math mode of the
+                             handle's cuBLAS handle, read at encode and at verify); default */
+    ABFT_MATH_IEEE = 1,   /* IEEE arithmetic of the data precision (fp64 or fp32) */
+    ABFT_MATH_TF32 = 2,   /* fp32 data through TF32 tensor cores (fp32 plans only) */
+    ABFT_MATH_BF16X9 = 3  /* fp32 data through BF16x9 emulation (fp32 plans only) */
+} abft_math_t;
+
 /* What a protected operation did with a flagged element or row/column. */
 typedef enum abft_action {
     ABFT_ACTION_NONE = 0,
@@ -114,6 +124,7 @@ ABFT_API const char *abft_bound_mode_name(abft_bound_mode_t mode);
 ABFT_API const char *abft_action_name(abft_action_t action);
 ABFT_API const char *abft_factor_name(abft_factor_t factor);
 ABFT_API const char *abft_hook_site_name(abft_hook_site_t site);
+ABFT_API const char *abft_math_name(abft_math_t math);
 
 #ifdef __cplusplus
 }

@@ -255,45 +255,33 @@ extern "C" abft_status_t abft_cuda_gemm(const abft_kctx_t *ctx, const abft_gemm_
     return ABFT_STATUS_SUCCESS;
 }
 
-/* The arithmetic cuBLAS may use for a GEMM (and the trsm and getrf built on it) under the
- * handle's math mode, as the bound module models it (abft_arith_t). Conservative by design:
- * when a mode allows a faster, less precise path we assume it is taken, since the bound must
- * hold whatever cuBLAS picks.
- *   fp32: default or pedantic math                   u_in = 0,     u = 2^-24
- *         CUBLAS_TF32_TENSOR_OP_MATH or the deprecated CUBLAS_TENSOR_OP_MATH: the inputs
- *           enter the tensor cores with 10 fraction bits (rounded or truncated: relative
- *           change below 2^-10), their products are exact in fp32, and the sums are fp32
- *           that may truncate and align with few guard bits: u_in = 2^-10, u = 2^-22
- *         CUBLAS_FP32_EMULATED_BF16X9_MATH (three bf16 pieces; NVIDIA documents fp32-level
- *           accuracy, we keep 2 bits of margin)       u_in = 0,     u = 2^-22
- *   fp64: default or pedantic math                   u_in = 0,     u = 2^-53
- *         CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH: the error of a fixed-point product is
- *           relative to the maxima of a row of A and a column of B, not to |A||B|
- *           elementwise, which no elementwise bound covers: NOT_SUPPORTED.
- * eta: the smallest subnormal of the data precision (the most one operation whose result
- * underflows can lose). A mode that cannot be read is CUBLAS_ERROR. */
-extern "C" abft_status_t abft_cuda_blas_arith(void *blas, abft_prec_t prec, abft_arith_t *a) {
+/* Which arithmetic cuBLAS may use for a GEMM (and the trsm and getrf built on it) of data
+ * precision prec under the handle's math mode; the bound module (verify/abft_bound.c)
+ * models each. Conservative by design: when a mode allows a faster, less precise path we
+ * assume it is taken, since the bound must hold whatever cuBLAS picks.
+ *   fp32: default or pedantic math: IEEE; CUBLAS_TF32_TENSOR_OP_MATH or the deprecated
+ *         CUBLAS_TENSOR_OP_MATH (fp32 maps to half or TF32 inputs, both with 10 fraction
+ *         bits): TF32; CUBLAS_FP32_EMULATED_BF16X9_MATH: BF16X9.
+ *   fp64: default or pedantic math: IEEE; CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH: the error of
+ *         a fixed-point product is relative to the maxima of a row of A and a column of B,
+ *         not to |A||B| elementwise, which no elementwise bound covers: NOT_SUPPORTED.
+ * A mode that cannot be read is CUBLAS_ERROR. */
+extern "C" abft_status_t abft_cuda_blas_math(void *blas, abft_prec_t prec, abft_math_t *math) {
     cublasHandle_t h = (cublasHandle_t)blas;
     cublasMath_t mode = CUBLAS_DEFAULT_MATH;
     if (h == NULL) return ABFT_STATUS_NOT_INITIALIZED;
     if (cublasGetMathMode(h, &mode) != CUBLAS_STATUS_SUCCESS) return ABFT_STATUS_CUBLAS_ERROR;
     int m = (int)mode & ~(int)CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
-    a->u_in = 0.0;
+    *math = ABFT_MATH_IEEE;
     if (prec == ABFT_PREC_S) {
         int base = m & 7;
-        a->eta = 0x1p-149;
-        a->u = 0x1p-24;
-        if (base == CUBLAS_TF32_TENSOR_OP_MATH || base == CUBLAS_TENSOR_OP_MATH) {
-            a->u_in = 0x1p-10;
-            a->u = 0x1p-22;
-        } else if (base == CUBLAS_FP32_EMULATED_BF16X9_MATH) {
-            a->u = 0x1p-22;
-        }
+        if (base == CUBLAS_TF32_TENSOR_OP_MATH || base == CUBLAS_TENSOR_OP_MATH)
+            *math = ABFT_MATH_TF32;
+        else if (base == CUBLAS_FP32_EMULATED_BF16X9_MATH)
+            *math = ABFT_MATH_BF16X9;
         return ABFT_STATUS_SUCCESS;
     }
     if ((m & CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH) != 0) return ABFT_STATUS_NOT_SUPPORTED;
-    a->eta = 0x1p-1074;
-    a->u = 0x1p-53;
     return ABFT_STATUS_SUCCESS;
 }
 

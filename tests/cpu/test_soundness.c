@@ -3,6 +3,7 @@
  * false alarm before the correction engine and the bound module (docs/bound.md). Every case
  * is deterministic: fixed seeds, fixed positions, fixed values. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,6 +306,55 @@ static void test_underflow(abft_handle_t h) {
     abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
 }
 
+/* 6. The split form's arithmetic is the caller's: declared on the plan (or read from the
+ *    caller's cuBLAS handle), reported, and refused where it does not fit the precision. */
+static void test_math(abft_handle_t h) {
+    gemm_t g;
+    make(&g, 6006, 1.0, 0.0);
+    float As[M * K], Bs[K * N], Cs[M * N];
+    for (int i = 0; i < M * K; ++i) As[i] = (float)g.A[i];
+    for (int i = 0; i < K * N; ++i) Bs[i] = (float)g.B[i];
+    abft_gemm_plan_t ps = NULL, pd = NULL;
+    TU_CHECK_STATUS(abft_gemm_plan_create(h, 's', ABFT_OP_N, ABFT_OP_N, M, N, K, 1.0, 0.0, &ps),
+                    ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_gemm_plan_create(h, 'd', ABFT_OP_N, ABFT_OP_N, M, N, K, 1.0, 0.0, &pd),
+                    ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_gemm_plan_set_math(pd, ABFT_MATH_TF32), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_gemm_plan_set_math(ps, (abft_math_t)7), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_gemm_plan_set_math(NULL, ABFT_MATH_IEEE), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK_STATUS(abft_gemm_plan_set_math(ps, ABFT_MATH_TF32), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_sgemm_encode(h, ps, As, M, Bs, K, NULL, M), ABFT_STATUS_SUCCESS);
+    /* the caller's "TF32" GEMM: inputs cut to 10 fraction bits, fp32 sums */
+    for (int j = 0; j < N; ++j)
+        for (int i = 0; i < M; ++i) {
+            float s = 0.0f;
+            for (int l = 0; l < K; ++l) {
+                float a = As[i + l * M], b = Bs[l + j * K];
+                union { float f; uint32_t u; } ua = {a}, ub = {b};
+                ua.u &= 0xffffe000u, ub.u &= 0xffffe000u; /* truncate to TF32 */
+                s += ua.f * ub.f;
+            }
+            Cs[i + j * M] = s;
+        }
+    abft_report_t rep;
+    TU_CHECK_STATUS(abft_sgemm_verify(h, ps, As, M, Bs, K, Cs, M, &rep), ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.detected == 0 && rep.unit_roundoff == 0x1p-10,
+             "declared TF32: detected %lld, u %g", (long long)rep.detected, rep.unit_roundoff);
+    /* the same product checked as IEEE fp32 must be flagged: TF32's error is far larger */
+    TU_CHECK_STATUS(abft_gemm_plan_set_math(ps, ABFT_MATH_IEEE), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_sgemm_encode(h, ps, As, M, Bs, K, NULL, M), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_sgemm_verify(h, ps, NULL, M, NULL, K, Cs, M, &rep), ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.detected > 0 && rep.unit_roundoff == 0x1p-24,
+             "TF32 product checked as fp32: detected %lld", (long long)rep.detected);
+    if (!abft_cuda_built()) {
+        int dummy = 0;
+        TU_CHECK_STATUS(abft_gemm_plan_set_cublas_math(ps, &dummy), ABFT_STATUS_NOT_SUPPORTED);
+    }
+    TU_CHECK_STATUS(abft_gemm_plan_set_cublas_math(ps, NULL), ABFT_STATUS_SUCCESS);
+    abft_gemm_plan_destroy(ps);
+    abft_gemm_plan_destroy(pd);
+}
+
 int main(void) {
     printf("test_soundness: fixed seeds 1001..5006\n");
     abft_handle_t h = NULL;
@@ -314,6 +364,7 @@ int main(void) {
     test_cancelling_row(h);
     test_checksum_fault(h);
     test_underflow(h);
+    test_math(h);
     TU_CHECK_STATUS(abft_destroy(h), ABFT_STATUS_SUCCESS);
     return tu_finish("test_soundness");
 }

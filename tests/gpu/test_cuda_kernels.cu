@@ -3,7 +3,7 @@
  * explicit [1, l+1] bit for bit where the launch shapes agree), abft_cuda_dual
  * (explicit or implicit weights on either side; implicit = explicit [1, l+1] bit for bit),
  * abft_cuda_compare (bit-exact flags, ratio and list), abft_cuda_gemm (and the restore of a
- * borrowed handle's stream and pointer mode), abft_cuda_blas_arith, the public
+ * borrowed handle's stream and pointer mode), abft_cuda_blas_math, the public
  * encode API on a CUDA handle, and one product of more than 2^31 elements.
  *
  * Sizes 0, 1, 7, tile-ragged and large; lda > m; odd lda (no 16-byte alignment); a base
@@ -936,18 +936,18 @@ static void test_gemm(tu_rng_t *rng, gpuctx_t *g) {
                 gemm_case(rng, g, p ? ABFT_PREC_S : ABFT_PREC_D, t & 1, t >> 1, dims[d][0],
                           dims[d][1], dims[d][2]);
     cublasHandle_t h = (cublasHandle_t)g->ctx.blas;
-    abft_arith_t ar;
-    TU_CHECK(abft_cuda_blas_arith(h, ABFT_PREC_D, &ar) == ABFT_STATUS_SUCCESS &&
-                 ar.u == 0x1p-53 && ar.u_in == 0.0 && ar.eta == 0x1p-1074, "fp64 default");
-    TU_CHECK(abft_cuda_blas_arith(h, ABFT_PREC_S, &ar) == ABFT_STATUS_SUCCESS &&
-                 ar.u == 0x1p-24 && ar.u_in == 0.0 && ar.eta == 0x1p-149, "fp32 default");
+    abft_math_t mm = ABFT_MATH_HANDLE;
+    TU_CHECK(abft_cuda_blas_math(h, ABFT_PREC_D, &mm) == ABFT_STATUS_SUCCESS &&
+                 mm == ABFT_MATH_IEEE, "fp64 default");
+    TU_CHECK(abft_cuda_blas_math(h, ABFT_PREC_S, &mm) == ABFT_STATUS_SUCCESS &&
+                 mm == ABFT_MATH_IEEE, "fp32 default");
     cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH);
-    TU_CHECK(abft_cuda_blas_arith(h, ABFT_PREC_S, &ar) == ABFT_STATUS_SUCCESS &&
-                 ar.u_in == 0x1p-10 && ar.u == 0x1p-22, "fp32 tf32");
-    TU_CHECK(abft_cuda_blas_arith(h, ABFT_PREC_D, &ar) == ABFT_STATUS_SUCCESS && ar.u == 0x1p-53,
-             "fp64 under tf32");
+    TU_CHECK(abft_cuda_blas_math(h, ABFT_PREC_S, &mm) == ABFT_STATUS_SUCCESS &&
+                 mm == ABFT_MATH_TF32, "fp32 tf32");
+    TU_CHECK(abft_cuda_blas_math(h, ABFT_PREC_D, &mm) == ABFT_STATUS_SUCCESS &&
+                 mm == ABFT_MATH_IEEE, "fp64 under tf32");
     cublasSetMathMode(h, CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH);
-    TU_CHECK(abft_cuda_blas_arith(h, ABFT_PREC_D, &ar) == ABFT_STATUS_NOT_SUPPORTED,
+    TU_CHECK(abft_cuda_blas_math(h, ABFT_PREC_D, &mm) == ABFT_STATUS_NOT_SUPPORTED,
              "fp64 emulation refused");
     cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
     printf("gemm: done\n");
