@@ -6,10 +6,13 @@
  *      candidate value from its checksum; it is written only when an independent check
  *      confirms it: the element recomputed from the inputs agrees (and the recomputation is
  *      what is written), or, with no recomputation, the crossing vector of the other side is
- *      flagged too (then every write is confirmed by step 3 on both sides). Row checksums
- *      alone never correct;
+ *      flagged too (and, when it points back at the same element, the two sides' values
+ *      agree within the smaller of their noises: a value that absorbed a second error of
+ *      its vector disagrees). Row checksums alone never correct;
  *   3. re-verify: after a round of writes every checksum is recomputed (recheck) and every
- *      flagged entry is checked with the noise the written values carry; rounds repeat to a
+ *      entry is checked against its own bound, with no allowance for the written values (a
+ *      written value must fit its row's and its column's bound as any element does, so a
+ *      correction can never widen a check and hide a second error); rounds repeat to a
  *      fixed point; if an entry crossing a write still fails at the end, every write is
  *      rolled back;
  *   4. what is left: a corrupted checksum when re-deriving it from its inputs explains the
@@ -32,7 +35,6 @@ typedef struct engine {
     const abft_corr_ops_t *ops;
     void *ctx;
     const abft_corr_cfg_t *cfg;
-    double *slack[2]; /* n[cs] x 2: noise carried into each entry by the writes kept so far */
     wlog_t *w;
     int64_t nw, capw;
     double *v, *v2; /* vectors of the longest side */
@@ -53,16 +55,14 @@ static void vec_sums(const double *v, int64_t len, double r[2], double ra[2]) {
     r[0] = s0, r[1] = s1, ra[0] = a0, ra[1] = a1;
 }
 
-/* Does vector idx of side cs (values v) pass? d: residuals, t: bounds with the slack of the
- * writes so far and `extra` (may be NULL) added. */
-static int passes(const engine_t *e, int cs, int64_t idx, const double *v, const double *extra,
-                  double d[2], double t[2]) {
+/* Does vector idx of side cs (values v) pass its bound? d: residuals, t: bounds. */
+static int passes(const engine_t *e, int cs, int64_t idx, const double *v, double d[2],
+                  double t[2]) {
     double r[2], ra[2], s[2];
     vec_sums(v, e->cfg->len[cs], r, ra);
     e->ops->expect(e->ctx, cs, idx, ra, s, t);
     int ok = 1;
     for (int q = 0; q < 2; ++q) {
-        t[q] += e->slack[cs][idx + q * e->cfg->n[cs]] + (extra != NULL ? extra[q] : 0.0);
         d[q] = r[q] - s[q];
         if (!(fabs(d[q]) <= t[q]) || isinf(t[q])) ok = 0;
     }
@@ -85,7 +85,7 @@ static abft_status_t refine(engine_t *e, int cs, const int64_t *list, int64_t nl
     for (int64_t f = 0; f < nlist; ++f) {
         double d[2], t[2];
         ABFT_TRY(e->ops->get(e->ctx, cs, list[f], e->v));
-        int ok = passes(e, cs, list[f], e->v, NULL, d, t);
+        int ok = passes(e, cs, list[f], e->v, d, t);
         if (max_ratio != NULL) {
             double r = ratio_of(d, t);
             if (!(r <= *max_ratio)) *max_ratio = r;
@@ -96,7 +96,7 @@ static abft_status_t refine(engine_t *e, int cs, const int64_t *list, int64_t nl
     return ABFT_STATUS_SUCCESS;
 }
 
-/* Recompute every checksum and keep the entries that fail with the slack of the writes. */
+/* Recompute every checksum and keep the entries that fail. */
 static abft_status_t recheck(engine_t *e) {
     int64_t nf[2] = {0, 0};
     ABFT_TRY(e->ops->recheck(e->ctx, e->open, nf));
@@ -140,18 +140,6 @@ static abft_status_t log_write(engine_t *e, const wlog_t *w) {
     return ABFT_STATUS_SUCCESS;
 }
 
-/* The noise a written element carries, spread into every entry that crosses it. */
-static void add_slack(engine_t *e, int64_t i, int64_t j, double noise) {
-    double *s0 = e->slack[0];
-    s0[i] += noise;
-    s0[i + e->cfg->n[0]] += noise * (double)(j + 1);
-    if (e->cfg->nsides == 2) {
-        double *s1 = e->slack[1];
-        s1[j] += noise;
-        s1[j + e->cfg->n[1]] += noise * (double)(i + 1);
-    }
-}
-
 static int in_list(const int64_t *list, int64_t n, int64_t x) {
     int64_t lo = 0, hi = n; /* ascending */
     while (lo < hi) {
@@ -162,6 +150,21 @@ static int in_list(const int64_t *list, int64_t n, int64_t x) {
     return lo < n && list[lo] == x;
 }
 
+/* The value the checksum of vector idx (values v) gives for its element j, from the other
+ * elements (not old - delta: an exponent flip makes old so large that old - delta loses
+ * every digit), and its noise: the bound of the vector without the element and the rounding
+ * of the value. */
+static void from_checksum(const engine_t *e, int cs, int64_t idx, double *v, int64_t j,
+                          double *cand, double *noise) {
+    double old = v[j], r[2], ra[2], s[2], t[2];
+    v[j] = 0.0;
+    vec_sums(v, e->cfg->len[cs], r, ra);
+    e->ops->expect(e->ctx, cs, idx, ra, s, t);
+    v[j] = old;
+    *cand = s[0] - r[0];
+    *noise = t[0] + 2.0 * e->cfg->u_store * fabs(*cand);
+}
+
 /* Try one flagged vector: locate, confirm, write. *wrote = 1 when a value was written. */
 static abft_status_t try_vector(engine_t *e, int cs, int64_t idx, int *wrote) {
     const abft_corr_cfg_t *cfg = e->cfg;
@@ -170,47 +173,45 @@ static abft_status_t try_vector(engine_t *e, int cs, int64_t idx, int *wrote) {
     double d[2], t[2];
     *wrote = 0;
     ABFT_TRY(e->ops->get(e->ctx, cs, idx, v));
-    if (passes(e, cs, idx, v, NULL, d, t)) return ABFT_STATUS_SUCCESS;
+    if (passes(e, cs, idx, v, d, t)) return ABFT_STATUS_SUCCESS;
     int64_t j = locate(v, len, d, t);
     if (j < 0) return ABFT_STATUS_SUCCESS;
     int64_t row = cs ? j : idx, col = cs ? idx : j;
-    /* The value the checksum gives, from the other elements (not old - delta: an exponent
-     * flip makes old so large that old - delta loses every digit), and its noise: the bound
-     * of the vector without the element, the slack already in it, and its own rounding. */
-    double old = v[j], r[2], ra[2], s[2], tn[2];
-    v[j] = 0.0;
-    vec_sums(v, len, r, ra);
-    e->ops->expect(e->ctx, cs, idx, ra, s, tn);
-    v[j] = old;
-    double cand = s[0] - r[0];
-    double noise_c = tn[0] + e->slack[cs][idx] + 2.0 * cfg->u_store * fabs(cand);
+    double old = v[j], cand, noise_c;
+    from_checksum(e, cs, idx, v, j, &cand, &noise_c);
     if (!isfinite(cand) || !isfinite(noise_c)) return ABFT_STATUS_SUCCESS;
-    double value = cand, noise = noise_c;
+    double value = cand;
     int ok = 0;
     if (e->ops->elem != NULL) {
         double rv = 0.0, noise_r = 0.0;
         ABFT_TRY(e->ops->elem(e->ctx, row, col, &rv, &noise_r, &ok));
-        if (ok) {
-            /* confirmed when the recomputation and the checksum's value agree; the
-             * recomputation carries only its own rounding: write it */
-            if (!(fabs(rv - cand) <= noise_c + noise_r)) return ABFT_STATUS_SUCCESS;
-            value = rv, noise = noise_r;
-        }
+        /* confirmed when the recomputation and the checksum's value agree; the
+         * recomputation carries only its own rounding: write it */
+        if (ok && !(fabs(rv - cand) <= noise_c + noise_r)) return ABFT_STATUS_SUCCESS;
+        if (ok) value = rv;
     }
     if (!ok) {
         /* No recomputation: only the crossing checksum can confirm. It must see an error
-         * there too; the re-verification of both sides after the round decides. */
+         * there too. When it points back at this element, its value must agree with ours
+         * within the smaller noise (one of them absorbed a second error otherwise), and the
+         * value with the smaller noise is written. The re-verification decides the rest. */
         if (cfg->nsides != 2) return ABFT_STATUS_SUCCESS;
         int oc = !cs;
-        double d2[2], t2[2];
-        ABFT_TRY(e->ops->get(e->ctx, oc, j, e->v2));
-        if (passes(e, oc, j, e->v2, NULL, d2, t2)) return ABFT_STATUS_SUCCESS;
+        double *v2 = e->v2, d2[2], t2[2];
+        ABFT_TRY(e->ops->get(e->ctx, oc, j, v2));
+        if (passes(e, oc, j, v2, d2, t2)) return ABFT_STATUS_SUCCESS;
+        if (locate(v2, cfg->len[oc], d2, t2) == idx) {
+            double cand2, noise2;
+            from_checksum(e, oc, j, v2, idx, &cand2, &noise2);
+            double nmin = noise2 < noise_c ? noise2 : noise_c;
+            if (!isfinite(cand2) || !(fabs(cand2 - cand) <= nmin)) return ABFT_STATUS_SUCCESS;
+            if (noise2 < noise_c) value = cand2;
+        }
     }
     double stored = value;
     ABFT_TRY(e->ops->put(e->ctx, row, col, value, &stored));
     wlog_t w = {row, col, old, stored, ratio_of(d, t), cs};
     ABFT_TRY(log_write(e, &w));
-    add_slack(e, row, col, noise + cfg->u_store * fabs(stored));
     *wrote = 1;
     return ABFT_STATUS_SUCCESS;
 }
@@ -230,8 +231,6 @@ static abft_status_t rollback(engine_t *e) {
         ABFT_TRY(e->ops->put(e->ctx, e->w[k].i, e->w[k].j, e->w[k].old, &stored));
     }
     e->nw = 0;
-    for (int cs = 0; cs < e->cfg->nsides; ++cs)
-        memset(e->slack[cs], 0, sizeof(double) * 2 * (size_t)e->cfg->n[cs]);
     return recheck(e);
 }
 
@@ -239,14 +238,14 @@ static abft_status_t rollback(engine_t *e) {
 static abft_status_t settle(engine_t *e, int cs, int64_t idx, abft_report_t *rep) {
     double d[2], t[2];
     ABFT_TRY(e->ops->get(e->ctx, cs, idx, e->v));
-    if (passes(e, cs, idx, e->v, NULL, d, t)) return ABFT_STATUS_SUCCESS;
+    if (passes(e, cs, idx, e->v, d, t)) return ABFT_STATUS_SUCCESS;
     int64_t row = cs ? -1 : idx, col = cs ? idx : -1;
     double ratio = ratio_of(d, t);
     if (e->ops->checksum != NULL) {
         int changed = 0;
         double d2[2], t2[2];
         ABFT_TRY(e->ops->checksum(e->ctx, cs, idx, &changed));
-        if (changed && passes(e, cs, idx, e->v, NULL, d2, t2)) {
+        if (changed && passes(e, cs, idx, e->v, d2, t2)) {
             rep->checksum_faults++;
             abft_report_add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_CHECKSUM_FAULT,
                                   ABFT_FACTOR_NONE, cs);
@@ -260,7 +259,7 @@ static abft_status_t settle(engine_t *e, int cs, int64_t idx, abft_report_t *rep
             double d2[2], t2[2];
             int64_t before[2] = {e->nopen[0], e->nopen[1]};
             ABFT_TRY(e->ops->get(e->ctx, cs, idx, e->v2));
-            int good = passes(e, cs, idx, e->v2, NULL, d2, t2);
+            int good = passes(e, cs, idx, e->v2, d2, t2);
             if (good && e->cfg->nsides == 2) {
                 /* every entry of the other side crosses the new vector: it may only clear
                  * entries there, never flag new ones */
@@ -349,15 +348,11 @@ abft_status_t abft_correct(const abft_corr_ops_t *ops, void *ctx, const abft_cor
     e.v2 = (double *)malloc(sizeof(double) * (size_t)(maxlen + 1));
     if (e.v == NULL || e.v2 == NULL) st = ABFT_STATUS_ALLOC_FAILED;
     for (int cs = 0; cs < cfg->nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
-        e.slack[cs] = (double *)calloc(2 * (size_t)cfg->n[cs] + 1, sizeof(double));
         e.open[cs] = (int64_t *)malloc(sizeof(int64_t) * (size_t)(cfg->n[cs] + 1));
-        if (e.slack[cs] == NULL || e.open[cs] == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+        if (e.open[cs] == NULL) st = ABFT_STATUS_ALLOC_FAILED;
     }
     if (st == ABFT_STATUS_SUCCESS) st = run(&e, flags, nflag, rep, max_ratio);
-    for (int cs = 0; cs < 2; ++cs) {
-        free(e.slack[cs]);
-        free(e.open[cs]);
-    }
+    for (int cs = 0; cs < 2; ++cs) free(e.open[cs]);
     free(e.v);
     free(e.v2);
     free(e.w);
