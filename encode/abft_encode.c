@@ -6,6 +6,34 @@ static abft_status_t check_out(int64_t rows, int64_t cols, const void *p, int64_
     return abft_bad_matrix(rows, cols, p, ld) ? ABFT_STATUS_INVALID_VALUE : ABFT_STATUS_SUCCESS;
 }
 
+/* A rows x cols column-major operand (ld, element size es) as a span of memory. */
+typedef struct span {
+    const void *p;
+    size_t bytes;
+} span_t;
+static span_t mat_span(const void *p, int64_t rows, int64_t cols, int64_t ld, size_t es) {
+    span_t s = {p, 0};
+    if (p != NULL && rows > 0 && cols > 0)
+        s.bytes = ((size_t)(cols - 1) * (size_t)ld + (size_t)rows) * es;
+    return s;
+}
+static int spans_overlap(span_t a, span_t b) {
+    if (a.bytes == 0 || b.bytes == 0) return 0;
+    uintptr_t a0 = (uintptr_t)a.p, b0 = (uintptr_t)b.p;
+    return a0 < b0 + b.bytes && b0 < a0 + a.bytes;
+}
+/* Errors leave every output untouched (docs/api.md): an output that overlaps another output
+ * or any input is INVALID_VALUE (spans of memory, not elements: conservative). */
+static abft_status_t check_overlaps(const span_t *out, int nout, const span_t *in, int nin) {
+    for (int i = 0; i < nout; ++i) {
+        for (int j = i + 1; j < nout; ++j)
+            ABFT_RETURN_IF(spans_overlap(out[i], out[j]), ABFT_STATUS_INVALID_VALUE);
+        for (int j = 0; j < nin; ++j)
+            ABFT_RETURN_IF(spans_overlap(out[i], in[j]), ABFT_STATUS_INVALID_VALUE);
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
 /* Shared by every tall-and-skinny entry point: validate, then run one tsmm. */
 static abft_status_t tsmm(abft_handle_t h, abft_prec_t prec, int trans, int64_t m, int64_t n,
                           int64_t c, const void *A, int64_t lda, const double *X, int64_t ldx,
@@ -27,6 +55,11 @@ static abft_status_t tsmm(abft_handle_t h, abft_prec_t prec, int trans, int64_t 
     } else {
         ABFT_RETURN_IF(Xabs != NULL, ABFT_STATUS_INVALID_VALUE);
     }
+    const size_t es = prec == ABFT_PREC_D ? 8 : 4;
+    span_t out[2] = {mat_span(Y, yrows, c, ldy, 8), mat_span(Yabs, yrows, c, ldyabs, 8)};
+    span_t in[3] = {mat_span(A, m, n, lda, es), mat_span(X, xrows, c, ldx, 8),
+                    mat_span(Xabs, xrows, c, ldxabs, 8)};
+    ABFT_TRY(check_overlaps(out, 2, in, 3));
     if (yrows == 0) return ABFT_STATUS_SUCCESS;
     abft_tsmm_args_t a = {prec, trans, m, n, c, A, lda, X, ldx, Xabs, ldxabs, Y, ldy,
                           Yabs, ldyabs};
@@ -83,6 +116,11 @@ static abft_status_t dual(abft_handle_t h, abft_prec_t prec, int64_t m, int64_t 
     ABFT_TRY(check_out(n, c2, Q, ldq));
     ABFT_RETURN_IF((n > 0 && (X == NULL || Q == NULL)) || (m > 0 && (Z == NULL || P == NULL)),
                    ABFT_STATUS_INVALID_VALUE);
+    const size_t es = prec == ABFT_PREC_D ? 8 : 4;
+    span_t out[2] = {mat_span(P, m, c1, ldp, 8), mat_span(Q, n, c2, ldq, 8)};
+    span_t in[3] = {mat_span(M, m, n, ldm, es), mat_span(X, n, c1, ldx, 8),
+                    mat_span(Z, m, c2, ldz, 8)};
+    ABFT_TRY(check_overlaps(out, 2, in, 3));
     if (m == 0 && n == 0) return ABFT_STATUS_SUCCESS;
     abft_dual_args_t a = {prec, m, n, M, ldm, c1, X, ldx, NULL, 0, P, ldp, NULL, 0,
                           c2, Z, ldz, NULL, 0, Q, ldq, NULL, 0};

@@ -155,6 +155,10 @@ abft_status_t abft_cuda_lu_gather(const abft_kctx_t *ctx, const abft_lu_gather_a
 abft_status_t abft_cuda_lu_axpy(const abft_kctx_t *ctx, const abft_lu_axpy_args_t *a);
 abft_status_t abft_cuda_lu_get(const abft_kctx_t *ctx, const abft_lu_elem_args_t *a, double *v);
 abft_status_t abft_cuda_lu_set(const abft_kctx_t *ctx, const abft_lu_elem_args_t *a, double v);
+/* The arithmetic cuSOLVER's getrf runs in for data of precision prec under the math mode of
+ * the cuSOLVER handle `solver` (its own setting, cusolverDnSetMathMode: not the cuBLAS
+ * handle's); NOT_SUPPORTED for FP64 emulation, which the bound does not model. */
+abft_status_t abft_cuda_solver_arith(void *solver, abft_prec_t prec, abft_arith_t *a);
 
 #ifdef __cplusplus
 }

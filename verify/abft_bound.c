@@ -105,3 +105,121 @@ void abft_bound_gemm(abft_handle_t h, const abft_arith_t *g, double alpha, doubl
 double abft_bound_gemm_amp(const abft_gemm_bound_t *b, int q, double l1, double ysum) {
     return b->eta_amp * (b->wsum[q] * l1 + ysum);
 }
+
+/* ---- LU and getrs ---- */
+
+static const double U_CHK = 0x1p-53;        /* the fp64 checksum arithmetic */
+static const double ETA_CHK = 0x1p-1074;    /* its subnormal loss */
+static const double PAD = 1.0 + 0x1p-40;    /* far above the rounding of these formulas */
+
+/* The relative error of a reciprocal 1/d whose result is subnormal (|d| above rcp_limit):
+ * it loses up to eta absolutely while |1/d| > 1/Omega (Omega the overflow threshold), so
+ * relatively at most eta·Omega = 8 times the native unit roundoff (docs/lu.md, "Gradual
+ * underflow"). rcp_limit: half the reciprocal of the smallest normal number. */
+static double rcp_loss(const abft_arith_t *f, abft_prec_t prec) {
+    return ldexp(f->eta, prec == ABFT_PREC_D ? 1024 : 128);
+}
+static double rcp_limit(abft_prec_t prec) { return prec == ABFT_PREC_D ? 0x1p1021 : 0x1p125; }
+
+/* One elimination step of length p in arithmetic f: a dot product (p products and sums,
+ * inputs shortened by u_in in tensor-core modes) and, with div, one quotient or a product
+ * with a reciprocal (two roundings: p + 1 in all, as LAPACK scales a column of L by the
+ * reciprocal of its pivot). */
+static double elim(abft_handle_t h, const abft_arith_t *f, double p, int div) {
+    return abft_bound_dot(h, f, p + (div ? 1.0 : 0.0));
+}
+
+static double wsum_tri(double n) { return n * (n + 1.0) / 2.0; }
+
+void abft_bound_lu(abft_handle_t h, const abft_arith_t *f, abft_prec_t prec, int64_t m,
+                   int64_t n, abft_lu_bound_t *b) {
+    const double nd = (double)n, k = (double)(m < n ? m : n);
+    double gf = elim(h, f, k, 1);
+    double gkc = abft_gamma(h, k, U_CHK), gnc = abft_gamma(h, nd, U_CHK);
+    /* second-order terms (|L||Ŷ| against the computed Za, Ya against |U|V, Xa against |A|V)
+     * are each within a factor 1 + gamma of the first-order ones */
+    double slack = 1.0 + 4.0 * abft_gamma(h, nd + k, U_CHK);
+    b->coef_r = (gf + gnc + gkc) * slack;
+    b->coef_s = gnc * slack;
+    /* not amplified: each product of the factorization (k + 1 per entry) and each fp64
+     * operation of the checksums (X, Y: n per entry; Z: k, and Y's losses through |L| <= 1
+     * plus rounding) loses at most its eta; the weights sum to at most n(n + 1)/2 */
+    b->abs_floor = ((k + 1.0) * f->eta + (3.0 * nd + 2.0 * k + 2.0) * ETA_CHK) *
+                   wsum_tri(nd) * PAD;
+    /* amplified: a multiplier L(i, k) = A(i, k)/U(k, k) (or times its reciprocal) that
+     * rounds into the subnormals loses up to eta, which the identity of entry (i, k)
+     * multiplies by |U(k, k)| */
+    b->eta_amp = f->eta * slack * PAD;
+    /* a subnormal reciprocal of a pivot: the multiplier off by rcp_loss relatively, on the
+     * |L||U| term */
+    b->rcp_coef = rcp_loss(f, prec) * (1.0 + gf) * slack * PAD;
+    b->rcp_limit = rcp_limit(prec);
+    if (isnan(b->coef_r) || isnan(b->coef_s)) b->coef_r = b->coef_s = INFINITY;
+}
+
+void abft_bound_lu_trailing(abft_handle_t h, const abft_arith_t *f, abft_prec_t prec,
+                            int64_t m, int64_t n, abft_lu_trailing_bound_t *b) {
+    const double md = (double)m, nd = (double)n, mx = md > nd ? md : nd;
+    double g = elim(h, f, mx, 1);
+    double slack = 1.0 + 4.0 * abft_gamma(h, md + nd, U_CHK);
+    b->coef_b = g * slack;
+    b->coef_t = 2.0 * g * slack;
+    /* products of the factorization (at most max(m, n) + 1 per entry) and of the fp64
+     * checksum updates (W2 -= L21·W1, the trailing products: m + n + 2 per entry, twice) */
+    b->abs_floor = ((mx + 1.0) * f->eta + 2.0 * (md + nd + 2.0) * ETA_CHK) * wsum_tri(nd) * PAD;
+    b->eta_amp = f->eta * slack * PAD;
+    /* the panels' multipliers and a subnormal reciprocal: on B2, which holds |L21||U1|V */
+    b->rcp_coef = rcp_loss(f, prec) * (1.0 + g) * slack * PAD;
+    b->rcp_limit = rcp_limit(prec);
+    if (isnan(b->coef_b)) b->coef_b = b->coef_t = INFINITY;
+}
+
+void abft_bound_trs(abft_handle_t h, const abft_arith_t *f, abft_prec_t prec, int64_t n,
+                    int unit, abft_trs_bound_t *b) {
+    const double nd = (double)n;
+    /* row i of the substitution: i - 1 products and sums, then (non-unit) a quotient by
+     * T(i, i) or a product with its reciprocal */
+    double g = elim(h, f, nd, !unit);
+    double gnc = abft_gamma(h, nd, U_CHK);
+    double slack = 1.0 + 4.0 * abft_gamma(h, 2.0 * nd, U_CHK);
+    b->coef_y = (g + 2.0 * gnc) * slack;
+    b->coef_b = gnc * slack;
+    /* the solve's products (n per row) and the fp64 checksum products (b^T·V, ŷ^T·K, K) */
+    b->abs_floor = (nd * f->eta + (2.0 * nd + 2.0) * ETA_CHK) * wsum_tri(nd) * PAD;
+    /* a subnormal quotient y_i loses up to eta, which row i of op(T)·y multiplies by
+     * |T(i, i)| */
+    b->eta_amp = unit ? 0.0 : f->eta * slack * PAD;
+    /* y_i = s_i·fl(1/T(i, i)) with a subnormal reciprocal: off by rcp_loss relatively, and
+     * |s_i| <= (1 + g)(|b_i| + sum_j |T(i, j)||y_j|) */
+    b->rcp_coef = unit ? 0.0 : rcp_loss(f, prec) * (1.0 + g) * slack * PAD;
+    b->rcp_limit = rcp_limit(prec);
+    if (isnan(b->coef_y)) b->coef_y = b->coef_b = INFINITY;
+}
+
+void abft_bound_lu_dsum(const double *d, int64_t k, int64_t off, double dsum[2]) {
+    double s0 = 0.0, s1 = 0.0;
+    for (int64_t i = 0; i < k; ++i) {
+        double a = fabs(d[i]);
+        if (!(a == a)) a = INFINITY; /* NaN: a broken divisor, no bound */
+        s0 += a;
+        s1 += a * (double)(off + i + 1);
+    }
+    double up = 1.0 + (double)(k + 2) * 0x1p-52;
+    dsum[0] = s0 * up;
+    dsum[1] = s1 * up;
+}
+
+double abft_bound_lu_dmax(const double *d, int64_t k) {
+    double mx = 0.0;
+    for (int64_t i = 0; i < k; ++i) {
+        double a = fabs(d[i]);
+        if (!(a <= mx)) mx = a == a ? a : INFINITY;
+    }
+    return mx;
+}
+
+void abft_bound_lu_checksums(abft_handle_t h, int64_t m, int64_t n, double *x_slack,
+                             double *sig_coef) {
+    *x_slack = 1.0 + 2.0 * abft_gamma(h, (double)n + 2.0, U_CHK);
+    *sig_coef = 2.0 * abft_gamma(h, (double)m, U_CHK);
+}

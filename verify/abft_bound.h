@@ -60,4 +60,60 @@ void abft_bound_gemm(abft_handle_t h, const abft_arith_t *g, double alpha, doubl
 /* The amplified-underflow term of checksum column q (see above). */
 double abft_bound_gemm_amp(const abft_gemm_bound_t *b, int q, double l1, double ysum);
 
+/* ---- LU and getrs ---- */
+/* The bounds of docs/lu.md. f: the arithmetic of the factorization or solve (from
+ * abft_bound_arith, with the cuSOLVER math mode for getrf on the CUDA backend); prec: the
+ * data precision; sizes as plain numbers, so the campaign classifies with the same
+ * functions. Every bound has a part the backend's compare evaluates for each row, and two
+ * gradual-underflow parts that depend on the divisors d_k of the call (the pivots U(k, k),
+ * or the diagonal of a triangular solve), which the host adds for flagged rows only: the
+ * compare may flag a row the full bound clears, never the reverse.
+ *   eta_amp·dsum[q],  dsum[q] = sum_k w_q(k)·|d_k|   (abft_bound_lu_dsum)
+ * (w_0(k) = 1, w_1(k) = k + 1, k the global index of the column, or of the row for a
+ * triangular solve): a quotient that rounds into the subnormals loses up to eta, which the
+ * identity multiplies by |d_k|; and, when some |d_k| >= rcp_limit (its reciprocal is then
+ * subnormal, relatively off by up to eta·Omega = 8 native unit roundoffs), rcp_coef times
+ * the magnitude term named below. */
+
+/* Offline check of P·A = L·U (m x n), row i, checksum column q:
+ *   tau = coef_r·Za + coef_s·P·Xa + abs_floor + eta_amp·dsum[q] (+ rcp_coef·Za),
+ * divisors: U(k, k). */
+typedef struct abft_lu_bound {
+    double coef_r, coef_s, abs_floor, eta_amp, rcp_coef, rcp_limit;
+} abft_lu_bound_t;
+void abft_bound_lu(abft_handle_t h, const abft_arith_t *f, abft_prec_t prec, int64_t m,
+                   int64_t n, abft_lu_bound_t *b);
+
+/* Online trailing check after the panels ending at column K1 of an m x n LU:
+ *   tau = coef_b·B2 + coef_t·|A22|·V2 + abs_floor + eta_amp·dsum[q] (+ rcp_coef·B2),
+ * divisors U(k, k), k < K1. */
+typedef struct abft_lu_trailing_bound {
+    double coef_b, coef_t, abs_floor, eta_amp, rcp_coef, rcp_limit;
+} abft_lu_trailing_bound_t;
+void abft_bound_lu_trailing(abft_handle_t h, const abft_arith_t *f, abft_prec_t prec,
+                            int64_t m, int64_t n, abft_lu_trailing_bound_t *b);
+
+/* Checked triangular solve op(T)·y = b, T n x n, column checksums, per right-hand side:
+ *   tau = coef_y·Ya + coef_b·Ba + abs_floor + eta_amp·dsum[q] (+ rcp_coef·(Ya + Ba)),
+ * Ya = |ŷ|^T·|op(T)|^T·V, Ba = |b|^T·V, divisors T(i, i) (none for a unit triangle:
+ * eta_amp = rcp_coef = 0). */
+typedef struct abft_trs_bound {
+    double coef_y, coef_b, abs_floor, eta_amp, rcp_coef, rcp_limit;
+} abft_trs_bound_t;
+void abft_bound_trs(abft_handle_t h, const abft_arith_t *f, abft_prec_t prec, int64_t n,
+                    int unit, abft_trs_bound_t *b);
+
+/* dsum[0], dsum[1] of k divisors d (host memory, in any precision converted to double),
+ * the first at global index off; rounded up, never below the exact sums. A NaN divisor
+ * makes both +Inf. */
+void abft_bound_lu_dsum(const double *d, int64_t k, int64_t off, double dsum[2]);
+/* The largest |d_k| (+Inf for a NaN): rcp_coef applies when it is >= rcp_limit. */
+double abft_bound_lu_dmax(const double *d, int64_t k);
+
+/* The fp64 checksums' own consistency tests of the LU check: an intact row of X obeys
+ * |X_q| <= Xa_q·x_slack (n terms, with the weights); two encodings of X^T·V of m rows
+ * agree within sig_coef·(|X|^T·V of both). */
+void abft_bound_lu_checksums(abft_handle_t h, int64_t m, int64_t n, double *x_slack,
+                             double *sig_coef);
+
 #endif /* ABFT_BOUND_H */

@@ -1,9 +1,9 @@
-/* abft: offline protected LU (DESIGN section 5, docs/lu.md).
+/* abft: offline protected LU (docs/lu.md).
  *
  *   encode  X = A·V, Xa = |A|·V                       one read of A
  *   getrf   P·A = L·U (LAPACK / cuSOLVER, untouched)
  *   check   Y = U·V, Ya = |U|·V; Z = L·Y, Za = |L|·Ya  one read of the factors
- *           |Z - P·X| <= (gk_f + gn_c + gk_c)·Za + gn_c·P·Xa  (+ an underflow floor)
+ *           |Z - P·X| <= coef_r·Za + coef_s·P·Xa + underflow terms  (abft_bound_lu)
  *   locate  the residual pattern over the rows tells an error of U (it spreads down the
  *           column of L below its row, with the integer ratio d_w/d_e = j + 1 in every
  *           flagged row) from one of L (one row, ratio that of a row of U·V); correct,
@@ -94,29 +94,96 @@ abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda)
 
 /* ---- check ----------------------------------------------------------------------------- */
 
-typedef struct bound_coef {
-    double coef_r, coef_s, floor;
-} bound_coef_t;
+/* The arithmetic of the call: the BLAS's, and with solver the getrf's (CUDA: cuSOLVER has
+ * a math mode of its own), the coarser in every field. */
+abft_status_t abft_lu_arith(abft_handle_t h, abft_prec_t prec, int solver, abft_arith_t *a) {
+    ABFT_TRY(abft_bound_arith(h, prec, a));
+#if ABFT_HAVE_CUDA
+    if (solver && h->backend == ABFT_BACKEND_CUDA) {
+        abft_arith_t s;
+        ABFT_TRY(abft_cuda_solver_arith(h->kctx.solver, prec, &s));
+        a->u_in = fmax(a->u_in, s.u_in);
+        a->u = fmax(a->u, s.u);
+        a->eta = fmax(a->eta, s.eta);
+    }
+#else
+    (void)solver;
+#endif
+    return ABFT_STATUS_SUCCESS;
+}
 
-static bound_coef_t lu_bound(const struct abft_lu_plan *p) {
+static abft_status_t fetch_strip(const struct abft_lu_plan *p, const void *src, int64_t ld,
+                                 int64_t rows, int64_t cols, double **out);
+
+/* dsum of the underflow terms (abft_bound_lu): the weighted sums and the largest of
+ * |U(k, k)|, read from the factors (slow path only). */
+static abft_status_t diag_sums(const struct abft_lu_plan *p, const void *A, int64_t lda,
+                               double dsum[3]) {
+    dsum[0] = dsum[1] = dsum[2] = 0.0;
+    if (p->k <= 0) return ABFT_STATUS_SUCCESS;
+    double *d = NULL;
+    ABFT_TRY(fetch_strip(p, A, lda + 1, 1, p->k, &d));
+    abft_bound_lu_dsum(d, p->k, 0, dsum);
+    dsum[2] = abft_bound_lu_dmax(d, p->k);
+    free(d);
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The full bound of row i, checksum column q (docs/lu.md, "Gradual underflow"). */
+static double row_bound(const abft_lu_bound_t *b, const double dsum[3], int q, double pxa,
+                        double za) {
+    double rc = dsum[2] >= b->rcp_limit ? b->rcp_coef : 0.0;
+    return b->coef_s * pxa + (b->coef_r + rc) * za + b->abs_floor + b->eta_amp * dsum[q];
+}
+
+/* Host copies of the m x 2 arrays the check compares: Z, Za, P·X, P·Xa (buf: 8m doubles). */
+static abft_status_t fetch_cmp(const struct abft_lu_plan *p, double *buf) {
     abft_handle_t h = p->h;
-    const double uf = abft_lu_unit_roundoff(p->prec), uc = 0x1.0p-53;
-    const double n = (double)p->n, k = (double)p->k;
-    /* k + 1: LAPACK (and cuSOLVER) scale the column of L by the reciprocal of the pivot,
-     * one rounding more than the division of the textbook analysis. */
-    double gkf = abft_gamma(h, k + 1.0, uf), gkc = abft_gamma(h, k, uc), gnc = abft_gamma(h, n, uc);
-    /* Second-order terms (|L||Ŷ| against the computed Za, Ya against |U|V, Xa against
-     * |A|V) are each within a factor 1 + gamma of the first-order ones: absorbed by the
-     * slack below. */
-    double slack = 1.0 + 4.0 * abft_gamma(h, n + k, uc);
-    bound_coef_t b;
-    b.coef_r = (gkf + gnc + gkc) * slack;
-    b.coef_s = gnc * slack;
-    /* Underflow: every operation of the factorization and of the checksum passes may err
-     * by eta absolutely; an entry of (P·A - L·U)·V sums n such errors of k + 1 operations
-     * with weights up to n. */
-    b.floor = (k + 1.0 + 3.0 * n) * (n * (n + 1.0) / 2.0) * abft_lu_eta(p->prec);
-    return b;
+    const int64_t m = p->m;
+    const double *src[4] = {p->Z, p->Za, p->PX, p->PXa};
+    for (int a = 0; a < 4; ++a) {
+        abft_copy_args_t c = {0, sizeof(double), m, 2, buf + 2 * (size_t)m * (size_t)a, m,
+                              (void *)src[a], m};
+        ABFT_TRY(h->ops->copy(&h->kctx, &c));
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The compare evaluates the bound without the amplified-underflow term (which needs the
+ * diagonal of U): when it flags, the rows are counted again on the host with the full
+ * bound, and *nflagged, *max_ratio replaced. */
+static abft_status_t recount(struct abft_lu_plan *p, const void *A, int64_t lda,
+                             int64_t *nflagged, double *max_ratio) {
+    const int64_t m = p->m;
+    const size_t mm = (size_t)m;
+    abft_lu_bound_t b;
+    abft_bound_lu(p->h, &p->arith, p->prec, p->m, p->n, &b);
+    double dsum[3];
+    ABFT_TRY(diag_sums(p, A, lda, dsum));
+    double *buf = (double *)malloc(8 * mm * sizeof(double));
+    ABFT_RETURN_IF(buf == NULL, ABFT_STATUS_ALLOC_FAILED);
+    abft_status_t st = fetch_cmp(p, buf);
+    int64_t nf = 0;
+    double mr = 0.0;
+    for (int64_t i = 0; i < m && st == ABFT_STATUS_SUCCESS; ++i) {
+        int fl = 0;
+        for (int q = 0; q < 2; ++q) {
+            size_t o = (size_t)i + (size_t)q * mm;
+            double d = buf[o] - buf[4 * mm + o];
+            double t = row_bound(&b, dsum, q, buf[6 * mm + o], buf[2 * mm + o]);
+            if (!(fabs(d) <= t) || !isfinite(t)) fl = 1;
+            double x = d == 0.0 ? 0.0 : fabs(d) / t;
+            if (isnan(x) || !isfinite(t)) x = INFINITY;
+            if (x > mr) mr = x;
+        }
+        nf += fl;
+    }
+    free(buf);
+    if (st == ABFT_STATUS_SUCCESS) {
+        *nflagged = nf;
+        *max_ratio = mr;
+    }
+    return st;
 }
 
 /* One full check of the factors: Y, Ya, Z, Za, compare against PX, PXa. */
@@ -131,9 +198,10 @@ static abft_status_t check_factors(struct abft_lu_plan *p, const void *A, int64_
     abft_lu_tri_args_t l = {p->prec, 1, 0, m, k, A, lda, p->Y, k, p->Ya, k, 0,
                             p->Z, m, p->Za, m};
     ABFT_TRY(lo->lu_tri(&h->kctx, &l));
-    bound_coef_t b = lu_bound(p);
+    abft_lu_bound_t b;
+    abft_bound_lu(h, &p->arith, p->prec, m, n, &b);
     abft_compare_args_t c = {m, p->Z, m, p->Za, m, p->PX, m, p->PXa, m, NULL, 0, NULL, 0,
-                             1.0, 0.0, b.coef_s, b.coef_r, b.floor, 0, NULL, nflagged,
+                             1.0, 0.0, b.coef_s, b.coef_r, b.abs_floor, 0, NULL, nflagged,
                              max_ratio};
     ABFT_TRY(h->ops->compare(&h->kctx, &c, 1));
     /* An overflowed bound (Za = Inf) passes any residual: such rows count as flagged. */
@@ -142,6 +210,8 @@ static abft_status_t check_factors(struct abft_lu_plan *p, const void *A, int64_
     if (nbad > 0) {
         *nflagged += nbad;
         *max_ratio = INFINITY;
+    } else if (*nflagged > 0) {
+        ABFT_TRY(recount(p, A, lda, nflagged, max_ratio));
     }
     if (*nflagged == 0 && !(*max_ratio < INFINITY)) *nflagged = 1;
     return ABFT_STATUS_SUCCESS;
@@ -154,10 +224,12 @@ typedef struct host_view {
     double *PX;          /* P·(A·V) (m x 2) */
     double *Z, *Za;      /* L·(U·V), |L|·(|U|·V) (m x 2) */
     double *Y;           /* U·V (k x 2) */
+    abft_lu_bound_t b;   /* the bound (abft_bound_lu) and its dsum */
+    double dsum[3];
     double *buf;
 } host_view_t;
 
-static abft_status_t fetch(struct abft_lu_plan *p, host_view_t *v) {
+static abft_status_t fetch(struct abft_lu_plan *p, const void *A, int64_t lda, host_view_t *v) {
     abft_handle_t h = p->h;
     const int64_t m = p->m, k = p->k;
     size_t mm = (size_t)m, kk = (size_t)(k > 0 ? k : 1);
@@ -176,7 +248,9 @@ static abft_status_t fetch(struct abft_lu_plan *p, host_view_t *v) {
     abft_copy_args_t c3 = {0, sizeof(double), m, 2, PX, m, p->PX, m};
     abft_copy_args_t c4 = {0, sizeof(double), m, 2, PXa, m, p->PXa, m};
     abft_copy_args_t c5 = {0, sizeof(double), k, 2, v->Y, k, p->Y, k};
-    abft_status_t st = h->ops->copy(&h->kctx, &c1);
+    abft_bound_lu(h, &p->arith, p->prec, m, p->n, &v->b);
+    abft_status_t st = diag_sums(p, A, lda, v->dsum);
+    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c1);
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c2);
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c3);
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c4);
@@ -185,13 +259,12 @@ static abft_status_t fetch(struct abft_lu_plan *p, host_view_t *v) {
         free(v->buf);
         return st;
     }
-    bound_coef_t b = lu_bound(p);
     for (int q = 0; q < 2; ++q) {
         v->d[q] = D + q * mm;
         v->t[q] = T + q * mm;
         for (int64_t i = 0; i < m; ++i) {
             v->d[q][i] = Z[i + q * mm] - PX[i + q * mm];
-            v->t[q][i] = b.coef_s * PXa[i + q * mm] + b.coef_r * Za[i + q * mm] + b.floor;
+            v->t[q][i] = row_bound(&v->b, v->dsum, q, PXa[i + q * mm], Za[i + q * mm]);
         }
     }
     return ABFT_STATUS_SUCCESS;
@@ -423,7 +496,8 @@ static abft_status_t checksum_fault(struct abft_lu_plan *p, const int64_t *perm_
         abft_copy_args_t c2 = {0, sizeof(double), 1, 2, xa, 1, p->Xa + pr, m};
         ABFT_TRY(h->ops->copy(&h->kctx, &c1));
         ABFT_TRY(h->ops->copy(&h->kctx, &c2));
-        const double slack = 1.0 + abft_gamma(h, (double)p->n + 2.0, 0x1.0p-53) * 2.0;
+        double slack, unused;
+        abft_bound_lu_checksums(h, m, p->n, &slack, &unused);
         for (int q = 0; q < 2; ++q)
             if (!isfinite(x[q]) || !(fabs(x[q]) <= xa[q] * slack)) {
                 *is_cs = 1;
@@ -440,7 +514,8 @@ static abft_status_t checksum_fault(struct abft_lu_plan *p, const int64_t *perm_
     ABFT_TRY(h->ops->copy(&h->kctx, &cp));
     abft_copy_args_t cpa = {0, sizeof(double), 2, 2, siga, 2, dev + 4, 2};
     ABFT_TRY(h->ops->copy(&h->kctx, &cpa));
-    const double g = abft_gamma(h, (double)m, 0x1.0p-53) * 2.0;
+    double unused, g;
+    abft_bound_lu_checksums(h, m, p->n, &unused, &g);
     int changed = 0;
     int64_t prow = -1;
     for (int q = 0; q < 2; ++q) {
@@ -509,10 +584,9 @@ static abft_status_t copy_says_checksum(struct abft_lu_plan *p, const host_view_
         sa[1] += fabs(x) * (double)(j + 1);
     }
     free(row);
-    bound_coef_t b = lu_bound(p);
     int agree = 1;
     for (int q = 0; q < 2; ++q) {
-        double t = b.coef_s * sa[q] + b.coef_r * v->Za[r + q * v->m] + b.floor;
+        double t = row_bound(&v->b, v->dsum, q, sa[q], v->Za[r + q * v->m]);
         if (!(fabs(v->Z[r + q * v->m] - s[q]) <= t) || !isfinite(t)) agree = 0;
     }
     *is_cs = agree;
@@ -627,7 +701,7 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
     abft_handle_t h = p->h;
     const abft_lu_ops_t *lo = abft_lu_ops(h);
     const int64_t m = p->m, k = p->k;
-    report->unit_roundoff = abft_lu_unit_roundoff(p->prec);
+    report->unit_roundoff = abft_lu_report_u(&p->arith);
     if (m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
     /* P from the pivots (host), then P·X and P·Xa on the backend. */
     int64_t *perm = (int64_t *)malloc((size_t)m * sizeof(int64_t));
@@ -663,7 +737,7 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
 
     /* Slow path: something is flagged. */
     host_view_t v;
-    st = fetch(p, &v);
+    st = fetch(p, A, lda, &v);
     if (st != ABFT_STATUS_SUCCESS) {
         free(perm);
         return st;
@@ -764,6 +838,24 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
 
 /* ---- public entry points ---------------------------------------------------------------- */
 
+/* Outputs of an LU call that must not overlap each other (docs/api.md): A, ipiv (k
+ * entries of ipiv_es bytes), info and the report. */
+abft_status_t abft_lu_check_outputs(int64_t m, int64_t n, const void *A, int64_t lda, size_t es,
+                                    const void *ipiv, size_t ipiv_es, const int64_t *info,
+                                    const abft_report_t *report) {
+    const int64_t k = m < n ? m : n;
+    const void *p[4] = {A, ipiv, info, report};
+    size_t b[4] = {abft_lu_span(m, n, lda, es), ipiv != NULL ? (size_t)k * ipiv_es : 0,
+                   info != NULL ? sizeof *info : 0, report != NULL ? sizeof *report : 0};
+    for (int i = 0; i < 4; ++i)
+        for (int j = i + 1; j < 4; ++j)
+            ABFT_RETURN_IF(abft_lu_overlap(p[i], b[i], p[j], b[j]), ABFT_STATUS_INVALID_VALUE);
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Errors leave every output untouched (docs/api.md): the report and info are written only
+ * when the call completes (SUCCESS or SINGULAR; NON_FINITE_INPUT writes the report with
+ * nonfinite_input = 1 and leaves info alone). */
 static abft_status_t getrf_offline(abft_handle_t h, abft_prec_t prec, int64_t m, int64_t n,
                                    void *A, int64_t lda, int64_t *ipiv, int64_t *info,
                                    abft_report_t *report) {
@@ -771,30 +863,40 @@ static abft_status_t getrf_offline(abft_handle_t h, abft_prec_t prec, int64_t m,
     ABFT_RETURN_IF(abft_bad_matrix(m, n, A, lda), ABFT_STATUS_INVALID_VALUE);
     int64_t k = m < n ? m : n;
     ABFT_RETURN_IF(k > 0 && ipiv == NULL, ABFT_STATUS_INVALID_VALUE);
-    abft_report_t local;
-    abft_report_t *rep = report != NULL ? report : &local;
-    memset(rep, 0, sizeof *rep);
-    rep->unit_roundoff = abft_lu_unit_roundoff(prec);
-    if (info != NULL) *info = 0;
-    if (k == 0) return ABFT_STATUS_SUCCESS;
-
-    const abft_lu_ops_t *lo = abft_lu_ops(h);
-    struct abft_lu_plan p;
-    ABFT_TRY(abft_lu_plan_init(h, prec, m, n, &p));
-    int64_t *hpiv = (int64_t *)malloc((size_t)k * sizeof(int64_t));
-    abft_status_t st = hpiv == NULL ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_SUCCESS;
-    if (st == ABFT_STATUS_SUCCESS) st = abft_lu_encode(&p, A, lda);
+    ABFT_TRY(abft_lu_check_outputs(m, n, A, lda, prec == ABFT_PREC_D ? 8 : 4, ipiv,
+                                   sizeof(int64_t), info, report));
+    abft_arith_t arith; /* an arithmetic the bound does not model: refused here */
+    ABFT_TRY(abft_lu_arith(h, prec, 1, &arith));
+    abft_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    rep.unit_roundoff = abft_lu_report_u(&arith);
     int64_t linfo = 0;
-    abft_lu_getrf_args_t g = {prec, m, n, A, lda, ipiv, &linfo, NULL, 0, NULL};
-    if (st == ABFT_STATUS_SUCCESS) st = lo->lu_getrf(&h->kctx, &g);
-    if (st == ABFT_STATUS_SUCCESS)
-        st = abft_call_hook(h, ABFT_SITE_AFTER_LU, 0, prec, A, m, n, lda);
-    abft_copy_args_t cp = {0, sizeof(int64_t), k, 1, hpiv, k, ipiv, k};
-    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &cp);
-    if (st == ABFT_STATUS_SUCCESS) st = abft_lu_verify(&p, A, lda, hpiv, rep);
-    free(hpiv);
-    abft_lu_plan_fini(&p);
+    abft_status_t st = ABFT_STATUS_SUCCESS;
+    if (k > 0) {
+        const abft_lu_ops_t *lo = abft_lu_ops(h);
+        struct abft_lu_plan p;
+        ABFT_TRY(abft_lu_plan_init(h, prec, m, n, &p));
+        p.arith = arith;
+        int64_t *hpiv = (int64_t *)malloc((size_t)k * sizeof(int64_t));
+        if (hpiv == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+        if (st == ABFT_STATUS_SUCCESS) st = abft_lu_encode(&p, A, lda);
+        abft_lu_getrf_args_t g = {prec, m, n, A, lda, ipiv, &linfo, NULL, 0, NULL};
+        if (st == ABFT_STATUS_SUCCESS) st = lo->lu_getrf(&h->kctx, &g);
+        if (st == ABFT_STATUS_SUCCESS)
+            st = abft_call_hook(h, ABFT_SITE_AFTER_LU, 0, prec, A, m, n, lda);
+        abft_copy_args_t cp = {0, sizeof(int64_t), k, 1, hpiv, k, ipiv, k};
+        if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &cp);
+        if (st == ABFT_STATUS_SUCCESS) st = abft_lu_verify(&p, A, lda, hpiv, &rep);
+        free(hpiv);
+        abft_lu_plan_fini(&p);
+    }
+    if (st == ABFT_STATUS_NON_FINITE_INPUT) {
+        rep.nonfinite_input = 1;
+        if (report != NULL) *report = rep;
+        return st;
+    }
     if (st != ABFT_STATUS_SUCCESS) return st;
+    if (report != NULL) *report = rep;
     if (info != NULL) *info = linfo;
     return linfo > 0 ? ABFT_STATUS_SINGULAR : ABFT_STATUS_SUCCESS;
 }
@@ -851,24 +953,31 @@ static abft_status_t split_verify(abft_handle_t h, abft_lu_plan_t p, abft_prec_t
     ABFT_RETURN_IF(bits != 32 && bits != 64, ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(p->k > 0 && ipiv == NULL, ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(!p->encoded, ABFT_STATUS_INVALID_VALUE);
-    abft_report_t local;
-    abft_report_t *rep = report != NULL ? report : &local;
-    memset(rep, 0, sizeof *rep);
-    rep->unit_roundoff = abft_lu_unit_roundoff(prec);
-    if (p->k == 0) return ABFT_STATUS_SUCCESS;
     size_t es = bits == 64 ? 8 : 4;
-    int64_t *hp = (int64_t *)malloc((size_t)p->k * sizeof(int64_t));
-    void *raw = malloc((size_t)p->k * es);
-    abft_status_t st = hp == NULL || raw == NULL ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_SUCCESS;
-    abft_copy_args_t cp = {0, es, p->k, 1, raw, p->k, (void *)ipiv, p->k};
-    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &cp);
-    if (st == ABFT_STATUS_SUCCESS) {
-        for (int64_t i = 0; i < p->k; ++i)
+    ABFT_TRY(abft_lu_check_outputs(p->m, p->n, A, lda, prec == ABFT_PREC_D ? 8 : 4, ipiv, es,
+                                   NULL, report));
+    /* the caller's getrf ran in the arithmetic of the handle's BLAS/LAPACK handles */
+    ABFT_TRY(abft_lu_arith(h, prec, 1, &p->arith));
+    abft_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    rep.unit_roundoff = abft_lu_report_u(&p->arith);
+    abft_status_t st = ABFT_STATUS_SUCCESS;
+    if (p->k > 0) {
+        int64_t *hp = (int64_t *)malloc((size_t)p->k * sizeof(int64_t));
+        void *raw = malloc((size_t)p->k * es);
+        st = hp == NULL || raw == NULL ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_SUCCESS;
+        abft_copy_args_t cp = {0, es, p->k, 1, raw, p->k, (void *)ipiv, p->k};
+        if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &cp);
+        /* a pivot getrf never writes is refused before anything is written */
+        for (int64_t i = 0; i < p->k && st == ABFT_STATUS_SUCCESS; ++i) {
             hp[i] = bits == 64 ? ((const int64_t *)raw)[i] : (int64_t)((const int32_t *)raw)[i];
-        st = abft_lu_verify(p, A, lda, hp, rep);
+            if (hp[i] < i + 1 || hp[i] > p->m) st = ABFT_STATUS_INVALID_VALUE;
+        }
+        if (st == ABFT_STATUS_SUCCESS) st = abft_lu_verify(p, A, lda, hp, &rep);
+        free(raw);
+        free(hp);
     }
-    free(raw);
-    free(hp);
+    if (st == ABFT_STATUS_SUCCESS && report != NULL) *report = rep;
     return st;
 }
 

@@ -1,5 +1,5 @@
 /* abft: online protected LU, the checksums carried inside a blocked right-looking LU
- * (DESIGN section 5, docs/lu.md).
+ * (docs/lu.md).
  *
  * Per panel K0..K1-1 (jb = K1 - K0 columns):
  *   getrf on the panel A(K0:m, K0:K1)          (backend getrf, local pivots -> global)
@@ -9,7 +9,7 @@
  *   W1 = U1·V, Ua = |U1|·V from the finished U rows (fresh, not solved: see docs/lu.md)
  *   gemm  A22 -= L21·U12;  W2 -= L21·W1;  B2 += 4·|L21|·Ua
  *   hook ABFT_SITE_LU_PANEL, then (every check_every panels) the trailing check
- *         |A22·V2 - W2| <= g·B2 + 2g·|A22|·V2, g = gamma_{max(m,n)+1}(u)
+ *         |A22·V2 - W2| <= g·B2 + 2g·|A22|·V2 + underflow terms (abft_bound_lu_trailing)
  *   one error per flagged row of A22 is located (ratio = global column + 1), recomputed
  *   from the row's checksum, re-verified; a row whose checksum alone is off is resynced.
  * The final factors get the offline check of abft_getrf.c (it covers L, which the carried
@@ -121,11 +121,8 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, int64_t K2, int64_t
     abft_handle_t h = o->h;
     struct abft_lu_plan *p = o->p;
     const int64_t m = p->m, n = p->n, mt = m - K1, nt = n - K1, np = K2 - K1, nr = n - K2;
-    const double u = abft_lu_unit_roundoff(p->prec);
-    const double g = abft_gamma(h, (double)(m > n ? m : n) + 1.0, u);
-    const double slack = 1.0 + 4.0 * abft_gamma(h, (double)(m + n), 0x1.0p-53);
-    const double floor = (double)(m + n + 2) * (double)n * ((double)n + 1.0) / 2.0 *
-                         abft_lu_eta(p->prec);
+    abft_lu_trailing_bound_t b;
+    abft_bound_lu_trailing(h, &p->arith, p->prec, m, n, &b);
     double *T = o->T, *Ta = o->Ta;
     if (nr > 0) {
         abft_tsmm_args_t t = {p->prec, 0, mt, nr, 2, elem_ptr(o, K1, K2), o->lda, o->G + K2, n,
@@ -142,7 +139,7 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, int64_t K2, int64_t
     int64_t nflag = 0;
     double mr = 0.0;
     abft_compare_args_t c = {mt, T, m, Ta, m, o->W + K1, m, o->B + K1, m, NULL, 0,
-                             NULL, 0, 1.0, 0.0, g * slack, 2.0 * g * slack, floor, 0, NULL,
+                             NULL, 0, 1.0, 0.0, b.coef_b, b.coef_t, b.abs_floor, 0, NULL,
                              &nflag, &mr};
     /* The only wait for the backend in a clean panel. A NaN or Inf in Ta (an overflowed
      * bound, which would pass anything) needs no separate count: it makes the bound t NaN or
@@ -151,11 +148,37 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, int64_t K2, int64_t
     ABFT_TRY(h->ops->compare(&h->kctx, &c, 1));
     if (nflag == 0 && !(mr < INFINITY)) nflag = 1;
     rep->checked += mt;
-    if (mr > rep->max_ratio || isnan(mr)) rep->max_ratio = mr;
-    if (nflag == 0) return ABFT_STATUS_SUCCESS;
+    if (nflag == 0) {
+        if (mr > rep->max_ratio || isnan(mr)) rep->max_ratio = mr;
+        return ABFT_STATUS_SUCCESS;
+    }
 
-    /* Slow path on the host: rows of T, Ta, W, B. The next panel's factorization first. */
+    /* Slow path on the host: rows of T, Ta, W, B against the full bound, with the
+     * amplified-underflow term of the finished columns' divisors U(k, k), k < K1 (the
+     * compare leaves it out: docs/lu.md, "Gradual underflow"). The next panel's
+     * factorization first. */
     if (np > 0) ABFT_TRY(h->ops->order(&h->kctx, o->aux));
+    double dsum[3] = {0.0, 0.0, 0.0};
+    {
+        double *dg = (double *)malloc((size_t)K1 * sizeof(double));
+        void *raw = malloc((size_t)K1 * o->es);
+        abft_status_t sd = dg == NULL || raw == NULL ? ABFT_STATUS_ALLOC_FAILED
+                                                     : ABFT_STATUS_SUCCESS;
+        abft_copy_args_t cd = {0, o->es, 1, K1, raw, 1, o->A, o->lda + 1};
+        if (sd == ABFT_STATUS_SUCCESS) sd = h->ops->copy(&h->kctx, &cd);
+        for (int64_t l = 0; l < K1 && sd == ABFT_STATUS_SUCCESS; ++l)
+            dg[l] = o->es == 8 ? ((double *)raw)[l] : (double)((float *)raw)[l];
+        if (sd == ABFT_STATUS_SUCCESS) {
+            abft_bound_lu_dsum(dg, K1, 0, dsum);
+            dsum[2] = abft_bound_lu_dmax(dg, K1);
+        }
+        free(raw);
+        free(dg);
+        ABFT_TRY(sd);
+    }
+    /* a pivot whose reciprocal is subnormal: the multipliers' relative term on B2 */
+    const double cb = b.coef_b + (dsum[2] >= b.rcp_limit ? b.rcp_coef : 0.0);
+    double hmr = 0.0; /* the largest ratio against the full bound */
     size_t mm = (size_t)mt;
     double *buf = (double *)malloc((8 * mm + (size_t)nt) * sizeof(double));
     void *row = malloc((size_t)nt * o->es);
@@ -173,14 +196,16 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, int64_t K2, int64_t
         int fl[2];
         for (int q = 0; q < 2; ++q) {
             d[q] = Th[i + q * mm] - W[i + q * mm];
-            tb[q] = g * slack * B[i + q * mm] + 2.0 * g * slack * Tah[i + q * mm] + floor;
+            tb[q] = cb * B[i + q * mm] + b.coef_t * Tah[i + q * mm] + b.abs_floor +
+                    b.eta_amp * dsum[q];
             fl[q] = !(fabs(d[q]) <= tb[q]) || !isfinite(tb[q]);
         }
+        double ratio = fmax(d[0] == 0.0 ? 0.0 : fabs(d[0]) / tb[0],
+                            d[1] == 0.0 ? 0.0 : fabs(d[1]) / tb[1]);
+        if (isnan(ratio) || !isfinite(tb[0]) || !isfinite(tb[1])) ratio = INFINITY;
+        if (ratio > hmr) hmr = ratio;
         if (!fl[0] && !fl[1]) continue;
         rep->detected += 1;
-        double ratio = fmax(fabs(d[0]) / tb[0], fabs(d[1]) / tb[1]);
-        if (isnan(ratio) || !isfinite(tb[0]) || !isfinite(tb[1])) ratio = INFINITY;
-        if (!(ratio < INFINITY)) rep->max_ratio = INFINITY;
         /* one data error delta at global column j: d = delta·[1, j + 1] */
         int64_t j = -1;
         if (fl[0] && isfinite(d[0]) && isfinite(d[1])) {
@@ -232,7 +257,8 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, int64_t K2, int64_t
             }
             int ok = 1;
             for (int q = 0; q < 2; ++q) {
-                double tq = g * slack * B[i + q * mm] + 2.0 * g * slack * ra[q] + floor;
+                double tq = cb * B[i + q * mm] + b.coef_t * ra[q] + b.abs_floor +
+                            b.eta_amp * dsum[q];
                 if (!(fabs(rr[q] - W[i + q * mm]) <= tq)) ok = 0;
             }
             if (ok) {
@@ -259,6 +285,7 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, int64_t K2, int64_t
     }
     free(row);
     free(buf);
+    if (hmr > rep->max_ratio) rep->max_ratio = hmr;
     /* the restored (and corrected) next panel, factored again in order */
     if (st == ABFT_STATUS_SUCCESS && restored)
         st = factor_panel(o, &h->kctx, K1, np, inb, ipiv, o->dinfo);
@@ -390,16 +417,27 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
     if (inb == 0) inb = nb;
     int la = gpu && h->hook == NULL;
     if (opt != NULL && opt->lookahead != 0) la = opt->lookahead > 0;
-    abft_report_t local;
-    abft_report_t *rep = report != NULL ? report : &local;
+    ABFT_TRY(abft_lu_check_outputs(m, n, A, lda, prec == ABFT_PREC_D ? 8 : 4, ipiv,
+                                   sizeof(int64_t), info, report));
+    /* the panels' getrf (cuSOLVER's math mode on the GPU) and the trsm/gemm (cuBLAS's): an
+     * arithmetic the bound does not model is refused before anything is touched */
+    abft_arith_t arith;
+    ABFT_TRY(abft_lu_arith(h, prec, 1, &arith));
+    /* Errors leave every output untouched: the report and info are written at the end. */
+    abft_report_t lrep;
+    abft_report_t *rep = &lrep;
     memset(rep, 0, sizeof *rep);
-    rep->unit_roundoff = abft_lu_unit_roundoff(prec);
-    if (info != NULL) *info = 0;
-    if (k == 0) return ABFT_STATUS_SUCCESS;
+    rep->unit_roundoff = abft_lu_report_u(&arith);
+    if (k == 0) {
+        if (info != NULL) *info = 0;
+        if (report != NULL) *report = lrep;
+        return ABFT_STATUS_SUCCESS;
+    }
     if (nb > k) nb = k;
 
     struct abft_lu_plan p;
     ABFT_TRY(abft_lu_plan_init(h, prec, m, n, &p));
+    p.arith = arith;
     online_t o;
     memset(&o, 0, sizeof o);
     o.h = h;
@@ -454,7 +492,13 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
     free(hpiv);
     if (o.mem != NULL) h->ops->free(&h->kctx, o.mem);
     abft_lu_plan_fini(&p);
+    if (st == ABFT_STATUS_NON_FINITE_INPUT) {
+        lrep.nonfinite_input = 1;
+        if (report != NULL) *report = lrep;
+        return st;
+    }
     if (st != ABFT_STATUS_SUCCESS) return st;
+    if (report != NULL) *report = lrep;
     if (info != NULL) *info = linfo;
     return linfo > 0 ? ABFT_STATUS_SINGULAR : ABFT_STATUS_SUCCESS;
 }

@@ -1,8 +1,10 @@
 /* abft: protected solve with LU factors (docs/lu.md). Each triangular solve op(T)·y = b is
  * checked with the column checksums of its factor: V^T·op(T)·y = V^T·b per right-hand side,
- * against |V^T·op(T)·ŷ - V^T·b| <= (γ_n(u_f) + 2γ_n(u_c))·(|op(T)|^T·V)^T·|ŷ| + γ_n(u_c)·|b|^T·V
- * (the triangular solve's backward error (T + ΔT)·ŷ = b, |ΔT| <= γ_n|T|, plus the checksum
- * products). Flagged right-hand sides are reported uncorrectable. */
+ * against |V^T·op(T)·ŷ - V^T·b| <= coef_y·(|op(T)|^T·V)^T·|ŷ| + coef_b·|b|^T·V + underflow
+ * terms (abft_bound_trs: the triangular solve's backward error (T + ΔT)·ŷ = b,
+ * |ΔT| <= γ|T|, plus the checksum products, plus the subnormal losses of the quotients,
+ * which row i multiplies by |T(i, i)|). Flagged right-hand sides are reported
+ * uncorrectable. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +17,67 @@ typedef struct solve_ws {
     double *Ys, *Ysa; /* ŷ^T·K, |ŷ|^T·Ka (nrhs x 2) */
 } solve_ws_t;
 
+/* The compare leaves out the amplified-underflow term (it needs T's diagonal): when it
+ * flags, the right-hand sides are counted again on the host against the full bound
+ * (docs/lu.md, "Gradual underflow"); *nflag, list and *mr are replaced. */
+static abft_status_t recount(abft_handle_t h, abft_prec_t prec, int unit, int64_t n,
+                             int64_t nrhs, const void *A, int64_t lda, const solve_ws_t *w,
+                             const abft_trs_bound_t *b, int64_t *list, int64_t *nflag,
+                             double *mr) {
+    const size_t es = prec == ABFT_PREC_D ? 8 : 4, rr = (size_t)nrhs;
+    double dsum[3] = {0.0, 0.0, 0.0};
+    double *buf = (double *)malloc((8 * rr + (size_t)n) * sizeof(double));
+    void *raw = malloc((size_t)n * es);
+    abft_status_t st = buf == NULL || raw == NULL ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_SUCCESS;
+    if (st == ABFT_STATUS_SUCCESS && !unit) {
+        double *dg = buf + 8 * rr;
+        abft_copy_args_t cd = {0, es, 1, n, raw, 1, (void *)A, lda + 1};
+        st = h->ops->copy(&h->kctx, &cd);
+        for (int64_t i = 0; i < n && st == ABFT_STATUS_SUCCESS; ++i)
+            dg[i] = es == 8 ? ((double *)raw)[i] : (double)((float *)raw)[i];
+        if (st == ABFT_STATUS_SUCCESS) {
+            abft_bound_lu_dsum(dg, n, 0, dsum);
+            dsum[2] = abft_bound_lu_dmax(dg, n);
+        }
+    }
+    const double *src[4] = {w->Bs, w->Bsa, w->Ys, w->Ysa};
+    for (int a = 0; a < 4 && st == ABFT_STATUS_SUCCESS; ++a) {
+        abft_copy_args_t c = {0, sizeof(double), nrhs, 2, buf + 2 * rr * (size_t)a, nrhs,
+                              (void *)src[a], nrhs};
+        st = h->ops->copy(&h->kctx, &c);
+    }
+    int64_t nf = 0;
+    double m = 0.0;
+    const double rc = dsum[2] >= b->rcp_limit ? b->rcp_coef : 0.0;
+    for (int64_t j = 0; j < nrhs && st == ABFT_STATUS_SUCCESS; ++j) {
+        int fl = 0;
+        for (int q = 0; q < 2; ++q) {
+            size_t o = (size_t)j + (size_t)q * rr;
+            double d = buf[4 * rr + o] - buf[o];
+            double t = (b->coef_y + rc) * buf[6 * rr + o] + (b->coef_b + rc) * buf[2 * rr + o] +
+                       b->abs_floor + b->eta_amp * dsum[q];
+            if (!(fabs(d) <= t) || !isfinite(t)) fl = 1;
+            double x = d == 0.0 ? 0.0 : fabs(d) / t;
+            if (isnan(x) || !isfinite(t)) x = INFINITY;
+            if (x > m) m = x;
+        }
+        if (fl && nf < ABFT_REPORT_MAX_FAULTS) list[nf] = j;
+        nf += fl;
+    }
+    free(raw);
+    free(buf);
+    if (st == ABFT_STATUS_SUCCESS) {
+        *nflag = nf;
+        *mr = m;
+    }
+    return st;
+}
+
 /* Solve op(T)·Y = B in place (uplo 1: unit L, 0: U) and check it. */
-static abft_status_t checked_solve(abft_handle_t h, abft_prec_t prec, int uplo, int trans,
-                                   int64_t n, int64_t nrhs, const void *A, int64_t lda, void *B,
-                                   int64_t ldb, solve_ws_t *w, abft_report_t *rep) {
+static abft_status_t checked_solve(abft_handle_t h, abft_prec_t prec, const abft_arith_t *f,
+                                   int uplo, int trans, int64_t n, int64_t nrhs, const void *A,
+                                   int64_t lda, void *B, int64_t ldb, solve_ws_t *w,
+                                   abft_report_t *rep) {
     const abft_lu_ops_t *lo = abft_lu_ops(h);
     /* column checksums of op(T): op = N needs T^T·V (trans tri), op = T needs T·V */
     abft_lu_tri_args_t k = {prec, uplo, !trans, n, n, A, lda, NULL, 0, NULL, 0, 0, w->K, n,
@@ -30,20 +89,21 @@ static abft_status_t checked_solve(abft_handle_t h, abft_prec_t prec, int uplo, 
     ABFT_TRY(lo->lu_trsm(&h->kctx, &ts));
     abft_tsmm_args_t ys = {prec, 1, n, nrhs, 2, B, ldb, w->K, n, w->Ka, n, w->Ys, nrhs, w->Ysa, nrhs};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &ys));
-    const double uf = abft_lu_unit_roundoff(prec), uc = 0x1.0p-53;
-    const double slack = 1.0 + 4.0 * abft_gamma(h, 2.0 * (double)n, uc);
-    double cs = (abft_gamma(h, (double)n, uf) + 2.0 * abft_gamma(h, (double)n, uc)) * slack;
-    double cr = abft_gamma(h, (double)n, uc) * slack;
-    double floor = (double)(3 * n + 2) * (double)n * ((double)n + 1.0) / 2.0 * abft_lu_eta(prec);
+    abft_trs_bound_t b;
+    abft_bound_trs(h, f, prec, n, uplo, &b);
     int64_t list[ABFT_REPORT_MAX_FAULTS], nflag = 0;
     double mr = 0.0;
     abft_compare_args_t c = {nrhs, w->Bs, nrhs, w->Bsa, nrhs, w->Ys, nrhs, w->Ysa, nrhs, NULL, 0,
-                             NULL, 0, 1.0, 0.0, cs, cr, floor, ABFT_REPORT_MAX_FAULTS, list,
+                             NULL, 0, 1.0, 0.0, b.coef_y, b.coef_b, b.abs_floor,
+                             ABFT_REPORT_MAX_FAULTS, list,
                              &nflag, &mr};
     ABFT_TRY(h->ops->compare(&h->kctx, &c, 1));
     int64_t nbad = 0; /* an overflowed bound passes anything */
     ABFT_TRY(abft_lu_nonfinite_rows(h, nrhs, w->Ysa, nrhs, &nbad));
-    if (nbad > 0) mr = INFINITY;
+    if (nbad > 0)
+        mr = INFINITY;
+    else if (nflag > 0)
+        ABFT_TRY(recount(h, prec, uplo, n, nrhs, A, lda, w, &b, list, &nflag, &mr));
     rep->checked += nrhs;
     if (mr > rep->max_ratio || isnan(mr)) rep->max_ratio = mr;
     if (nflag == 0 && !(mr < INFINITY)) nflag = 1;
@@ -63,20 +123,37 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
     ABFT_RETURN_IF(abft_bad_matrix(n, n, A, lda) || abft_bad_matrix(n, nrhs, B, ldb),
                    ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(n > 0 && ipiv == NULL, ABFT_STATUS_INVALID_VALUE);
-    abft_report_t local;
-    abft_report_t *rep = report != NULL ? report : &local;
+    /* B is written while A and ipiv are read; the report must overlap none of them */
+    const size_t es = prec == ABFT_PREC_D ? 8 : 4;
+    const size_t bA = abft_lu_span(n, n, lda, es), bB = abft_lu_span(n, nrhs, ldb, es);
+    const size_t bP = (size_t)n * sizeof(int64_t), bR = report != NULL ? sizeof *report : 0;
+    ABFT_RETURN_IF(abft_lu_overlap(B, bB, A, bA) || abft_lu_overlap(B, bB, ipiv, bP) ||
+                       abft_lu_overlap(report, bR, A, bA) || abft_lu_overlap(report, bR, B, bB) ||
+                       abft_lu_overlap(report, bR, ipiv, bP),
+                   ABFT_STATUS_INVALID_VALUE);
+    /* the solves run in the BLAS's arithmetic (CUDA: the cuBLAS handle's math mode) */
+    abft_arith_t arith;
+    ABFT_TRY(abft_bound_arith(h, prec, &arith));
+    /* Errors leave every output untouched: the report is written at the end. */
+    abft_report_t lrep;
+    abft_report_t *rep = &lrep;
     memset(rep, 0, sizeof *rep);
-    rep->unit_roundoff = abft_lu_unit_roundoff(prec);
-    if (n == 0 || nrhs == 0) return ABFT_STATUS_SUCCESS;
+    rep->unit_roundoff = abft_lu_report_u(&arith);
+    if (n == 0 || nrhs == 0) {
+        if (report != NULL) *report = lrep;
+        return ABFT_STATUS_SUCCESS;
+    }
     const abft_lu_ops_t *lo = abft_lu_ops(h);
     int64_t *hp = (int64_t *)malloc((size_t)n * sizeof(int64_t));
     ABFT_RETURN_IF(hp == NULL, ABFT_STATUS_ALLOC_FAILED);
     void *mem = NULL;
-    abft_status_t st = h->ops->alloc(&h->kctx, (4 * (size_t)n + 8 * (size_t)nrhs) * sizeof(double), &mem);
     abft_copy_args_t cp = {0, sizeof(int64_t), n, 1, hp, n, (void *)ipiv, n};
-    if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &cp);
+    abft_status_t st = h->ops->copy(&h->kctx, &cp);
+    /* a pivot getrf never writes is refused before anything is written */
     for (int64_t i = 0; i < n && st == ABFT_STATUS_SUCCESS; ++i)
         if (hp[i] < i + 1 || hp[i] > n) st = ABFT_STATUS_INVALID_VALUE;
+    if (st == ABFT_STATUS_SUCCESS)
+        st = h->ops->alloc(&h->kctx, (4 * (size_t)n + 8 * (size_t)nrhs) * sizeof(double), &mem);
     if (st == ABFT_STATUS_SUCCESS) {
         double *d = (double *)mem;
         solve_ws_t w = {d, d + 2 * n, d + 4 * n, d + 4 * n + 2 * nrhs, d + 4 * n + 4 * nrhs,
@@ -85,13 +162,13 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
             abft_lu_laswp_args_t sw = {prec, 0, nrhs, B, ldb, 0, n, hp, 0, 0, 0, 0, NULL, 0, 0};
             st = lo->lu_laswp(&h->kctx, &sw);
             if (st == ABFT_STATUS_SUCCESS)
-                st = checked_solve(h, prec, 1, 0, n, nrhs, A, lda, B, ldb, &w, rep);
+                st = checked_solve(h, prec, &arith, 1, 0, n, nrhs, A, lda, B, ldb, &w, rep);
             if (st == ABFT_STATUS_SUCCESS)
-                st = checked_solve(h, prec, 0, 0, n, nrhs, A, lda, B, ldb, &w, rep);
+                st = checked_solve(h, prec, &arith, 0, 0, n, nrhs, A, lda, B, ldb, &w, rep);
         } else {
-            st = checked_solve(h, prec, 0, 1, n, nrhs, A, lda, B, ldb, &w, rep);
+            st = checked_solve(h, prec, &arith, 0, 1, n, nrhs, A, lda, B, ldb, &w, rep);
             if (st == ABFT_STATUS_SUCCESS)
-                st = checked_solve(h, prec, 1, 1, n, nrhs, A, lda, B, ldb, &w, rep);
+                st = checked_solve(h, prec, &arith, 1, 1, n, nrhs, A, lda, B, ldb, &w, rep);
             for (int64_t i = n - 1; i >= 0 && st == ABFT_STATUS_SUCCESS; --i) {
                 abft_lu_laswp_args_t sw = {prec, 0, nrhs, B, ldb, i, i + 1, hp, 0, 0, 0, 0, NULL, 0, 0};
                 st = lo->lu_laswp(&h->kctx, &sw);
@@ -100,6 +177,7 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
     }
     if (mem != NULL) h->ops->free(&h->kctx, mem);
     free(hp);
+    if (st == ABFT_STATUS_SUCCESS && report != NULL) *report = lrep;
     return st;
 }
 

@@ -25,6 +25,8 @@ struct abft_lu_plan {
     void *A0;        /* recovery copy of A (m x n, ld m, backend memory) or NULL */
     double sig[4], siga[4]; /* X^T·V and |X|^T·V at encode time (host): the checksums'
                                own checksum, which tells a corrupted checksum from data */
+    abft_arith_t arith;     /* the factorization's arithmetic (abft_lu_arith), set by the
+                               caller of abft_lu_verify */
 };
 
 abft_status_t abft_lu_plan_init(abft_handle_t h, abft_prec_t prec, int64_t m, int64_t n,
@@ -38,6 +40,11 @@ abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda)
  * (which the caller zeroed). */
 abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const int64_t *ipiv,
                              abft_report_t *report);
+/* INVALID_VALUE when two outputs of an LU call overlap: A (m x n, lda, element size es),
+ * ipiv (min(m, n) entries of ipiv_es bytes), info, report (NULL: absent). */
+abft_status_t abft_lu_check_outputs(int64_t m, int64_t n, const void *A, int64_t lda, size_t es,
+                                    const void *ipiv, size_t ipiv_es, const int64_t *info,
+                                    const abft_report_t *report);
 /* Number of rows of the n x 2 fp64 array X (backend memory) holding a NaN or Inf. */
 static inline abft_status_t abft_lu_nonfinite_rows(abft_handle_t h, int64_t n, const double *X,
                                                    int64_t ldx, int64_t *count) {
@@ -49,12 +56,30 @@ static inline void abft_lu_add_fault(abft_report_t *r, int64_t row, int64_t col,
     abft_report_add_fault(r, row, col, delta, ratio, action, factor, 0);
 }
 
-static inline double abft_lu_unit_roundoff(abft_prec_t prec) {
-    return prec == ABFT_PREC_D ? 0x1.0p-53 : 0x1.0p-24;
+/* The arithmetic of a protected LU call (docs/lu.md, "Arithmetic"): the handle's BLAS
+ * (trsm, gemm: abft_bound_arith, on the CUDA backend the cuBLAS handle's math mode) and,
+ * with solver = 1, its LAPACK getrf (CUDA: the cuSOLVER handle's own math mode), the
+ * coarser of the two in every field. NOT_SUPPORTED for an arithmetic the bound does not
+ * model (FP64 emulation). */
+abft_status_t abft_lu_arith(abft_handle_t h, abft_prec_t prec, int solver, abft_arith_t *a);
+/* The u a report states for arithmetic a: the input rounding of tensor-core modes when
+ * there is one, else the unit roundoff. */
+static inline double abft_lu_report_u(const abft_arith_t *a) {
+    return a->u_in > 0.0 ? a->u_in : a->u;
 }
-/* Half the spacing of the subnormals: the absolute error of an underflowing operation. */
-static inline double abft_lu_eta(abft_prec_t prec) {
-    return prec == ABFT_PREC_D ? 0x1.0p-1074 : 0x1.0p-149;
+
+/* The bytes spanned by a rows x cols column-major matrix (ld, element size es); 0 when
+ * empty. */
+static inline size_t abft_lu_span(int64_t rows, int64_t cols, int64_t ld, size_t es) {
+    if (rows <= 0 || cols <= 0) return 0;
+    return ((size_t)(cols - 1) * (size_t)ld + (size_t)rows) * es;
+}
+/* Do [p, p + pb) and [q, q + qb) overlap? (Spans of memory, not elements; empty spans
+ * overlap nothing.) */
+static inline int abft_lu_overlap(const void *p, size_t pb, const void *q, size_t qb) {
+    if (p == NULL || q == NULL || pb == 0 || qb == 0) return 0;
+    uintptr_t p0 = (uintptr_t)p, q0 = (uintptr_t)q;
+    return p0 < q0 + qb && q0 < p0 + pb;
 }
 
 #endif /* ABFT_LU_INTERNAL_H */

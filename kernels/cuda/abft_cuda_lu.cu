@@ -737,3 +737,22 @@ extern "C" abft_status_t abft_cuda_lu_set(const abft_kctx_t *ctx, const abft_lu_
     ABFT_CUDA_TRY(cudaStreamSynchronize(s));
     return ABFT_STATUS_SUCCESS;
 }
+
+extern "C" abft_status_t abft_cuda_solver_arith(void *solver, abft_prec_t prec, abft_arith_t *a) {
+    if (solver == nullptr) return ABFT_STATUS_NOT_INITIALIZED;
+    a->u_in = 0.0;
+    a->u = prec == ABFT_PREC_D ? 0x1p-53 : 0x1p-24;
+    a->eta = prec == ABFT_PREC_D ? 0x1p-1074 : 0x1p-149;
+#if defined(CUSOLVER_VERSION) && CUSOLVER_VERSION >= 12000
+    /* cuSOLVER 12 (CUDA 13) has math modes of its own: DEFAULT (IEEE), FP32 emulated with
+     * BF16x9 (modelled as cuBLAS's: u = 2^-22), and in later releases FP64 emulated with
+     * fixed point (bit 4), refused like cuBLAS's */
+    cusolverMathMode_t mode = CUSOLVER_DEFAULT_MATH;
+    if (cusolverDnGetMathMode((cusolverDnHandle_t)solver, &mode) != CUSOLVER_STATUS_SUCCESS)
+        return ABFT_STATUS_CUSOLVER_ERROR;
+    if (prec == ABFT_PREC_S && ((int)mode & (int)CUSOLVER_FP32_EMULATED_BF16X9_MATH) != 0)
+        a->u = 0x1p-22;
+    if (prec == ABFT_PREC_D && ((int)mode & 4) != 0) return ABFT_STATUS_NOT_SUPPORTED;
+#endif
+    return ABFT_STATUS_SUCCESS;
+}
