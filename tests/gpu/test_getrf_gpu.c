@@ -1,6 +1,7 @@
 /* Protected LU on the CUDA backend against the CPU backend (the oracle): same pivots,
  * factors to a precision-tied tolerance, no false positives, faults in the factors and
  * between panels corrected on the device. Exits 77 without a GPU. */
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <string.h>
@@ -410,6 +411,86 @@ static void test_singular_online(abft_handle_t hc, abft_handle_t hg, tu_rng_t *r
     }
 }
 
+/* Math modes (docs/lu.md, "Arithmetic"): under a TF32 cuBLAS math mode the online LU's
+ * trsm/gemm, getrs's trsm and the recovery run on tensor cores; the bounds take u_in = 2^-10
+ * (a clean online sgetrf at n = 1024 measured a residual of 0.04 of the fp32 bound: with
+ * the TF32 arithmetic it is far below 1, and the report states u_in). FP64 fixed-point
+ * emulation is not modelled: NOT_SUPPORTED, every output untouched. */
+static void test_math_modes(abft_handle_t hg, tu_rng_t *r) {
+    cublasHandle_t cb = NULL;
+    if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) {
+        TU_CHECK(0, "cublasCreate");
+        return;
+    }
+    const int64_t n = 1024;
+    float *A = tu_alloc_s(n * n), *B = tu_alloc_s(n);
+    tu_fill_s(r, TU_UNIFORM, n, n, A, n);
+    tu_fill_s(r, TU_UNIFORM, n, 1, B, n);
+    void *dA, *dB;
+    int64_t *dp, info = 0;
+    cudaMalloc(&dA, (size_t)(n * n) * 8);
+    cudaMalloc(&dB, (size_t)n * 8);
+    cudaMalloc((void **)&dp, (size_t)n * 8);
+    abft_report_t rep;
+    TU_CHECK(cublasSetMathMode(cb, CUBLAS_TF32_TENSOR_OP_MATH) == CUBLAS_STATUS_SUCCESS, "TF32");
+    TU_CHECK_STATUS(abft_set_cublas_handle(hg, cb), ABFT_STATUS_SUCCESS);
+    for (int online = 0; online < 2; ++online) {
+        cudaMemcpy(dA, A, (size_t)(n * n) * 4, cudaMemcpyHostToDevice);
+        abft_status_t st = online ? abft_sgetrf_online(hg, n, n, (float *)dA, n, dp, NULL, &info, &rep)
+                                  : abft_sgetrf(hg, n, n, (float *)dA, n, dp, &info, &rep);
+        TU_CHECK(st == ABFT_STATUS_SUCCESS, "TF32 sgetrf online %d: %s", online,
+                 abft_status_name(st));
+        TU_CHECK(rep.detected == 0 && rep.max_ratio < 1.0,
+                 "TF32 sgetrf online %d: detected %lld max_ratio %g", online,
+                 (long long)rep.detected, rep.max_ratio);
+        TU_CHECK(rep.unit_roundoff == 0x1p-10, "TF32 sgetrf online %d: unit_roundoff %g", online,
+                 rep.unit_roundoff);
+        printf("%s: TF32 sgetrf %s n = 1024: max_ratio %.3g (u %g)\n", NAME,
+               online ? "online" : "offline", rep.max_ratio, rep.unit_roundoff);
+    }
+    cudaMemcpy(dB, B, (size_t)n * 4, cudaMemcpyHostToDevice);
+    TU_CHECK_STATUS(abft_sgetrs(hg, ABFT_OP_N, n, 1, (const float *)dA, n, dp, (float *)dB, n, &rep),
+                    ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.detected == 0 && rep.unit_roundoff == 0x1p-10,
+             "TF32 sgetrs: detected %lld unit_roundoff %g", (long long)rep.detected,
+             rep.unit_roundoff);
+#if defined(CUBLAS_VER_MAJOR) && CUBLAS_VER_MAJOR >= 13
+    if (cublasSetMathMode(cb, CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH) == CUBLAS_STATUS_SUCCESS) {
+        double *Ad = tu_alloc_d(n * n), *back = tu_alloc_d(n * n);
+        tu_fill_d(r, TU_UNIFORM, n, n, Ad, n);
+        int64_t pin[4] = {7, 7, 7, 7}, pout[4];
+        for (int c = 0; c < 3; ++c) {
+            cudaMemcpy(dA, Ad, (size_t)(n * n) * 8, cudaMemcpyHostToDevice);
+            cudaMemcpy(dp, pin, sizeof pin, cudaMemcpyHostToDevice);
+            memset(&rep, 0xA5, sizeof rep);
+            abft_report_t r0 = rep;
+            info = 12345;
+            abft_status_t st = c == 0   ? abft_dgetrf(hg, n, n, (double *)dA, n, dp, &info, &rep)
+                               : c == 1 ? abft_dgetrf_online(hg, n, n, (double *)dA, n, dp, NULL,
+                                                             &info, &rep)
+                                        : abft_dgetrs(hg, ABFT_OP_N, 4, 1, (const double *)dA, n,
+                                                      dp, (double *)dB, 4, &rep);
+            TU_CHECK(st == ABFT_STATUS_NOT_SUPPORTED, "FP64 emulation case %d: %s", c,
+                     abft_status_name(st));
+            cudaMemcpy(back, dA, (size_t)(n * n) * 8, cudaMemcpyDeviceToHost);
+            cudaMemcpy(pout, dp, sizeof pout, cudaMemcpyDeviceToHost);
+            TU_CHECK(memcmp(back, Ad, (size_t)(n * n) * 8) == 0 && memcmp(pin, pout, sizeof pin) == 0 &&
+                         info == 12345 && memcmp(&rep, &r0, sizeof rep) == 0,
+                     "FP64 emulation case %d: an output was written", c);
+        }
+        free(Ad);
+        free(back);
+    }
+#endif
+    TU_CHECK_STATUS(abft_set_cublas_handle(hg, NULL), ABFT_STATUS_SUCCESS);
+    cublasDestroy(cb);
+    cudaFree(dA);
+    cudaFree(dB);
+    cudaFree(dp);
+    free(A);
+    free(B);
+}
+
 int main(void) {
     tu_require_gpu();
     tu_rng_t r;
@@ -439,6 +520,7 @@ int main(void) {
     if (g.scratch.ptr) abft_cuda_free(&g.ctx, g.scratch.ptr);
     TU_CHECK_STATUS(abft_cuda_context_destroy(&g.ctx, 1, 1), ABFT_STATUS_SUCCESS);
     test_singular_online(hc, hg, &r);
+    test_math_modes(hg, &r);
     /* look-ahead on a caller's non-blocking stream (the second stream is ordered against it
      * by events only; the legacy stream orders nothing here): the factors as on the CPU */
     {
