@@ -5,10 +5,9 @@
  *   2. locate and confirm: a flagged vector whose two residuals point at one element gets a
  *      candidate value from its checksum; it is written only when an independent check
  *      confirms it: the element recomputed from the inputs agrees (and the recomputation is
- *      what is written), or, with no recomputation, the crossing vector of the other side is
- *      flagged too (and, when it points back at the same element, the two sides' values
- *      agree within the smaller of their noises: a value that absorbed a second error of
- *      its vector disagrees). Row checksums alone never correct;
+ *      what is written), or, with no recomputation, the crossing vector's checksum gives the
+ *      same value within the smaller of the two noises (a value that absorbed a second
+ *      error of its vector disagrees). Row checksums alone never correct;
  *   3. re-verify: after a round of writes every checksum is recomputed (recheck) and every
  *      entry is checked against its own bound, with no allowance for the written values (a
  *      written value must fit its row's and its column's bound as any element does, so a
@@ -191,22 +190,18 @@ static abft_status_t try_vector(engine_t *e, int cs, int64_t idx, int *wrote) {
         if (ok) value = rv;
     }
     if (!ok) {
-        /* No recomputation: only the crossing checksum can confirm. It must see an error
-         * there too. When it points back at this element, its value must agree with ours
-         * within the smaller noise (one of them absorbed a second error otherwise), and the
-         * value with the smaller noise is written. The re-verification decides the rest. */
+        /* No recomputation: only the crossing checksum can confirm. The crossing vector's
+         * checksum must give the same value for this element within the smaller of the two
+         * noises: a value that absorbed a second error of its vector disagrees with the
+         * other side's (unless that error hides within the noise), and a crossing vector
+         * without an error there gives the old value. The smaller-noise value is written. */
         if (cfg->nsides != 2) return ABFT_STATUS_SUCCESS;
-        int oc = !cs;
-        double *v2 = e->v2, d2[2], t2[2];
-        ABFT_TRY(e->ops->get(e->ctx, oc, j, v2));
-        if (passes(e, oc, j, v2, d2, t2)) return ABFT_STATUS_SUCCESS;
-        if (locate(v2, cfg->len[oc], d2, t2) == idx) {
-            double cand2, noise2;
-            from_checksum(e, oc, j, v2, idx, &cand2, &noise2);
-            double nmin = noise2 < noise_c ? noise2 : noise_c;
-            if (!isfinite(cand2) || !(fabs(cand2 - cand) <= nmin)) return ABFT_STATUS_SUCCESS;
-            if (noise2 < noise_c) value = cand2;
-        }
+        double cand2, noise2;
+        ABFT_TRY(e->ops->get(e->ctx, !cs, j, e->v2));
+        from_checksum(e, !cs, j, e->v2, idx, &cand2, &noise2);
+        double nmin = noise2 < noise_c ? noise2 : noise_c;
+        if (!isfinite(cand2) || !(fabs(cand2 - cand) <= nmin)) return ABFT_STATUS_SUCCESS;
+        if (noise2 < noise_c) value = cand2;
     }
     double stored = value;
     ABFT_TRY(e->ops->put(e->ctx, row, col, value, &stored));

@@ -75,7 +75,9 @@ static double max_diff(const double *X, const double *Y) {
 /* 1. Two equal errors in one row whose weighted centre is an integer column: two row residuals
  *    point at the centre. Row checksums with beta != 0 once wrote the centre and reported it
  *    corrected; with full checksums the row pass wrote the centre and the column pass fixed
- *    the two real ones, leaving the centre wrong. */
+ *    the two real ones, leaving the centre wrong. Now the centre is never written: with
+ *    beta = 0 the recomputation confirms the two real ones (or the row is recomputed), with
+ *    beta != 0 nothing can confirm a value and the row is reported. */
 static void test_two_in_a_row(abft_handle_t h) {
     for (int kind = 0; kind < 2; ++kind)
         for (int bz = 0; bz < 2; ++bz) {
@@ -118,10 +120,17 @@ static void test_two_in_a_row(abft_handle_t h) {
                 TU_CHECK(rep.recomputed == 1 && rep.corrected == 0 && max_diff(g.C, g.G) < 1e-12,
                          "row, beta 0: recomputed %lld corrected %lld",
                          (long long)rep.recomputed, (long long)rep.corrected);
-            /* full checksums: both errors are confirmed by their columns and corrected */
-            if (kind == 1)
+            /* full checksums, beta = 0: both errors confirmed by recomputation; beta != 0:
+             * each column's value disagrees with the row's (which holds the other error),
+             * so nothing is confirmed: reported, C untouched */
+            if (kind == 1 && bz)
                 TU_CHECK(rep.corrected == 2 && rep.uncorrectable == 0,
                          "kind %d beta %g: corrected %lld uncorrectable %lld", kind, g.beta,
+                         (long long)rep.corrected, (long long)rep.uncorrectable);
+            if (kind == 1 && !bz)
+                TU_CHECK(rep.corrected == 0 && rep.uncorrectable >= 1 &&
+                             fabs(g.C[3 + 6 * M] - (g.G[3 + 6 * M] + 1.0)) < 1e-12,
+                         "full, beta != 0: corrected %lld uncorrectable %lld",
                          (long long)rep.corrected, (long long)rep.uncorrectable);
         }
     abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
