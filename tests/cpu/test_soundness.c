@@ -364,6 +364,39 @@ static void test_math(abft_handle_t h) {
     abft_gemm_plan_destroy(pd);
 }
 
+/* 7. The fixed weights' blind spot: a fault in A(i, l) after encoding changes row i of C by
+ *    delta·(row l of op(B)), which row checksums cannot see when that row is orthogonal to
+ *    both weight vectors, as a (1, -2, 1) stencil is. Column checksums see it in every column
+ *    the stencil touches (docs/bound.md, "Blind spots"). */
+static void test_stencil(abft_handle_t h) {
+    gemm_t g;
+    make(&g, 7007, 1.0, 0.0);
+    memset(g.B, 0, sizeof g.B);
+    for (int l = 0; l < K; ++l) /* row l of B: 1, -2, 1 at columns l .. l+2 */
+        for (int t = 0; t < 3 && l + t < N; ++t) g.B[l + (l + t) * K] = t == 1 ? -2.0 : 1.0;
+    for (int kind = 0; kind < 2; ++kind) {
+        abft_set_checksum_kind(h, kind ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
+        golden(h, &g);
+        add_hook_t a = {ABFT_SITE_AFTER_ENCODE, 0, 1, {4}, {3}, {0.5}, -1};
+        abft_set_hook(h, add_fn, &a);
+        abft_report_t rep;
+        TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
+        abft_set_hook(h, NULL, NULL);
+        g.A[4 + 3 * M] -= 0.5; /* the hook changed the caller's A */
+        double off = max_diff(g.C, g.G);
+        TU_CHECK(off > 0.4, "the fault did not reach C (%g)", off);
+        if (kind == 0)
+            TU_CHECK(rep.detected == 0, "row checksums saw the stencil fault: the blind spot "
+                     "this test documents is gone, update docs/bound.md");
+        else
+            TU_CHECK(rep.detected >= 3 && rep.corrected == 0 && rep.uncorrectable >= 1,
+                     "full checksums: detected %lld corrected %lld uncorrectable %lld",
+                     (long long)rep.detected, (long long)rep.corrected,
+                     (long long)rep.uncorrectable);
+    }
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
+}
+
 int main(void) {
     printf("test_soundness: fixed seeds 1001..5006\n");
     abft_handle_t h = NULL;
@@ -374,6 +407,7 @@ int main(void) {
     test_checksum_fault(h);
     test_underflow(h);
     test_math(h);
+    test_stencil(h);
     TU_CHECK_STATUS(abft_destroy(h), ABFT_STATUS_SUCCESS);
     return tu_finish("test_soundness");
 }
