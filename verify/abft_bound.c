@@ -218,6 +218,22 @@ double abft_bound_lu_dmax(const double *d, int64_t k) {
     return mx;
 }
 
+void abft_bound_lu_dprefix(const double *d, int64_t k, double *pre) {
+    double s0 = 0.0, s1 = 0.0, mx = 0.0;
+    pre[0] = pre[1] = pre[2] = 0.0;
+    for (int64_t i = 0; i < k; ++i) {
+        double a = fabs(d[i]);
+        if (!(a == a)) a = INFINITY;
+        s0 += a;
+        s1 += a * (double)(i + 1);
+        if (a > mx) mx = a;
+        double up = 1.0 + (double)(i + 3) * 0x1p-52;
+        pre[3 * (i + 1)] = s0 * up;
+        pre[3 * (i + 1) + 1] = s1 * up;
+        pre[3 * (i + 1) + 2] = mx;
+    }
+}
+
 void abft_bound_lu_checksums(abft_handle_t h, int64_t m, int64_t n, double *x_slack,
                              double *sig_coef) {
     *x_slack = 1.0 + 2.0 * abft_gamma(h, (double)n + 2.0, U_CHK);

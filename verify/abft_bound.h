@@ -109,6 +109,11 @@ void abft_bound_trs(abft_handle_t h, const abft_arith_t *f, abft_prec_t prec, in
 void abft_bound_lu_dsum(const double *d, int64_t k, int64_t off, double dsum[2]);
 /* The largest |d_k| (+Inf for a NaN): rcp_coef applies when it is >= rcp_limit. */
 double abft_bound_lu_dmax(const double *d, int64_t k);
+/* The same per prefix, for checks whose row i only involves the divisors before it (the
+ * offline LU: row i divides by U(c, c), c < min(i, k)): pre[3c], pre[3c + 1], pre[3c + 2]
+ * are dsum[0], dsum[1] and the largest |d| over d_0 .. d_{c-1}, c = 0 .. k (pre: 3(k + 1)
+ * doubles). A corrupted divisor then widens only the rows that divide by it. */
+void abft_bound_lu_dprefix(const double *d, int64_t k, double *pre);
 
 /* The fp64 checksums' own consistency tests of the LU check: an intact row of X obeys
  * |X_q| <= Xa_q·x_slack (n terms, with the weights); two encodings of X^T·V of m rows

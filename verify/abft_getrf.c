@@ -115,22 +115,32 @@ abft_status_t abft_lu_arith(abft_handle_t h, abft_prec_t prec, int solver, abft_
 static abft_status_t fetch_strip(const struct abft_lu_plan *p, const void *src, int64_t ld,
                                  int64_t rows, int64_t cols, double **out);
 
-/* dsum of the underflow terms (abft_bound_lu): the weighted sums and the largest of
- * |U(k, k)|, read from the factors (slow path only). */
+/* The divisors' sums of the underflow terms (abft_bound_lu) per prefix: row i divides by
+ * U(c, c), c < min(i, k), so its terms are pre + 3·min(i, k) (abft_bound_lu_dprefix; a
+ * corrupted diagonal entry widens only the rows below it). Read from the factors, slow path
+ * only; *pre: malloc'd, 3(k + 1) doubles. */
 static abft_status_t diag_sums(const struct abft_lu_plan *p, const void *A, int64_t lda,
-                               double dsum[3]) {
-    dsum[0] = dsum[1] = dsum[2] = 0.0;
-    if (p->k <= 0) return ABFT_STATUS_SUCCESS;
+                               double **pre) {
+    *pre = (double *)malloc(3 * (size_t)(p->k + 1) * sizeof(double));
+    ABFT_RETURN_IF(*pre == NULL, ABFT_STATUS_ALLOC_FAILED);
     double *d = NULL;
-    ABFT_TRY(fetch_strip(p, A, lda + 1, 1, p->k, &d));
-    abft_bound_lu_dsum(d, p->k, 0, dsum);
-    dsum[2] = abft_bound_lu_dmax(d, p->k);
+    abft_status_t st = p->k > 0 ? fetch_strip(p, A, lda + 1, 1, p->k, &d) : ABFT_STATUS_SUCCESS;
+    if (st == ABFT_STATUS_SUCCESS) {
+        abft_bound_lu_dprefix(d, p->k, *pre);
+    } else {
+        free(*pre);
+        *pre = NULL;
+    }
     free(d);
-    return ABFT_STATUS_SUCCESS;
+    return st;
+}
+static const double *row_dsum(const struct abft_lu_plan *p, const double *pre, int64_t i) {
+    return pre + 3 * (i < p->k ? i : p->k);
 }
 
-/* The full bound of row i, checksum column q (docs/lu.md, "Gradual underflow"). */
-static double row_bound(const abft_lu_bound_t *b, const double dsum[3], int q, double pxa,
+/* The full bound of row i, checksum column q (docs/lu.md, "Gradual underflow"); dsum: the
+ * row's divisor sums (row_dsum). */
+static double row_bound(const abft_lu_bound_t *b, const double *dsum, int q, double pxa,
                         double za) {
     double rc = dsum[2] >= b->rcp_limit ? b->rcp_coef : 0.0;
     return b->coef_s * pxa + (b->coef_r + rc) * za + b->abs_floor + b->eta_amp * dsum[q];
@@ -158,11 +168,10 @@ static abft_status_t recount(struct abft_lu_plan *p, const void *A, int64_t lda,
     const size_t mm = (size_t)m;
     abft_lu_bound_t b;
     abft_bound_lu(p->h, &p->arith, p->prec, p->m, p->n, &b);
-    double dsum[3];
-    ABFT_TRY(diag_sums(p, A, lda, dsum));
+    double *pre = NULL;
+    ABFT_TRY(diag_sums(p, A, lda, &pre));
     double *buf = (double *)malloc(8 * mm * sizeof(double));
-    ABFT_RETURN_IF(buf == NULL, ABFT_STATUS_ALLOC_FAILED);
-    abft_status_t st = fetch_cmp(p, buf);
+    abft_status_t st = buf == NULL ? ABFT_STATUS_ALLOC_FAILED : fetch_cmp(p, buf);
     int64_t nf = 0;
     double mr = 0.0;
     for (int64_t i = 0; i < m && st == ABFT_STATUS_SUCCESS; ++i) {
@@ -170,7 +179,7 @@ static abft_status_t recount(struct abft_lu_plan *p, const void *A, int64_t lda,
         for (int q = 0; q < 2; ++q) {
             size_t o = (size_t)i + (size_t)q * mm;
             double d = buf[o] - buf[4 * mm + o];
-            double t = row_bound(&b, dsum, q, buf[6 * mm + o], buf[2 * mm + o]);
+            double t = row_bound(&b, row_dsum(p, pre, i), q, buf[6 * mm + o], buf[2 * mm + o]);
             if (!(fabs(d) <= t) || !isfinite(t)) fl = 1;
             double x = d == 0.0 ? 0.0 : fabs(d) / t;
             if (isnan(x) || !isfinite(t)) x = INFINITY;
@@ -179,6 +188,7 @@ static abft_status_t recount(struct abft_lu_plan *p, const void *A, int64_t lda,
         nf += fl;
     }
     free(buf);
+    free(pre);
     if (st == ABFT_STATUS_SUCCESS) {
         *nflagged = nf;
         *max_ratio = mr;
@@ -224,8 +234,8 @@ typedef struct host_view {
     double *PX;          /* P·(A·V) (m x 2) */
     double *Z, *Za;      /* L·(U·V), |L|·(|U|·V) (m x 2) */
     double *Y;           /* U·V (k x 2) */
-    abft_lu_bound_t b;   /* the bound (abft_bound_lu) and its dsum */
-    double dsum[3];
+    abft_lu_bound_t b;   /* the bound (abft_bound_lu) and its divisor sums (diag_sums) */
+    double *pre;
     double *buf;
 } host_view_t;
 
@@ -249,13 +259,14 @@ static abft_status_t fetch(struct abft_lu_plan *p, const void *A, int64_t lda, h
     abft_copy_args_t c4 = {0, sizeof(double), m, 2, PXa, m, p->PXa, m};
     abft_copy_args_t c5 = {0, sizeof(double), k, 2, v->Y, k, p->Y, k};
     abft_bound_lu(h, &p->arith, p->prec, m, p->n, &v->b);
-    abft_status_t st = diag_sums(p, A, lda, v->dsum);
+    abft_status_t st = diag_sums(p, A, lda, &v->pre);
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c1);
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c2);
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c3);
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c4);
     if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c5);
     if (st != ABFT_STATUS_SUCCESS) {
+        free(v->pre);
         free(v->buf);
         return st;
     }
@@ -264,7 +275,8 @@ static abft_status_t fetch(struct abft_lu_plan *p, const void *A, int64_t lda, h
         v->t[q] = T + q * mm;
         for (int64_t i = 0; i < m; ++i) {
             v->d[q][i] = Z[i + q * mm] - PX[i + q * mm];
-            v->t[q][i] = row_bound(&v->b, v->dsum, q, PXa[i + q * mm], Za[i + q * mm]);
+            v->t[q][i] = row_bound(&v->b, row_dsum(p, v->pre, i), q, PXa[i + q * mm],
+                                   Za[i + q * mm]);
         }
     }
     return ABFT_STATUS_SUCCESS;
@@ -586,7 +598,7 @@ static abft_status_t copy_says_checksum(struct abft_lu_plan *p, const host_view_
     free(row);
     int agree = 1;
     for (int q = 0; q < 2; ++q) {
-        double t = row_bound(&v->b, v->dsum, q, sa[q], v->Za[r + q * v->m]);
+        double t = row_bound(&v->b, row_dsum(p, v->pre, r), q, sa[q], v->Za[r + q * v->m]);
         if (!(fabs(v->Z[r + q * v->m] - s[q]) <= t) || !isfinite(t)) agree = 0;
     }
     *is_cs = agree;
@@ -831,6 +843,7 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
                               ABFT_ACTION_UNCORRECTABLE, ABFT_FACTOR_NONE);
     }
     free(F);
+    free(v.pre);
     free(v.buf);
     free(perm);
     return st;
