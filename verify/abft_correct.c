@@ -347,6 +347,12 @@ abft_status_t abft_correct(const abft_corr_ops_t *ops, void *ctx, const abft_cor
         if (e.open[cs] == NULL) st = ABFT_STATUS_ALLOC_FAILED;
     }
     if (st == ABFT_STATUS_SUCCESS) st = run(&e, flags, nflag, rep, max_ratio);
+    /* a failure half-way leaves no write of the engine behind (best effort: the failure
+     * may be the backend's) */
+    for (int64_t k = e.nw - 1; st != ABFT_STATUS_SUCCESS && k >= 0; --k) {
+        double stored;
+        (void)ops->put(ctx, e.w[k].i, e.w[k].j, e.w[k].old, &stored);
+    }
     for (int cs = 0; cs < 2; ++cs) free(e.open[cs]);
     free(e.v);
     free(e.v2);

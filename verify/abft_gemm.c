@@ -90,20 +90,26 @@ static int overlaps(const void *X, int64_t xr, int64_t xc, int64_t ldx, const vo
     return x0 < y1 && y0 < x1;
 }
 
-/* C == NULL with ldc == 0: the split form's encode with beta = 0, which does not read C. */
+/* C == NULL with ldc == 0: the split form's encode with beta = 0, which does not read C.
+ * With alpha = 0 (or k = 0) A and B are not referenced, as in BLAS: they may be NULL, their
+ * leading dimensions are still checked. */
 static abft_status_t check_operands(const struct abft_gemm_plan *p, const void *A, int64_t lda,
                                     const void *B, int64_t ldb, const void *C, int64_t ldc) {
     const int no_c = C == NULL && ldc == 0;
+    const int ab_used = p->alpha != 0.0 && p->k > 0;
     int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
     int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
-    ABFT_RETURN_IF(abft_bad_matrix(ar, ac, A, lda), ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(abft_bad_matrix(br, bc, B, ldb), ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(abft_bad_matrix(ar, ac, ab_used ? A : (const void *)&lda, lda),
+                   ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(abft_bad_matrix(br, bc, ab_used ? B : (const void *)&ldb, ldb),
+                   ABFT_STATUS_INVALID_VALUE);
+    if (!ab_used) A = B = NULL; /* not referenced: no overlap with C either */
     if (no_c) return ABFT_STATUS_SUCCESS;
     ABFT_RETURN_IF(abft_bad_matrix(p->m, p->n, C, ldc), ABFT_STATUS_INVALID_VALUE);
     /* C is written while A and B are read (and read again for recomputation): no overlap */
     size_t es = elem_size(p->prec);
-    ABFT_RETURN_IF(overlaps(C, p->m, p->n, ldc, A, ar, ac, lda, es) ||
-                       overlaps(C, p->m, p->n, ldc, B, br, bc, ldb, es),
+    ABFT_RETURN_IF((A != NULL && overlaps(C, p->m, p->n, ldc, A, ar, ac, lda, es)) ||
+                       (B != NULL && overlaps(C, p->m, p->n, ldc, B, br, bc, ldb, es)),
                    ABFT_STATUS_INVALID_VALUE);
     return ABFT_STATUS_SUCCESS;
 }
@@ -269,12 +275,25 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
 
 /* ---- the GEMM (split along k when a hook wants to strike between the halves) ---------- */
 
+/* The GEMM's arguments. With alpha = 0 (or k = 0) A and B are not referenced (BLAS
+ * semantics; some BLAS read them anyway when alpha is 0, and may propagate a NaN from them,
+ * or fault on NULL): C = beta·C as a product with k = 0. */
+static abft_gemm_args_t gemm_args(const struct abft_gemm_plan *p, const void *A, int64_t lda,
+                                  const void *B, int64_t ldb, void *C, int64_t ldc) {
+    abft_gemm_args_t g = {p->prec, p->transa, p->transb, p->m, p->n, p->k, p->alpha, p->beta,
+                          A, lda, B, ldb, C, ldc};
+    if (p->alpha == 0.0 || p->k == 0) {
+        g.k = 0, g.transa = g.transb = 0;
+        g.A = C, g.lda = ldc, g.B = C, g.ldb = ldc;
+    }
+    return g;
+}
+
 static abft_status_t run_gemm(struct abft_gemm_plan *p, const void *A, int64_t lda,
                               const void *B, int64_t ldb, void *C, int64_t ldc) {
     abft_handle_t h = p->h;
-    abft_gemm_args_t g = {p->prec, p->transa, p->transb, p->m, p->n, p->k, p->alpha, p->beta,
-                          A, lda, B, ldb, C, ldc};
-    if (h->hook == NULL || p->k < 2) return h->ops->gemm(&h->kctx, &g);
+    abft_gemm_args_t g = gemm_args(p, A, lda, B, ldb, C, ldc);
+    if (h->hook == NULL || g.k < 2) return h->ops->gemm(&h->kctx, &g);
     int64_t k1 = p->k / 2;
     size_t es = elem_size(p->prec);
     g.k = k1;
@@ -816,8 +835,7 @@ static abft_status_t protected_gemm_run(struct abft_gemm_plan *pp, const void *A
      * sites sit between the encoding and the GEMM on the host. */
     const int gated = h->ops->gemm_gated != NULL && h->hook == NULL && needs_screen(&p);
     if (gated) {
-        abft_gemm_args_t g = {prec, transa, transb, m, n, k, p.alpha, p.beta,
-                              A, lda, B, ldb, C, ldc};
+        abft_gemm_args_t g = gemm_args(&p, A, lda, B, ldb, C, ldc);
         int held = 0;
         abft_status_t st = encode(&p, A, lda, B, ldb, C, ldc, NULL);
         if (st == ABFT_STATUS_SUCCESS) st = h->ops->gemm_gated(&h->kctx, &g);

@@ -397,6 +397,29 @@ static void test_stencil(abft_handle_t h) {
     abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
 }
 
+/* 8. alpha = 0 follows BLAS: A and B are not referenced (NULL is accepted, a NaN in them
+ *    changes nothing), C becomes beta·C, checked. */
+static void test_alpha_zero(abft_handle_t h) {
+    gemm_t g;
+    make(&g, 8008, 0.0, 0.5);
+    abft_report_t rep;
+    memcpy(g.C, g.C0, sizeof g.C);
+    TU_CHECK_STATUS(abft_dgemm(h, ABFT_OP_N, ABFT_OP_T, M, N, K, 0.0, NULL, M, NULL, N, 0.5,
+                               g.C, M, &rep),
+                    ABFT_STATUS_SUCCESS);
+    double off = 0.0;
+    for (int i = 0; i < M * N; ++i) off = fmax(off, fabs(g.C[i] - 0.5 * g.C0[i]));
+    TU_CHECK(off == 0.0 && rep.detected == 0, "alpha = 0: C off beta·C by %g, detected %lld",
+             off, (long long)rep.detected);
+    TU_CHECK_STATUS(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, M, N, K, 0.0, NULL, M - 1, NULL, K, 0.5,
+                               g.C, M, &rep),
+                    ABFT_STATUS_INVALID_VALUE); /* lda is still checked */
+    g.A[3] = NAN;
+    memcpy(g.C, g.C0, sizeof g.C);
+    TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.nonfinite_input == 0 && rep.detected == 0, "alpha = 0: a NaN in A was read");
+}
+
 int main(void) {
     printf("test_soundness: fixed seeds 1001..5006\n");
     abft_handle_t h = NULL;
@@ -408,6 +431,7 @@ int main(void) {
     test_underflow(h);
     test_math(h);
     test_stencil(h);
+    test_alpha_zero(h);
     TU_CHECK_STATUS(abft_destroy(h), ABFT_STATUS_SUCCESS);
     return tu_finish("test_soundness");
 }
