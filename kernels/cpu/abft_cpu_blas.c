@@ -5,14 +5,10 @@
 #include <string.h>
 
 #include "abft_kernels.h"
+#include "abft_cpu_host_blas.h"
 
-/* Fortran BLAS with 32-bit integers (the LP64 interface every Debian BLAS provides). */
-void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
-            const double *alpha, const double *A, const int *lda, const double *B,
-            const int *ldb, const double *beta, double *C, const int *ldc);
-void sgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
-            const float *alpha, const float *A, const int *lda, const float *B, const int *ldb,
-            const float *beta, float *C, const int *ldc);
+/* All NULL: the Fortran symbols are called directly (abft_cpu_host_blas.h). */
+abft_cpu_host_blas_t abft_cpu_host_blas;
 
 static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
@@ -27,12 +23,12 @@ abft_status_t abft_cpu_gemm(const abft_kctx_t *ctx, const abft_gemm_args_t *a) {
     int lda = (int)a->lda, ldb = (int)a->ldb, ldc = (int)a->ldc;
     char ta = a->transa ? 'T' : 'N', tb = a->transb ? 'T' : 'N';
     if (a->prec == ABFT_PREC_D) {
-        dgemm_(&ta, &tb, &m, &n, &k, &a->alpha, (const double *)a->A, &lda,
-               (const double *)a->B, &ldb, &a->beta, (double *)a->C, &ldc);
+        ABFT_HOST_BLAS(dgemm, (&ta, &tb, &m, &n, &k, &a->alpha, (const double *)a->A, &lda,
+                               (const double *)a->B, &ldb, &a->beta, (double *)a->C, &ldc));
     } else {
         float al = (float)a->alpha, be = (float)a->beta;
-        sgemm_(&ta, &tb, &m, &n, &k, &al, (const float *)a->A, &lda, (const float *)a->B,
-               &ldb, &be, (float *)a->C, &ldc);
+        ABFT_HOST_BLAS(sgemm, (&ta, &tb, &m, &n, &k, &al, (const float *)a->A, &lda,
+                               (const float *)a->B, &ldb, &be, (float *)a->C, &ldc));
     }
     return ABFT_STATUS_SUCCESS;
 }

@@ -7,16 +7,7 @@
 #include <string.h>
 
 #include "abft_lu_kernels.h"
-
-/* Fortran LAPACK/BLAS with 32-bit integers (declared here: no lapacke dependency). */
-void dgetrf_(const int *m, const int *n, double *A, const int *lda, int *ipiv, int *info);
-void sgetrf_(const int *m, const int *n, float *A, const int *lda, int *ipiv, int *info);
-void dtrsm_(const char *side, const char *uplo, const char *transa, const char *diag,
-            const int *m, const int *n, const double *alpha, const double *A, const int *lda,
-            double *B, const int *ldb);
-void strsm_(const char *side, const char *uplo, const char *transa, const char *diag,
-            const int *m, const int *n, const float *alpha, const float *A, const int *lda,
-            float *B, const int *ldb);
+#include "abft_cpu_host_blas.h" /* the Fortran LAPACK/BLAS routines (LP64) */
 
 static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
@@ -126,9 +117,9 @@ abft_status_t abft_cpu_lu_getrf(const abft_kctx_t *ctx, const abft_lu_getrf_args
     int *ip = (int *)malloc((size_t)k * sizeof(int));
     if (ip == NULL) return ABFT_STATUS_ALLOC_FAILED;
     if (a->prec == ABFT_PREC_D)
-        dgetrf_(&m, &n, (double *)a->A, &lda, ip, &info);
+        ABFT_HOST_BLAS(dgetrf, (&m, &n, (double *)a->A, &lda, ip, &info));
     else
-        sgetrf_(&m, &n, (float *)a->A, &lda, ip, &info);
+        ABFT_HOST_BLAS(sgetrf, (&m, &n, (float *)a->A, &lda, ip, &info));
     for (int64_t i = 0; i < k; ++i) a->ipiv[i] = ip[i] + a->ipiv_off;
     if (a->hpiv != NULL && a->dinfo == NULL)
         for (int64_t i = 0; i < k; ++i) a->hpiv[i] = ip[i] + a->ipiv_off;
@@ -187,12 +178,12 @@ abft_status_t abft_cpu_lu_trsm(const abft_kctx_t *ctx, const abft_lu_trsm_args_t
     char diag = a->uplo ? 'U' : 'N';
     if (a->prec == ABFT_PREC_D) {
         double one = 1.0;
-        dtrsm_(&side, &uplo, &tr, &diag, &m, &n, &one, (const double *)a->A, &lda,
-               (double *)a->B, &ldb);
+        ABFT_HOST_BLAS(dtrsm, (&side, &uplo, &tr, &diag, &m, &n, &one, (const double *)a->A,
+                               &lda, (double *)a->B, &ldb));
     } else {
         float one = 1.0f;
-        strsm_(&side, &uplo, &tr, &diag, &m, &n, &one, (const float *)a->A, &lda,
-               (float *)a->B, &ldb);
+        ABFT_HOST_BLAS(strsm, (&side, &uplo, &tr, &diag, &m, &n, &one, (const float *)a->A,
+                               &lda, (float *)a->B, &ldb));
     }
     return ABFT_STATUS_SUCCESS;
 }

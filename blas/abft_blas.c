@@ -1,0 +1,1007 @@
+/* libabft_blas.so: drop-in protection for unmodified programs (docs/dropin.md).
+ *
+ * Exports the Fortran BLAS/LAPACK symbols dgemm_, sgemm_, dgetrf_, sgetrf_, dgetrs_,
+ * sgetrs_ and the CBLAS cblas_dgemm, cblas_sgemm. Placed in front of a host BLAS/LAPACK
+ * (LD_PRELOAD, or linked first), each call checks its arguments as the reference
+ * implementation does, then runs the protected operation of libabft (abft_?gemm,
+ * abft_?getrf, abft_?getrs on a handle of the calling thread); the arithmetic itself goes to
+ * the routines that come after this library in the search order (dlsym(RTLD_NEXT)). The
+ * library's CPU backend is routed to those same routines (abft_cpu_host_blas), and a call
+ * that reaches this library while one of its calls is running on the same thread (a
+ * LAPACK routine calling dgemm_, say) goes straight to the next library.
+ *
+ * Types are entries of one table (abft_blas_type_t); each operation has one generic
+ * wrapper, the exported symbols are thin functions that name their type. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fenv.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abft/abft.h"
+#include "abft_blas_internal.h"
+#define ABFT_CPU_HOST_BLAS_NO_DECLS /* this file defines dgemm_ ... with the hidden lengths */
+#include "abft_cpu_host_blas.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The error handler in the search order: the application's, or the BLAS's. */
+void xerbla_(const char *srname, const int *info, size_t len);
+
+/* ---- the types ------------------------------------------------------------------------ */
+
+#define ABFT_BLAS_REAL_TYPE(P, T)                                                            \
+    static int P##_is_zero(const void *s) { return *(const T *)s == (T)0; }                 \
+    static int P##_is_one(const void *s) { return *(const T *)s == (T)1; }                  \
+    static int P##_is_finite(const void *s) { return isfinite(*(const T *)s); }             \
+    static abft_status_t P##_gemm(abft_handle_t h, abft_operation_t ta, abft_operation_t tb, \
+                                  int64_t m, int64_t n, int64_t k, const void *alpha,        \
+                                  const void *A, int64_t lda, const void *B, int64_t ldb,    \
+                                  const void *beta, void *C, int64_t ldc,                    \
+                                  abft_report_t *rep) {                                      \
+        return abft_##P##gemm(h, ta, tb, m, n, k, *(const T *)alpha, (const T *)A, lda,      \
+                              (const T *)B, ldb, *(const T *)beta, (T *)C, ldc, rep);        \
+    }                                                                                        \
+    static abft_status_t P##_getrf(abft_handle_t h, int64_t m, int64_t n, void *A,           \
+                                   int64_t lda, int64_t *ipiv, int64_t *info,                \
+                                   abft_report_t *rep) {                                     \
+        return abft_##P##getrf(h, m, n, (T *)A, lda, ipiv, info, rep);                       \
+    }                                                                                        \
+    static abft_status_t P##_getrs(abft_handle_t h, abft_operation_t tr, int64_t n,          \
+                                   int64_t nrhs, const void *A, int64_t lda,                 \
+                                   const int64_t *ipiv, void *B, int64_t ldb,                \
+                                   abft_report_t *rep) {                                     \
+        return abft_##P##getrs(h, tr, n, nrhs, (const T *)A, lda, ipiv, (T *)B, ldb, rep);   \
+    }                                                                                        \
+    typedef void (*P##_cblas_gemm_t)(int, int, int, int, int, int, T, const T *, int,        \
+                                     const T *, int, T, T *, int);                           \
+    static void P##_cblas_gemm_call(void *fn, int layout, int ta, int tb, int m, int n,      \
+                                    int k, const void *alpha, const void *A, int lda,        \
+                                    const void *B, int ldb, const void *beta, void *C,       \
+                                    int ldc) {                                               \
+        ((P##_cblas_gemm_t)fn)(layout, ta, tb, m, n, k, *(const T *)alpha, (const T *)A,     \
+                               lda, (const T *)B, ldb, *(const T *)beta, (T *)C, ldc);       \
+    }
+
+ABFT_BLAS_REAL_TYPE(d, double)
+ABFT_BLAS_REAL_TYPE(s, float)
+
+enum { T_D = 0, T_S = 1, T_COUNT = 2 };
+
+static const abft_blas_type_t types[T_COUNT] = {
+    {'d', sizeof(double), "DGEMM ", "DGETRF", "DGETRS", "dgemm_", "dgetrf_", "dgetrs_",
+     "cblas_dgemm", "dtrsm_", d_is_zero, d_is_one, d_is_finite, d_gemm, d_getrf, d_getrs,
+     d_cblas_gemm_call},
+    {'s', sizeof(float), "SGEMM ", "SGETRF", "SGETRS", "sgemm_", "sgetrf_", "sgetrs_",
+     "cblas_sgemm", "strsm_", s_is_zero, s_is_one, s_is_finite, s_gemm, s_getrf, s_getrs,
+     s_cblas_gemm_call},
+};
+
+/* The routines after this library in the search order. */
+static struct next_fns {
+    abft_blas_gemm_fn gemm;
+    abft_blas_getrf_fn getrf;
+    abft_blas_getrs_fn getrs;
+    void *cblas_gemm; /* may be NULL: a BLAS without CBLAS */
+    void *trsm;
+} next[T_COUNT];
+
+/* ---- configuration (environment, read once) ------------------------------------------- */
+
+enum { ON_RECOMPUTE = 1, ON_WARN = 2, ON_ABORT = 4 };
+
+static struct config {
+    abft_backend_t backend;       /* ABFT_BLAS_BACKEND: AUTO (default), CPU, CUDA */
+    double threshold;             /* ABFT_BLAS_THRESHOLD: calls with m·n·k below pass through */
+    double gpu_threshold;         /* ABFT_BLAS_GPU_THRESHOLD: backend auto, GPU from here on */
+    abft_checksum_kind_t checksum;
+    abft_bound_mode_t bound;
+    double factor;
+    unsigned on_unc;              /* ON_* bits */
+    int inject;                   /* ABFT_BLAS_INJECT given and understood */
+    long long inj_call;           /* 1-based index among protected calls */
+    long long inj_row, inj_col;
+    int inj_bit;
+    int cuda_present;
+} cfg;
+
+#define DEFAULT_THRESHOLD 262144.0        /* 64^3 */
+#define DEFAULT_GPU_THRESHOLD 134217728.0 /* 512^3 */
+
+static FILE *report_file;
+static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_key_t state_key;
+static atomic_int initialized;
+
+/* Counters of the summary line. */
+static atomic_llong n_index;     /* protected calls attempted (the numbering of call=) */
+static atomic_llong n_protected; /* calls that ran protected to the end */
+static atomic_llong n_passed;    /* calls passed through unprotected */
+static atomic_llong n_detected;  /* flagged entries (the reports' detected) */
+static atomic_llong n_corrected; /* corrected or recomputed elements, rows, calls */
+static atomic_llong n_uncorrectable;
+static atomic_llong n_checksum;  /* flagged entries explained by a corrupted checksum */
+enum { OP_GEMM = 0, OP_GETRF = 1, OP_GETRS = 2, OP_COUNT = 3 };
+static const char *const op_names[T_COUNT][OP_COUNT] = {{"dgemm", "dgetrf", "dgetrs"},
+                                                        {"sgemm", "sgetrf", "sgetrs"}};
+static atomic_llong n_op[T_COUNT][OP_COUNT]; /* protected calls per routine */
+
+static void report_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void report_line(const char *fmt, ...) {
+    if (report_file == NULL) return;
+    va_list ap;
+    va_start(ap, fmt);
+    pthread_mutex_lock(&report_mu);
+    vfprintf(report_file, fmt, ap);
+    fputc('\n', report_file);
+    fflush(report_file);
+    pthread_mutex_unlock(&report_mu);
+    va_end(ap);
+}
+
+static const char *env(const char *name) {
+    const char *v = getenv(name);
+    return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+static int parse_nonneg(const char *s, double *out) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !(v >= 0.0) || isinf(v)) return 0;
+    *out = v;
+    return 1;
+}
+
+static void parse_config(void) {
+    const char *v;
+    cfg.backend = ABFT_BACKEND_AUTO;
+    cfg.threshold = DEFAULT_THRESHOLD;
+    cfg.gpu_threshold = DEFAULT_GPU_THRESHOLD;
+    cfg.checksum = ABFT_CHECKSUM_ROW;
+    cfg.bound = ABFT_BOUND_WORST_CASE;
+    cfg.factor = 1.0;
+    cfg.on_unc = ON_RECOMPUTE;
+    if ((v = env("ABFT_BLAS_REPORT")) != NULL) report_file = fopen(v, "a");
+
+    if ((v = env("ABFT_BLAS_BACKEND")) != NULL) {
+        if (strcmp(v, "cpu") == 0) cfg.backend = ABFT_BACKEND_CPU;
+        else if (strcmp(v, "cuda") == 0) cfg.backend = ABFT_BACKEND_CUDA;
+        else if (strcmp(v, "auto") == 0) cfg.backend = ABFT_BACKEND_AUTO;
+        else report_line("config ABFT_BLAS_BACKEND=%s not understood (cpu, cuda, auto): auto", v);
+    }
+    if ((v = env("ABFT_BLAS_THRESHOLD")) != NULL && !parse_nonneg(v, &cfg.threshold))
+        report_line("config ABFT_BLAS_THRESHOLD=%s not understood (a number >= 0): %.0f", v,
+                    cfg.threshold);
+    if ((v = env("ABFT_BLAS_GPU_THRESHOLD")) != NULL && !parse_nonneg(v, &cfg.gpu_threshold))
+        report_line("config ABFT_BLAS_GPU_THRESHOLD=%s not understood (a number >= 0): %.0f", v,
+                    cfg.gpu_threshold);
+    if ((v = env("ABFT_BLAS_CHECKSUM")) != NULL) {
+        if (strcmp(v, "row") == 0) cfg.checksum = ABFT_CHECKSUM_ROW;
+        else if (strcmp(v, "full") == 0) cfg.checksum = ABFT_CHECKSUM_FULL;
+        else report_line("config ABFT_BLAS_CHECKSUM=%s not understood (row, full): row", v);
+    }
+    if ((v = env("ABFT_BLAS_BOUND")) != NULL) {
+        if (strcmp(v, "worst") == 0) {
+            cfg.bound = ABFT_BOUND_WORST_CASE;
+        } else if (strncmp(v, "prob", 4) == 0 && (v[4] == '\0' || v[4] == ':')) {
+            double f = 4.0; /* the probabilistic mode's default factor (docs/bound.md) */
+            if (v[4] == ':' && !(parse_nonneg(v + 5, &f) && f > 0.0)) {
+                report_line("config ABFT_BLAS_BOUND=%s: factor not understood, 4 used", v);
+                f = 4.0;
+            }
+            cfg.bound = ABFT_BOUND_PROBABILISTIC;
+            cfg.factor = f;
+        } else {
+            report_line("config ABFT_BLAS_BOUND=%s not understood (worst, prob[:factor]): worst",
+                        v);
+        }
+    }
+    if ((v = env("ABFT_BLAS_ON_UNCORRECTABLE")) != NULL) {
+        /* one action, or recompute followed by warn or abort: "recompute+warn" */
+        unsigned bits = 0;
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", v);
+        int ok = 1;
+        for (char *save = NULL, *tok = strtok_r(buf, "+,", &save); tok != NULL;
+             tok = strtok_r(NULL, "+,", &save)) {
+            if (strcmp(tok, "recompute") == 0) bits |= ON_RECOMPUTE;
+            else if (strcmp(tok, "warn") == 0) bits |= ON_WARN;
+            else if (strcmp(tok, "abort") == 0) bits |= ON_ABORT;
+            else ok = 0;
+        }
+        if (ok && bits != 0) cfg.on_unc = bits;
+        else
+            report_line("config ABFT_BLAS_ON_UNCORRECTABLE=%s not understood (recompute, warn, "
+                        "abort, recompute+warn, recompute+abort): recompute", v);
+    }
+    if ((v = env("ABFT_BLAS_INJECT")) != NULL) {
+        /* call=N,row=I,col=J,bit=B (row, col 0-based; defaults row=0,col=0,bit=62) */
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", v);
+        long long call = 0, row = 0, col = 0, bit = 62;
+        int ok = 1;
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
+             tok = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(tok, '=');
+            if (eq == NULL) { ok = 0; break; }
+            *eq = '\0';
+            char *end;
+            long long x = strtoll(eq + 1, &end, 10);
+            if (end == eq + 1 || *end != '\0' || x < 0) { ok = 0; break; }
+            if (strcmp(tok, "call") == 0) call = x;
+            else if (strcmp(tok, "row") == 0) row = x;
+            else if (strcmp(tok, "col") == 0) col = x;
+            else if (strcmp(tok, "bit") == 0) bit = x;
+            else { ok = 0; break; }
+        }
+        if (ok && call >= 1 && bit <= 63) {
+            cfg.inject = 1;
+            cfg.inj_call = call, cfg.inj_row = row, cfg.inj_col = col, cfg.inj_bit = (int)bit;
+        } else {
+            report_line("config ABFT_BLAS_INJECT=%s not understood (call=N,row=I,col=J,bit=B "
+                        "with N >= 1): nothing injected", v);
+        }
+    }
+}
+
+/* ---- initialization ------------------------------------------------------------------- */
+
+static void state_free(void *p);
+
+static void fatal(const char *what) {
+    /* No routine after this library: it cannot compute anything (a broken installation). */
+    fprintf(stderr, "abft_blas: %s not found after libabft_blas.so in the search order; "
+                    "aborting\n", what);
+    abort();
+}
+
+static void init(void) {
+    for (int t = 0; t < T_COUNT; ++t) {
+        *(void **)&next[t].gemm = dlsym(RTLD_NEXT, types[t].sym_gemm);
+        *(void **)&next[t].getrf = dlsym(RTLD_NEXT, types[t].sym_getrf);
+        *(void **)&next[t].getrs = dlsym(RTLD_NEXT, types[t].sym_getrs);
+        next[t].cblas_gemm = dlsym(RTLD_NEXT, types[t].sym_cblas_gemm);
+        next[t].trsm = dlsym(RTLD_NEXT, types[t].sym_trsm);
+    }
+    /* The CPU backend of the library objects inside this one calls these, never the symbols
+     * this library exports. */
+    abft_cpu_host_blas_t hb;
+    /* dlsym's void * converted to each routine's own type (POSIX allows it) */
+    *(void **)&hb.dgemm = dlsym(RTLD_NEXT, "dgemm_");
+    *(void **)&hb.sgemm = dlsym(RTLD_NEXT, "sgemm_");
+    *(void **)&hb.dgetrf = dlsym(RTLD_NEXT, "dgetrf_");
+    *(void **)&hb.sgetrf = dlsym(RTLD_NEXT, "sgetrf_");
+    *(void **)&hb.dtrsm = next[T_D].trsm;
+    *(void **)&hb.strsm = next[T_S].trsm;
+    abft_cpu_host_blas = hb;
+    parse_config();
+    cfg.cuda_present = cfg.backend != ABFT_BACKEND_CPU && abft_blas_cuda_present();
+    pthread_key_create(&state_key, state_free);
+    atomic_store(&initialized, 1);
+}
+
+static void ensure_init(void) {
+    pthread_once(&init_once, init);
+    for (int t = 0; t < T_COUNT; ++t) {
+        if (next[t].gemm == NULL) fatal(types[t].sym_gemm);
+        if (next[t].getrf == NULL) fatal(types[t].sym_getrf);
+        if (next[t].getrs == NULL) fatal(types[t].sym_getrs);
+        if (next[t].trsm == NULL) fatal(types[t].sym_trsm);
+    }
+}
+
+__attribute__((destructor)) static void fini(void) {
+    if (!atomic_load(&initialized)) {
+        if (env("ABFT_BLAS_REPORT") == NULL) return;
+        pthread_once(&init_once, init); /* a program that never called: a summary of zeros */
+    }
+    char per_op[256];
+    size_t len = 0;
+    per_op[0] = '\0';
+    for (int t = 0; t < T_COUNT; ++t)
+        for (int o = 0; o < OP_COUNT && len < sizeof per_op; ++o)
+            len += (size_t)snprintf(per_op + len, sizeof per_op - len, " %s=%lld",
+                                    op_names[t][o], (long long)n_op[t][o]);
+    report_line("summary protected=%lld passed_through=%lld detected=%lld corrected=%lld "
+                "uncorrectable=%lld checksum_faults=%lld%s",
+                (long long)n_protected, (long long)n_passed, (long long)n_detected,
+                (long long)n_corrected, (long long)n_uncorrectable, (long long)n_checksum,
+                per_op);
+    pthread_mutex_lock(&report_mu);
+    if (report_file != NULL) fclose(report_file);
+    report_file = NULL;
+    pthread_mutex_unlock(&report_mu);
+}
+
+/* ---- per-thread state ------------------------------------------------------------------ */
+
+typedef struct thread_state {
+    abft_handle_t h[2]; /* CPU, CUDA: made on first use */
+    int tried[2];
+    abft_injector_t inj[2];
+    void *buf; /* host scratch: saved outputs, 64-bit pivots */
+    size_t bytes;
+    abft_blas_stage_t stage;
+} thread_state_t;
+
+/* > 0 while a call of this library runs on this thread: calls that come back go straight to
+ * the next library. */
+static _Thread_local int depth;
+static _Thread_local thread_state_t *tls_state;
+
+static void state_free(void *p) {
+    thread_state_t *s = (thread_state_t *)p;
+    if (s == NULL) return;
+    depth++;
+    for (int b = 0; b < 2; ++b) {
+        if (s->inj[b] != NULL) abft_injector_destroy(s->inj[b]);
+        if (s->h[b] != NULL) abft_destroy(s->h[b]);
+    }
+    abft_blas_cuda_release(&s->stage);
+    free(s->buf);
+    free(s);
+    tls_state = NULL;
+    depth--;
+}
+
+static thread_state_t *state(void) {
+    if (tls_state == NULL) {
+        tls_state = (thread_state_t *)calloc(1, sizeof(thread_state_t));
+        if (tls_state != NULL) pthread_setspecific(state_key, tls_state);
+    }
+    return tls_state;
+}
+
+static abft_handle_t handle(thread_state_t *s, int gpu) {
+    if (!s->tried[gpu]) {
+        s->tried[gpu] = 1;
+        abft_handle_t h = NULL;
+        if (abft_create(&h, gpu ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU) == ABFT_STATUS_SUCCESS) {
+            if (abft_set_checksum_kind(h, cfg.checksum) != ABFT_STATUS_SUCCESS ||
+                abft_set_bound_mode(h, cfg.bound, cfg.factor) != ABFT_STATUS_SUCCESS ||
+                abft_set_recompute(h, 1) != ABFT_STATUS_SUCCESS) {
+                abft_destroy(h);
+                h = NULL;
+            }
+            s->h[gpu] = h;
+        }
+    }
+    return s->h[gpu];
+}
+
+/* Host scratch of at least `bytes`, 16-byte aligned pieces carved by the caller. */
+static void *scratch(thread_state_t *s, size_t bytes) {
+    if (s->bytes < bytes) {
+        void *p = realloc(s->buf, bytes);
+        if (p == NULL) return NULL;
+        s->buf = p, s->bytes = bytes;
+    }
+    return s->buf;
+}
+
+static size_t round16(size_t b) { return (b + 15) & ~(size_t)15; }
+
+/* rows x cols of es-byte elements between a strided matrix and a packed copy */
+static void pack(void *dst, const void *src, int64_t ld, int64_t rows, int64_t cols, size_t es) {
+    for (int64_t j = 0; j < cols; ++j)
+        memcpy((char *)dst + (size_t)(j * rows) * es, (const char *)src + (size_t)(j * ld) * es,
+               (size_t)rows * es);
+}
+static void unpack(void *dst, int64_t ld, const void *src, int64_t rows, int64_t cols,
+                   size_t es) {
+    for (int64_t j = 0; j < cols; ++j)
+        memcpy((char *)dst + (size_t)(j * ld) * es, (const char *)src + (size_t)(j * rows) * es,
+               (size_t)rows * es);
+}
+
+static int use_gpu(double work) {
+    if (!cfg.cuda_present || cfg.backend == ABFT_BACKEND_CPU) return 0;
+    return cfg.backend == ABFT_BACKEND_CUDA || work >= cfg.gpu_threshold;
+}
+
+/* ---- one protected call: numbering, injection, accounting, actions --------------------- */
+
+typedef struct call {
+    const char *op; /* "dgemm", ... */
+    int t, o;       /* type, OP_* */
+    long long index;
+    int64_t m, n, k;
+    int gpu;
+    thread_state_t *s;
+    abft_injector_t inj; /* armed for this call, or NULL */
+} call_t;
+
+static void inject_arm(call_t *c, abft_hook_site_t site, int64_t rows, int64_t cols) {
+    c->inj = NULL;
+    if (!cfg.inject || c->index != cfg.inj_call) return;
+    if (cfg.inj_row >= rows || cfg.inj_col >= cols) {
+        report_line("inject call=%lld op=%s: row=%lld col=%lld outside the %lld x %lld result, "
+                    "nothing injected", c->index, c->op, cfg.inj_row, cfg.inj_col,
+                    (long long)rows, (long long)cols);
+        return;
+    }
+    thread_state_t *s = c->s;
+    if (s->inj[c->gpu] == NULL &&
+        abft_injector_create(s->h[c->gpu], &s->inj[c->gpu]) != ABFT_STATUS_SUCCESS) {
+        s->inj[c->gpu] = NULL;
+        return;
+    }
+    abft_injector_t inj = s->inj[c->gpu];
+    abft_fault_spec_t spec = abft_fault_spec_default();
+    spec.bit_class = ABFT_BITS_EXACT;
+    spec.bit = c->op[0] == 's' && cfg.inj_bit > 31 ? 30 : cfg.inj_bit; /* fp32: 32 bits */
+    spec.width = 1;
+    spec.nelems = 1;
+    spec.row = cfg.inj_row, spec.col = cfg.inj_col;
+    if (abft_injector_set_spec(inj, &spec) != ABFT_STATUS_SUCCESS ||
+        abft_injector_set_targets(inj, 1u << site, -1, 1) != ABFT_STATUS_SUCCESS ||
+        abft_injector_arm(inj, 0) != ABFT_STATUS_SUCCESS ||
+        abft_injector_attach(inj) != ABFT_STATUS_SUCCESS)
+        return;
+    c->inj = inj;
+}
+
+static void inject_disarm(call_t *c) {
+    if (c->inj == NULL) return;
+    const abft_flip_t *fl = NULL;
+    int64_t nf = 0;
+    if (abft_injector_flips(c->inj, &fl, &nf) == ABFT_STATUS_SUCCESS)
+        for (int64_t i = 0; i < nf; ++i)
+            report_line("inject call=%lld op=%s site=%s row=%lld col=%lld bit=%d old=%.17g "
+                        "new=%.17g", c->index, c->op, abft_hook_site_name(fl[i].site),
+                        (long long)fl[i].row, (long long)fl[i].col, fl[i].bit, fl[i].old_value,
+                        fl[i].new_value);
+    abft_injector_detach(c->inj);
+    c->inj = NULL;
+}
+
+/* The first report of a call: counters and one line per recorded fault. */
+static void account(const call_t *c, const abft_report_t *r) {
+    atomic_fetch_add(&n_protected, 1);
+    atomic_fetch_add(&n_op[c->t][c->o], 1);
+    atomic_fetch_add(&n_detected, r->detected);
+    atomic_fetch_add(&n_corrected, r->corrected + r->recomputed);
+    atomic_fetch_add(&n_checksum, r->checksum_faults);
+    for (int64_t f = 0; f < r->nfaults && f < ABFT_REPORT_MAX_FAULTS; ++f) {
+        const abft_fault_t *x = &r->faults[f];
+        report_line("fault call=%lld op=%s m=%lld n=%lld k=%lld backend=%s row=%lld col=%lld "
+                    "factor=%s side=%d delta=%.6g ratio=%.6g action=%s",
+                    c->index, c->op, (long long)c->m, (long long)c->n, (long long)c->k,
+                    c->gpu ? "cuda" : "cpu", (long long)x->row, (long long)x->col,
+                    abft_factor_name((abft_factor_t)x->factor), x->side, x->delta, x->ratio,
+                    abft_action_name((abft_action_t)x->action));
+    }
+    if (r->detected > r->nfaults)
+        report_line("fault call=%lld op=%s: %lld flagged entries, %lld recorded above",
+                    c->index, c->op, (long long)r->detected, (long long)r->nfaults);
+}
+
+/* What is left uncorrectable after the configured recomputation: warn or abort. */
+static void uncorrectable_left(const call_t *c, long long left) {
+    atomic_fetch_add(&n_uncorrectable, left);
+    report_line("uncorrectable call=%lld op=%s m=%lld n=%lld k=%lld entries=%lld", c->index,
+                c->op, (long long)c->m, (long long)c->n, (long long)c->k, left);
+    if (cfg.on_unc & (ON_WARN | ON_ABORT))
+        fprintf(stderr, "abft_blas: %s call %lld (m=%lld n=%lld k=%lld): %lld uncorrectable "
+                        "entries, the result is not trustworthy%s\n",
+                c->op, c->index, (long long)c->m, (long long)c->n, (long long)c->k, left,
+                (cfg.on_unc & ON_ABORT) ? "; aborting (ABFT_BLAS_ON_UNCORRECTABLE=abort)" : "");
+    if (cfg.on_unc & ON_ABORT) {
+        fini();
+        abort();
+    }
+}
+
+/* Errors that leave every output untouched (docs/api.md): the call passes through. */
+static int untouched_refusal(abft_status_t st) {
+    return st == ABFT_STATUS_NON_FINITE_INPUT || st == ABFT_STATUS_INVALID_VALUE ||
+           st == ABFT_STATUS_NOT_SUPPORTED;
+}
+
+static void call_begin(call_t *c, int t, int o, int64_t m, int64_t n, int64_t k,
+                       double work) {
+    c->t = t, c->o = o;
+    c->op = op_names[t][o];
+    c->m = m, c->n = n, c->k = k;
+    c->inj = NULL;
+    c->s = state();
+    c->gpu = c->s != NULL && use_gpu(work);
+    if (c->s != NULL && c->gpu && handle(c->s, 1) == NULL) c->gpu = 0;
+    c->index = 0;
+}
+
+static int lsame(char a, char b) { return (a | 0x20) == (b | 0x20); }
+
+/* Floating-point exception flags. The library's own arithmetic (bounds with subnormal
+ * constants, checksums) may raise underflow and denormal flags that the plain routine would
+ * not: a protected call leaves the flags as it found them, plus the invalid, divide-by-zero,
+ * overflow and inexact flags raised while it ran. */
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+typedef unsigned fp_flags_t;
+static fp_flags_t fp_save(void) { return _mm_getcsr(); }
+static void fp_restore(fp_flags_t saved) {
+    /* MXCSR flags: invalid 0x01, denormal 0x02, divide 0x04, overflow 0x08, underflow 0x10,
+     * inexact 0x20 (fenv.h cannot clear the denormal flag) */
+    unsigned now = _mm_getcsr();
+    _mm_setcsr((now & ~0x3Fu) | (saved & 0x3Fu) | (now & 0x2Du));
+}
+#else
+typedef fexcept_t fp_flags_t;
+static fp_flags_t fp_save(void) {
+    fexcept_t f;
+    fegetexceptflag(&f, FE_ALL_EXCEPT);
+    return f;
+}
+static void fp_restore(fp_flags_t saved) {
+    int keep = fetestexcept(FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW | FE_INEXACT);
+    fesetexceptflag(&saved, FE_ALL_EXCEPT);
+    if (keep) feraiseexcept(keep);
+}
+#endif
+
+/* ---- GEMM ----------------------------------------------------------------------------- */
+
+static void real_gemm(int t, char ta, char tb, int m, int n, int k, const void *alpha,
+                      const void *A, int lda, const void *B, int ldb, const void *beta, void *C,
+                      int ldc) {
+    next[t].gemm(&ta, &tb, &m, &n, &k, alpha, A, &lda, B, &ldb, beta, C, &ldc, 1, 1);
+}
+
+/* The reference BLAS's checks; 0 or the number of the first bad parameter. */
+static int gemm_info(char ta, char tb, int m, int n, int k, int lda, int ldb, int ldc) {
+    int nota = lsame(ta, 'N'), notb = lsame(tb, 'N');
+    int nrowa = nota ? m : k, nrowb = notb ? k : n;
+    if (!nota && !lsame(ta, 'C') && !lsame(ta, 'T')) return 1;
+    if (!notb && !lsame(tb, 'C') && !lsame(tb, 'T')) return 2;
+    if (m < 0) return 3;
+    if (n < 0) return 4;
+    if (k < 0) return 5;
+    if (lda < (nrowa > 1 ? nrowa : 1)) return 8;
+    if (ldb < (nrowb > 1 ? nrowb : 1)) return 10;
+    if (ldc < (m > 1 ? m : 1)) return 13;
+    return 0;
+}
+
+static abft_status_t gemm_once(const abft_blas_type_t *ty, call_t *c, abft_operation_t oa,
+                               abft_operation_t ob, const void *alpha, const void *A, int lda,
+                               const void *B, int ldb, const void *beta, void *C, int ldc,
+                               abft_report_t *rep) {
+    abft_handle_t h = c->s->h[c->gpu];
+    if (c->gpu) {
+        abft_status_t st = abft_blas_cuda_gemm(&c->s->stage, ty, h, oa, ob, c->m, c->n, c->k,
+                                               alpha, A, lda, B, ldb, beta, C, ldc, rep);
+        if (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_NON_FINITE_INPUT) return st;
+        /* the host arrays are untouched: protect it on the CPU instead */
+        report_line("cuda call=%lld op=%s: %s, run on the CPU", c->index, c->op,
+                    abft_status_name(st));
+        if (c->inj != NULL) inject_disarm(c);
+        c->gpu = 0;
+        h = handle(c->s, 0);
+        if (h == NULL) return ABFT_STATUS_NOT_SUPPORTED;
+    }
+    return ty->gemm(h, oa, ob, c->m, c->n, c->k, alpha, A, lda, B, ldb, beta, C, ldc, rep);
+}
+
+/* After the argument checks: quick returns, pass-through or the protected call. */
+static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *alpha,
+                      const void *A, int lda, const void *B, int ldb, const void *beta, void *C,
+                      int ldc) {
+    const abft_blas_type_t *ty = &types[t];
+    if (m == 0 || n == 0 || ((ty->is_zero(alpha) || k == 0) && ty->is_one(beta))) return;
+    double work = (double)m * (double)n * (double)k;
+    /* alpha = 0 or k = 0 has no product to protect (and must not read A or B); non-finite
+     * scalars are the next library's to propagate */
+    if (ty->is_zero(alpha) || k == 0 || work < cfg.threshold || !ty->is_finite(alpha) ||
+        !ty->is_finite(beta)) {
+        atomic_fetch_add(&n_passed, 1);
+        real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    call_t c;
+    call_begin(&c, t, OP_GEMM, m, n, k, work);
+    if (c.s == NULL || handle(c.s, c.gpu) == NULL) {
+        atomic_fetch_add(&n_passed, 1);
+        real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    const abft_operation_t oa = lsame(ta, 'N') ? ABFT_OP_N : ABFT_OP_T;
+    const abft_operation_t ob = lsame(tb, 'N') ? ABFT_OP_N : ABFT_OP_T;
+    const int beta_zero = ty->is_zero(beta);
+    /* the old C, kept only where a recomputation needs it (beta != 0) */
+    void *saved = NULL;
+    if (!beta_zero && (cfg.on_unc & ON_RECOMPUTE)) {
+        saved = scratch(c.s, (size_t)m * (size_t)n * ty->size);
+        if (saved != NULL) pack(saved, C, ldc, m, n, ty->size);
+    }
+    c.index = atomic_fetch_add(&n_index, 1) + 1;
+    inject_arm(&c, ABFT_SITE_AFTER_GEMM, m, n);
+    abft_report_t rep;
+    abft_status_t st = gemm_once(ty, &c, oa, ob, alpha, A, lda, B, ldb, beta, C, ldc, &rep);
+    inject_disarm(&c);
+    if (untouched_refusal(st)) { /* C untouched: NaN/Inf inputs, aliasing, sizes */
+        atomic_fetch_add(&n_passed, 1);
+        real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    if (st != ABFT_STATUS_SUCCESS) { /* failed after the multiplication started */
+        report_line("error call=%lld op=%s: %s", c.index, c.op, abft_status_name(st));
+        if (beta_zero || saved != NULL) {
+            if (saved != NULL) unpack(C, ldc, saved, m, n, ty->size);
+            atomic_fetch_add(&n_passed, 1);
+            real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        } else {
+            uncorrectable_left(&c, 1);
+        }
+        return;
+    }
+    account(&c, &rep);
+    long long left = rep.uncorrectable;
+    if (left > 0 && (cfg.on_unc & ON_RECOMPUTE) && (beta_zero || saved != NULL)) {
+        /* the real BLAS again, verified again; twice at most */
+        for (int attempt = 1; attempt <= 2 && left > 0; ++attempt) {
+            if (saved != NULL) unpack(C, ldc, saved, m, n, ty->size);
+            abft_report_t r2;
+            abft_status_t s2 = gemm_once(ty, &c, oa, ob, alpha, A, lda, B, ldb, beta, C, ldc, &r2);
+            if (s2 != ABFT_STATUS_SUCCESS) break;
+            report_line("recompute call=%lld op=%s attempt=%d detected=%lld uncorrectable=%lld",
+                        c.index, c.op, attempt, (long long)r2.detected,
+                        (long long)r2.uncorrectable);
+            if (r2.uncorrectable == 0) {
+                atomic_fetch_add(&n_corrected, left);
+                left = 0;
+            }
+        }
+    }
+    if (left > 0) uncorrectable_left(&c, left);
+}
+
+static void gemm_entry(int t, const char *ta, const char *tb, const int *m, const int *n,
+                       const int *k, const void *alpha, const void *A, const int *lda,
+                       const void *B, const int *ldb, const void *beta, void *C,
+                       const int *ldc) {
+    if (depth > 0) { /* called from inside this library (a LAPACK routine, the backend) */
+        next[t].gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 1, 1);
+        return;
+    }
+    ensure_init();
+    int info = gemm_info(*ta, *tb, *m, *n, *k, *lda, *ldb, *ldc);
+    if (info != 0) {
+        xerbla_(types[t].name_gemm, &info, 6);
+        return;
+    }
+    fp_flags_t fp = fp_save();
+    depth++;
+    gemm_core(t, *ta, *tb, *m, *n, *k, alpha, A, *lda, B, *ldb, beta, C, *ldc);
+    depth--;
+    fp_restore(fp);
+}
+
+EXPORT void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+                   const double *alpha, const double *A, const int *lda, const double *B,
+                   const int *ldb, const double *beta, double *C, const int *ldc, size_t lta,
+                   size_t ltb) {
+    (void)lta, (void)ltb;
+    gemm_entry(T_D, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+EXPORT void sgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+                   const float *alpha, const float *A, const int *lda, const float *B,
+                   const int *ldb, const float *beta, float *C, const int *ldc, size_t lta,
+                   size_t ltb) {
+    (void)lta, (void)ltb;
+    gemm_entry(T_S, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* ---- CBLAS GEMM ------------------------------------------------------------------------ */
+
+enum { CBLAS_ROW = 101, CBLAS_COL = 102, CBLAS_N = 111, CBLAS_T = 112, CBLAS_C = 113 };
+
+/* Without a CBLAS after this library, errors are reported as the reference CBLAS does:
+ * cblas_xerbla(parameter, routine, ...) when the program has one, else xerbla_. */
+static void cblas_error(int t, int param, int f77info) {
+    typedef void (*cblas_xerbla_t)(int, const char *, const char *, ...);
+    cblas_xerbla_t cx = (cblas_xerbla_t)dlsym(RTLD_DEFAULT, "cblas_xerbla");
+    if (cx != NULL) cx(param, types[t].sym_cblas_gemm, "");
+    else xerbla_(types[t].name_gemm, &f77info, 6);
+}
+
+static void cblas_gemm_entry(int t, int layout, int TA, int TB, int M, int N, int K,
+                             const void *alpha, const void *A, int lda, const void *B, int ldb,
+                             const void *beta, void *C, int ldc) {
+    if (depth == 0) ensure_init();
+    const abft_blas_type_t *ty = &types[t];
+    void *real = next[t].cblas_gemm;
+    int valid_enums = (layout == CBLAS_ROW || layout == CBLAS_COL) &&
+                      (TA == CBLAS_N || TA == CBLAS_T || TA == CBLAS_C) &&
+                      (TB == CBLAS_N || TB == CBLAS_T || TB == CBLAS_C);
+    if (depth > 0 && real != NULL) {
+        ty->cblas_gemm_call(real, layout, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    char ta = TA == CBLAS_N ? 'N' : TA == CBLAS_T ? 'T' : 'C';
+    char tb = TB == CBLAS_N ? 'N' : TB == CBLAS_T ? 'T' : 'C';
+    /* column-major form: row-major C^T = op(B)^T·op(A)^T, the operands swapped */
+    int row = layout == CBLAS_ROW;
+    char fa = row ? tb : ta, fb = row ? ta : tb;
+    int fm = row ? N : M, fn = row ? M : N;
+    const void *fA = row ? B : A, *fB = row ? A : B;
+    int flda = row ? ldb : lda, fldb = row ? lda : ldb;
+    int info = valid_enums ? gemm_info(fa, fb, fm, fn, K, flda, fldb, ldc) : 0;
+    if (!valid_enums || info != 0) {
+        if (real != NULL) { /* the next CBLAS reports it its own way */
+            depth++;
+            ty->cblas_gemm_call(real, layout, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C,
+                                ldc);
+            depth--;
+            return;
+        }
+        if (layout != CBLAS_ROW && layout != CBLAS_COL) cblas_error(t, 1, 1);
+        else if (TA != CBLAS_N && TA != CBLAS_T && TA != CBLAS_C) cblas_error(t, 2, row ? 2 : 1);
+        else if (TB != CBLAS_N && TB != CBLAS_T && TB != CBLAS_C) cblas_error(t, 3, row ? 1 : 2);
+        else {
+            /* the Fortran parameter of the swapped call, renamed to the CBLAS one */
+            static const int col_map[14] = {0, 2, 3, 4, 5, 6, 0, 0, 9, 0, 11, 0, 0, 14};
+            static const int row_map[14] = {0, 3, 2, 5, 4, 6, 0, 0, 11, 0, 9, 0, 0, 14};
+            cblas_error(t, (row ? row_map : col_map)[info], info);
+        }
+        return;
+    }
+    if (depth > 0) { /* no CBLAS after this library: its Fortran routine */
+        real_gemm(t, fa, fb, fm, fn, K, alpha, fA, flda, fB, fldb, beta, C, ldc);
+        return;
+    }
+    fp_flags_t fp = fp_save();
+    depth++;
+    gemm_core(t, fa, fb, fm, fn, K, alpha, fA, flda, fB, fldb, beta, C, ldc);
+    depth--;
+    fp_restore(fp);
+}
+
+EXPORT void cblas_dgemm(int layout, int TA, int TB, int M, int N, int K, double alpha,
+                        const double *A, int lda, const double *B, int ldb, double beta,
+                        double *C, int ldc) {
+    cblas_gemm_entry(T_D, layout, TA, TB, M, N, K, &alpha, A, lda, B, ldb, &beta, C, ldc);
+}
+
+EXPORT void cblas_sgemm(int layout, int TA, int TB, int M, int N, int K, float alpha,
+                        const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                        int ldc) {
+    cblas_gemm_entry(T_S, layout, TA, TB, M, N, K, &alpha, A, lda, B, ldb, &beta, C, ldc);
+}
+
+/* ---- GETRF ----------------------------------------------------------------------------- */
+
+static abft_status_t getrf_once(const abft_blas_type_t *ty, call_t *c, void *A, int lda,
+                                int64_t *ipiv, int64_t *info, abft_report_t *rep) {
+    abft_handle_t h = c->s->h[c->gpu];
+    if (c->gpu) {
+        abft_status_t st = abft_blas_cuda_getrf(&c->s->stage, ty, h, c->m, c->n, A, lda, ipiv,
+                                                info, rep);
+        if (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_SINGULAR ||
+            st == ABFT_STATUS_NON_FINITE_INPUT)
+            return st;
+        report_line("cuda call=%lld op=%s: %s, run on the CPU", c->index, c->op,
+                    abft_status_name(st));
+        if (c->inj != NULL) inject_disarm(c);
+        c->gpu = 0;
+        h = handle(c->s, 0);
+        if (h == NULL) return ABFT_STATUS_NOT_SUPPORTED;
+    }
+    return ty->getrf(h, c->m, c->n, A, lda, ipiv, info, rep);
+}
+
+static void getrf_core(int t, int m, int n, void *A, int lda, int *ipiv, int *info) {
+    const abft_blas_type_t *ty = &types[t];
+    const int mn = m < n ? m : n;
+    double work = (double)m * (double)n * (double)mn;
+    call_t c;
+    if (work < cfg.threshold) goto pass;
+    call_begin(&c, t, OP_GETRF, m, n, mn, work);
+    if (c.s == NULL || handle(c.s, c.gpu) == NULL) goto pass;
+    const int keep = (cfg.on_unc & ON_RECOMPUTE) != 0; /* A is overwritten: keep a copy */
+    size_t piv_bytes = round16((size_t)mn * sizeof(int64_t));
+    char *buf = (char *)scratch(c.s, piv_bytes + (keep ? (size_t)m * (size_t)n * ty->size : 0));
+    if (buf == NULL) goto pass;
+    int64_t *ip = (int64_t *)buf;
+    void *saved = keep ? buf + piv_bytes : NULL;
+    if (saved != NULL) pack(saved, A, lda, m, n, ty->size);
+    c.index = atomic_fetch_add(&n_index, 1) + 1;
+    inject_arm(&c, ABFT_SITE_AFTER_LU, m, n);
+    abft_report_t rep;
+    int64_t inf = 0;
+    abft_status_t st = getrf_once(ty, &c, A, lda, ip, &inf, &rep);
+    inject_disarm(&c);
+    if (untouched_refusal(st)) goto pass; /* A untouched */
+    if (st != ABFT_STATUS_SUCCESS && st != ABFT_STATUS_SINGULAR) {
+        report_line("error call=%lld op=%s: %s", c.index, c.op, abft_status_name(st));
+        if (saved != NULL) {
+            unpack(A, lda, saved, m, n, ty->size);
+            goto pass;
+        }
+        uncorrectable_left(&c, 1);
+        *info = 0;
+        return;
+    }
+    account(&c, &rep);
+    long long left = rep.uncorrectable;
+    if (left > 0 && saved != NULL) {
+        for (int attempt = 1; attempt <= 2 && left > 0; ++attempt) {
+            unpack(A, lda, saved, m, n, ty->size);
+            abft_report_t r2;
+            abft_status_t s2 = getrf_once(ty, &c, A, lda, ip, &inf, &r2);
+            if (s2 != ABFT_STATUS_SUCCESS && s2 != ABFT_STATUS_SINGULAR) break;
+            report_line("recompute call=%lld op=%s attempt=%d detected=%lld uncorrectable=%lld",
+                        c.index, c.op, attempt, (long long)r2.detected,
+                        (long long)r2.uncorrectable);
+            if (r2.uncorrectable == 0) {
+                atomic_fetch_add(&n_corrected, left);
+                left = 0;
+            }
+        }
+    }
+    for (int i = 0; i < mn; ++i) ipiv[i] = (int)ip[i];
+    *info = (int)inf;
+    if (left > 0) uncorrectable_left(&c, left);
+    return;
+pass:
+    atomic_fetch_add(&n_passed, 1);
+    next[t].getrf(&m, &n, A, &lda, ipiv, info);
+}
+
+static void getrf_entry(int t, const int *m, const int *n, void *A, const int *lda, int *ipiv,
+                        int *info) {
+    if (depth > 0) {
+        next[t].getrf(m, n, A, lda, ipiv, info);
+        return;
+    }
+    ensure_init();
+    *info = 0;
+    if (*m < 0) *info = -1;
+    else if (*n < 0) *info = -2;
+    else if (*lda < (*m > 1 ? *m : 1)) *info = -4;
+    if (*info != 0) {
+        int p = -*info;
+        xerbla_(types[t].name_getrf, &p, 6);
+        return;
+    }
+    if (*m == 0 || *n == 0) return;
+    fp_flags_t fp = fp_save();
+    depth++;
+    getrf_core(t, *m, *n, A, *lda, ipiv, info);
+    depth--;
+    fp_restore(fp);
+}
+
+EXPORT void dgetrf_(const int *m, const int *n, double *A, const int *lda, int *ipiv,
+                    int *info) {
+    getrf_entry(T_D, m, n, A, lda, ipiv, info);
+}
+
+EXPORT void sgetrf_(const int *m, const int *n, float *A, const int *lda, int *ipiv,
+                    int *info) {
+    getrf_entry(T_S, m, n, A, lda, ipiv, info);
+}
+
+/* ---- GETRS ----------------------------------------------------------------------------- */
+
+static abft_status_t getrs_once(const abft_blas_type_t *ty, call_t *c, abft_operation_t op,
+                                const void *A, int lda, const int64_t *ipiv, void *B, int ldb,
+                                abft_report_t *rep) {
+    abft_handle_t h = c->s->h[c->gpu];
+    if (c->gpu) {
+        abft_status_t st = abft_blas_cuda_getrs(&c->s->stage, ty, h, op, c->m, c->n, A, lda,
+                                                ipiv, B, ldb, rep);
+        if (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_NON_FINITE_INPUT) return st;
+        report_line("cuda call=%lld op=%s: %s, run on the CPU", c->index, c->op,
+                    abft_status_name(st));
+        c->gpu = 0;
+        h = handle(c->s, 0);
+        if (h == NULL) return ABFT_STATUS_NOT_SUPPORTED;
+    }
+    return ty->getrs(h, op, c->m, c->n, A, lda, ipiv, B, ldb, rep);
+}
+
+static void getrs_core(int t, char tr, int n, int nrhs, const void *A, int lda, const int *ipiv,
+                       void *B, int ldb, int *info) {
+    const abft_blas_type_t *ty = &types[t];
+    double work = (double)n * (double)n * (double)nrhs;
+    call_t c;
+    if (work < cfg.threshold) goto pass;
+    /* m, n, k of the report lines: the order, the right-hand sides, the order */
+    call_begin(&c, t, OP_GETRS, n, nrhs, n, work);
+    if (c.s == NULL || handle(c.s, c.gpu) == NULL) goto pass;
+    const int keep = (cfg.on_unc & ON_RECOMPUTE) != 0; /* B is overwritten: keep a copy */
+    size_t piv_bytes = round16((size_t)n * sizeof(int64_t));
+    char *buf =
+        (char *)scratch(c.s, piv_bytes + (keep ? (size_t)n * (size_t)nrhs * ty->size : 0));
+    if (buf == NULL) goto pass;
+    int64_t *ip = (int64_t *)buf;
+    for (int i = 0; i < n; ++i) ip[i] = ipiv[i];
+    void *saved = keep ? buf + piv_bytes : NULL;
+    if (saved != NULL) pack(saved, B, ldb, n, nrhs, ty->size);
+    const abft_operation_t op = lsame(tr, 'N') ? ABFT_OP_N : ABFT_OP_T;
+    c.index = atomic_fetch_add(&n_index, 1) + 1;
+    if (cfg.inject && c.index == cfg.inj_call)
+        report_line("inject call=%lld op=%s: no injection site in a solve, nothing injected",
+                    c.index, c.op);
+    abft_report_t rep;
+    abft_status_t st = getrs_once(ty, &c, op, A, lda, ip, B, ldb, &rep);
+    if (untouched_refusal(st)) goto pass; /* B untouched */
+    if (st != ABFT_STATUS_SUCCESS) {
+        report_line("error call=%lld op=%s: %s", c.index, c.op, abft_status_name(st));
+        if (saved != NULL) {
+            unpack(B, ldb, saved, n, nrhs, ty->size);
+            goto pass;
+        }
+        uncorrectable_left(&c, 1);
+        return;
+    }
+    account(&c, &rep);
+    long long left = rep.uncorrectable;
+    if (left > 0 && saved != NULL) {
+        for (int attempt = 1; attempt <= 2 && left > 0; ++attempt) {
+            unpack(B, ldb, saved, n, nrhs, ty->size);
+            abft_report_t r2;
+            if (getrs_once(ty, &c, op, A, lda, ip, B, ldb, &r2) != ABFT_STATUS_SUCCESS) break;
+            report_line("recompute call=%lld op=%s attempt=%d detected=%lld uncorrectable=%lld",
+                        c.index, c.op, attempt, (long long)r2.detected,
+                        (long long)r2.uncorrectable);
+            if (r2.uncorrectable == 0) {
+                atomic_fetch_add(&n_corrected, left);
+                left = 0;
+            }
+        }
+    }
+    if (left > 0) uncorrectable_left(&c, left);
+    return;
+pass:
+    atomic_fetch_add(&n_passed, 1);
+    next[t].getrs(&tr, &n, &nrhs, A, &lda, ipiv, B, &ldb, info, 1);
+}
+
+static void getrs_entry(int t, const char *tr, const int *n, const int *nrhs, const void *A,
+                        const int *lda, const int *ipiv, void *B, const int *ldb, int *info) {
+    if (depth > 0) {
+        next[t].getrs(tr, n, nrhs, A, lda, ipiv, B, ldb, info, 1);
+        return;
+    }
+    ensure_init();
+    *info = 0;
+    if (!lsame(*tr, 'N') && !lsame(*tr, 'T') && !lsame(*tr, 'C')) *info = -1;
+    else if (*n < 0) *info = -2;
+    else if (*nrhs < 0) *info = -3;
+    else if (*lda < (*n > 1 ? *n : 1)) *info = -5;
+    else if (*ldb < (*n > 1 ? *n : 1)) *info = -8;
+    if (*info != 0) {
+        int p = -*info;
+        xerbla_(types[t].name_getrs, &p, 6);
+        return;
+    }
+    if (*n == 0 || *nrhs == 0) return;
+    fp_flags_t fp = fp_save();
+    depth++;
+    getrs_core(t, *tr, *n, *nrhs, A, *lda, ipiv, B, *ldb, info);
+    depth--;
+    fp_restore(fp);
+}
+
+EXPORT void dgetrs_(const char *tr, const int *n, const int *nrhs, const double *A,
+                    const int *lda, const int *ipiv, double *B, const int *ldb, int *info,
+                    size_t ltr) {
+    (void)ltr;
+    getrs_entry(T_D, tr, n, nrhs, A, lda, ipiv, B, ldb, info);
+}
+
+EXPORT void sgetrs_(const char *tr, const int *n, const int *nrhs, const float *A,
+                    const int *lda, const int *ipiv, float *B, const int *ldb, int *info,
+                    size_t ltr) {
+    (void)ltr;
+    getrs_entry(T_S, tr, n, nrhs, A, lda, ipiv, B, ldb, info);
+}
