@@ -39,6 +39,16 @@ void xerbla_(const char *srname, const int *info, size_t len);
     static int P##_is_zero(const void *s) { return *(const T *)s == (T)0; }                 \
     static int P##_is_one(const void *s) { return *(const T *)s == (T)1; }                  \
     static int P##_is_finite(const void *s) { return isfinite(*(const T *)s); }             \
+    static void P##_scale(int m, int n, const void *beta, void *C, int ldc) {                \
+        const T b = *(const T *)beta;                                                        \
+        for (int j = 0; j < n; ++j) {                                                        \
+            T *c = (T *)C + (size_t)j * (size_t)ldc;                                         \
+            if (b == (T)0)                                                                   \
+                for (int i = 0; i < m; ++i) c[i] = (T)0;                                     \
+            else                                                                             \
+                for (int i = 0; i < m; ++i) c[i] = b * c[i];                                 \
+        }                                                                                    \
+    }                                                                                        \
     static abft_status_t P##_gemm(abft_handle_t h, abft_operation_t ta, abft_operation_t tb, \
                                   int64_t m, int64_t n, int64_t k, const void *alpha,        \
                                   const void *A, int64_t lda, const void *B, int64_t ldb,    \
@@ -75,10 +85,10 @@ enum { T_D = 0, T_S = 1, T_COUNT = 2 };
 
 static const abft_blas_type_t types[T_COUNT] = {
     {'d', sizeof(double), "DGEMM ", "DGETRF", "DGETRS", "dgemm_", "dgetrf_", "dgetrs_",
-     "cblas_dgemm", "dtrsm_", d_is_zero, d_is_one, d_is_finite, d_gemm, d_getrf, d_getrs,
+     "cblas_dgemm", "dtrsm_", d_is_zero, d_is_one, d_is_finite, d_scale, d_gemm, d_getrf, d_getrs,
      d_cblas_gemm_call},
     {'s', sizeof(float), "SGEMM ", "SGETRF", "SGETRS", "sgemm_", "sgetrf_", "sgetrs_",
-     "cblas_sgemm", "strsm_", s_is_zero, s_is_one, s_is_finite, s_gemm, s_getrf, s_getrs,
+     "cblas_sgemm", "strsm_", s_is_zero, s_is_one, s_is_finite, s_scale, s_gemm, s_getrf, s_getrs,
      s_cblas_gemm_call},
 };
 
@@ -596,10 +606,15 @@ static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *
     const abft_blas_type_t *ty = &types[t];
     if (m == 0 || n == 0 || ((ty->is_zero(alpha) || k == 0) && ty->is_one(beta))) return;
     double work = (double)m * (double)n * (double)k;
-    /* alpha = 0 or k = 0 has no product to protect (and must not read A or B); non-finite
-     * scalars are the next library's to propagate */
-    if (ty->is_zero(alpha) || k == 0 || work < cfg.threshold || !ty->is_finite(alpha) ||
-        !ty->is_finite(beta)) {
+    if (ty->is_zero(alpha) || k == 0) {
+        /* no product: C = beta·C, done here as the reference does it, A and B never
+         * referenced (some BLAS libraries read them even then) */
+        atomic_fetch_add(&n_passed, 1);
+        ty->scale(m, n, beta, C, ldc);
+        return;
+    }
+    /* non-finite scalars are the next library's to propagate */
+    if (work < cfg.threshold || !ty->is_finite(alpha) || !ty->is_finite(beta)) {
         atomic_fetch_add(&n_passed, 1);
         real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
         return;

@@ -38,6 +38,8 @@ typedef struct abft_blas_type {
     int (*is_zero)(const void *scalar);
     int (*is_one)(const void *scalar);
     int (*is_finite)(const void *scalar);
+    /* C = beta·C (beta = 0: C = 0, not read), m x n: the reference's alpha = 0 / k = 0 case */
+    void (*scale)(int m, int n, const void *beta, void *C, int ldc);
     /* the protected operations of libabft, scalars passed by address */
     abft_status_t (*gemm)(abft_handle_t h, abft_operation_t ta, abft_operation_t tb, int64_t m,
                           int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
