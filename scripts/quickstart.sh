@@ -17,6 +17,9 @@ command -v cc >/dev/null 2>&1 || pkgs+=(gcc)
 command -v make >/dev/null 2>&1 || pkgs+=(make)
 # The install test builds a consumer through pkg-config.
 [ "$what" = test ] && { command -v pkg-config >/dev/null 2>&1 || pkgs+=(pkg-config); }
+# The drop-in library's tests run the reference BLAS/LAPACK test programs and NumPy.
+[ "$what" = test ] && command -v dpkg >/dev/null 2>&1 && for p in libblas-test liblapack-test \
+  python3-numpy; do dpkg -s "$p" >/dev/null 2>&1 || pkgs+=("$p"); done
 if command -v dpkg >/dev/null 2>&1; then
   have_blas=0
   for p in libopenblas-dev libblas-dev; do dpkg -s "$p" >/dev/null 2>&1 && have_blas=1; done
