@@ -7,16 +7,11 @@
  *   writes out_dir/encode_fp64.json, out_dir/encode_fp32.json and out_dir/encode.md.
  * Env: ABFT_COMMIT (else git), ABFT_BENCH_SWEEP=1 (tile sweep only, printed and written to
  *   out_dir/encode_sweep.txt; at the table's class sizes, or at ABFT_BENCH_SIZES when set),
- *   ABFT_BENCH_SIZES=2048,4096 (subset of m = k),
- *   ABFT_BENCH_AB=fuse|xglobal|xasync|r2|shape (only: an A/B of one mechanism against the
- *   code it replaced, or with shape the override ABFT_BENCH_AB_SHAPE=rl,cl,bps against the table,
- *   interleaved: the in-kernel split reduction against the separate launch, or the rows
- *   kernel's explicit c = 2 weights read from global memory against staged).
+ *   ABFT_BENCH_SIZES=2048,4096 (subset of m = k).
  * Timing: each sample is a batch of calls on rotated inputs (together > 256 MB, so never
  * served from the 50 MB L2), timed by CUDA events; the median sample over the batch size is
  * reported after warm-up. Inputs are random in [-1, 1], never zero. */
 #include <cublas_v2.h>
-#include <algorithm>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -146,39 +141,9 @@ typedef struct {
 static record_t g_rec[512];
 static int g_nrec = 0;
 
-/* ABFT_BENCH_AB=shape: not a feature bit, a forced launch shape (abft_cuda_tune_override) */
-static const unsigned AB_SHAPE = 0x80000000u;
-
 int main(int argc, char **argv) {
     const char *out_dir = argc > 1 ? argv[1] : "bench/results";
     const int sweep = getenv("ABFT_BENCH_SWEEP") && atoi(getenv("ABFT_BENCH_SWEEP")) != 0;
-    const char *ab_name = getenv("ABFT_BENCH_AB");
-    const unsigned ab_feat = !ab_name                        ? 0u
-                             : !strcmp(ab_name, "fuse")      ? ABFT_CUDA_FEAT_FUSE
-                             : !strcmp(ab_name, "xglobal")   ? ABFT_CUDA_FEAT_XGLOBAL
-                             : !strcmp(ab_name, "xasync")    ? ABFT_CUDA_FEAT_XASYNC
-                             : !strcmp(ab_name, "r2")        ? ABFT_CUDA_FEAT_R2
-                             : !strcmp(ab_name, "shape")     ? AB_SHAPE
-                                                             : 0u;
-    if (ab_name && !ab_feat) {
-        fprintf(stderr, "ABFT_BENCH_AB: fuse, xglobal, xasync, r2 or shape, not %s\n", ab_name);
-        return 2;
-    }
-    /* ABFT_BENCH_AB=shape: the "on" arm forces ABFT_BENCH_AB_SHAPE=rows_lanes,cols_lanes,bps
-     * (abft_cuda_tune_override) for every kernel, the "off" arm keeps the table's shape */
-    int ab_shape[3] = {0, 0, 0};
-    if (ab_feat == AB_SHAPE) {
-        const char *sh = getenv("ABFT_BENCH_AB_SHAPE");
-        if (!sh || sscanf(sh, "%d,%d,%d", &ab_shape[0], &ab_shape[1], &ab_shape[2]) != 3) {
-            fprintf(stderr, "ABFT_BENCH_AB=shape needs ABFT_BENCH_AB_SHAPE=rows_lanes,cols_lanes,bps\n");
-            return 2;
-        }
-    }
-    const int fuse_ab = ab_feat != 0;
-    /* ABFT_BENCH_AB_ON: the "on" arm's feature mask (default all); "off" clears the feature
-     * from it, so other features can be held off in both arms */
-    const unsigned ab_on = getenv("ABFT_BENCH_AB_ON") ? (unsigned)strtoul(getenv("ABFT_BENCH_AB_ON"), NULL, 0)
-                                                      : ABFT_CUDA_FEAT_ALL;
     TU_CUDA_OK(cudaSetDevice(0));
     cudaDeviceProp prop;
     TU_CUDA_OK(cudaGetDeviceProperties(&prop, 0));
@@ -281,7 +246,7 @@ int main(int argc, char **argv) {
             void *A = NULL, *Aabs = NULL;
             TU_CUDA_OK(cudaMalloc(&A, bytes * nbuf));
             fill_kernel<<<8 * sms, 256, 0, g_stream>>>(A, bytes * nbuf / es, isd, 12345 + si);
-            if (!sweep && !fuse_ab) {
+            if (!sweep) {
                 TU_CUDA_OK(cudaMalloc(&Aabs, bytes * nbuf));
                 abs_kernel<<<8 * sms, 256, 0, g_stream>>>(A, Aabs, bytes * nbuf / es, isd);
             }
@@ -322,9 +287,8 @@ int main(int argc, char **argv) {
                                       &zerof, (float *)Cd, big_dim));
                 (void)k;
             };
-            auto ours_tsmm = [&](int k, int trans, int64_t c, const double *X, double *Yabs,
-                                 const double *Xa = NULL) {
-                abft_tsmm_args_t a = {prec, trans, m, n, c, bufA(k), lda, X, big_dim, Xa, big_dim,
+            auto ours_tsmm = [&](int k, int trans, int64_t c, const double *X, double *Yabs) {
+                abft_tsmm_args_t a = {prec, trans, m, n, c, bufA(k), lda, X, big_dim, NULL, big_dim,
                                       Y, big_dim, Yabs, big_dim};
                 TU_ABFT_OK(abft_cuda_tsmm(&ctx, &a));
             };
@@ -352,84 +316,7 @@ int main(int argc, char **argv) {
                 fflush(stdout);
             };
 
-            if (fuse_ab) {
-                /* The feature on against off, interleaved 4 times; the median of the 4
-                 * medians each. */
-                struct {
-                    const char *name;
-                    int trans;
-                    int64_t c;
-                    const double *X, *Xa;
-                    double *Yabs;
-                } cs[] = {{"rows", 0, 2, NULL, NULL, NULL},
-                          {"bound", 0, 2, NULL, NULL, Ya},
-                          {"cols", 1, 2, NULL, NULL, NULL},
-                          {"gen_n", 0, 2, X64, NULL, NULL},
-                          {"gen_n+abs", 0, 2, X64, NULL, Ya},
-                          {"gen_n+Xa", 0, 2, X64, X64 + big_dim * 2, Ya},
-                          {"gen_t", 1, 2, X64, NULL, NULL},
-                          {"gen_t+abs", 1, 2, X64, NULL, Ya},
-                          {"gen_t+Xa", 1, 2, X64, X64 + big_dim * 2, Ya},
-                          {"gen_t c4", 1, 4, X64, NULL, NULL},
-                          {"gen_t c8", 1, 8, X64, NULL, NULL},
-                          {"gen_n c4", 0, 4, X64, NULL, NULL},
-                          {"gen_n c8", 0, 8, X64, NULL, NULL}};
-                for (const auto &c : cs) {
-                    if (ab_feat == ABFT_CUDA_FEAT_XGLOBAL && (c.X == NULL || c.trans)) continue;
-                    /* r2: fp32, explicit c = 2 with |A| (rows and cols kernels) */
-                    if (ab_feat == ABFT_CUDA_FEAT_R2 &&
-                        (isd || c.X == NULL || c.c != 2 || c.Yabs == NULL))
-                        continue;
-                    /* xasync: the cases it changes (cols: any explicit X; rows: c > 2; the
-                     * rows kernel's c = 2 reads X from global memory, or with fp32 |A| keeps
-                     * the synchronous staging) */
-                    if (ab_feat == ABFT_CUDA_FEAT_XASYNC &&
-                        (c.X == NULL || (!c.trans && c.c == 2)))
-                        continue;
-                    double on[4], off[4];
-                    for (int r = 0; r < 4; ++r) {
-                        for (int f = 1; f >= 0; --f) {
-                            if (ab_feat == AB_SHAPE)
-                                abft_cuda_tune_override(f ? ab_shape[0] : 0, f ? ab_shape[1] : 0,
-                                                        f ? ab_shape[2] : 0);
-                            else
-                                abft_cuda_tune_features(f ? ab_on : ab_on & ~ab_feat);
-                            (f ? on : off)[r] = time_ms(
-                                [&](int k) { ours_tsmm(k, c.trans, c.c, c.X, c.Yabs, c.Xa); },
-                                batch, 9);
-                        }
-                    }
-                    abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL);
-                    abft_cuda_tune_override(0, 0, 0);
-                    std::sort(on, on + 4);
-                    std::sort(off, off + 4);
-                    const double ton = 0.5 * (on[1] + on[2]), toff = 0.5 * (off[1] + off[2]);
-                    printf("ab %s %s %-9s m=%-6lld  on %8.4f ms %5.1f%% of read | off %8.4f ms "
-                           "%5.1f%% | gain %+.2f us\n",
-                           ab_name, isd ? "fp64" : "fp32", c.name, (long long)m, ton,
-                           100 * read_ms / ton, toff, 100 * read_ms / toff, 1e3 * (toff - ton));
-                    /* ABFT_BENCH_AB_LANES=4,8,16: the feature on with the table's lanes
-                     * replaced by these (the kernel's own rules may still lower them, or raise
-                     * the rows kernel's to 16 for fp64 explicit X) */
-                    const char *lz = getenv("ABFT_BENCH_AB_LANES");
-                    for (const char *q = lz; q && *q;) {
-                        const int L = atoi(q);
-                        if (L > 0) {
-                            abft_cuda_tune_override(c.trans ? 0 : L, c.trans ? L : 0, 0);
-                            const double tl = time_ms(
-                                [&](int k) { ours_tsmm(k, c.trans, c.c, c.X, c.Yabs, c.Xa); },
-                                batch, 9);
-                            abft_cuda_tune_override(0, 0, 0);
-                            printf("ab-lanes %s %s %-9s m=%-6lld table lanes %3d %8.4f ms %5.1f%% of read\n",
-                                   ab_name, isd ? "fp64" : "fp32", c.name, (long long)m, L, tl,
-                                   100 * read_ms / tl);
-                        }
-                        q = strchr(q, ',');
-                        q = q ? q + 1 : NULL;
-                    }
-                }
-                fflush(stdout);
-            } else if (sweep) {
+            if (sweep) {
                 /* Tile sweep: each override alone on top of the table row. */
                 const int lanes_r[] = {8, 16, 32, 64, 128};
                 const int lanes_c[] = {2, 4, 8, 16, 32};
@@ -498,7 +385,7 @@ int main(int argc, char **argv) {
         }
     }
     if (sweepf) fclose(sweepf);
-    if (sweep || fuse_ab) return 0;
+    if (sweep) return 0;
 
     /* ---- JSON per precision and the markdown table ---- */
     char date[32];

@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 #include "testutil_cuda.h"
-#include "cuda/abft_cuda_tuning.h"
 
 
 // Values in [-1, 1) from a hash of the index: never zeros, different per buffer.
@@ -109,10 +108,6 @@ struct Result {
         passes_to_floor, passes_to_read, read_to_floor;
 };
 
-// ABFT_BENCH_AB=gate|pdl: the feature (abft_cuda_tuning.h) also off, interleaved
-static unsigned ab_mask = 0;
-static const char *ab_name = "";
-
 template <typename T>
 static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, const char *shape,
                         int64_t m, int64_t n, int64_t k, double read_bps, int reps,
@@ -182,9 +177,8 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
             }
             check();
         };
-        // Interleaved so that clock and power drift hit both the same way. ABFT_BENCH_AB:
-        // the protected call and the split form also with that feature off.
-        std::vector<float> tp, tq, ts, to, tos;
+        // Interleaved so that clock and power drift hit both the same way.
+        std::vector<float> tp, tq, ts;
         for (int r = 0; r < reps + 2; ++r) {
             // plain and protected in alternating order (drift within a pair, e.g. clocks
             // falling as the GPU heats, cancels in the paired median instead of biasing it)
@@ -193,24 +187,9 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
                 x = time_once(plain), y = time_once(prot);
             else
                 y = time_once(prot), x = time_once(plain);
-            float z = time_once(split), o = 0.0f, os = 0.0f;
-            if (ab_mask != 0) {
-                abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL & ~ab_mask);
-                o = time_once(prot);
-                os = time_once(split);
-                abft_cuda_tune_features(ABFT_CUDA_FEAT_ALL);
-            }
-            if (r >= 2)
-                tp.push_back(x), tq.push_back(y), ts.push_back(z), to.push_back(o), tos.push_back(os);
+            float z = time_once(split);
+            if (r >= 2) tp.push_back(x), tq.push_back(y), ts.push_back(z);
         }
-        if (ab_mask != 0)
-            std::printf("ab %s %s %-10s %-4s m=%-6lld n=%-6lld k=%-6lld protected: on %.4f ms, "
-                        "off %.4f ms (%+.1f us); passes: on %.4f ms, off %.4f ms (%+.1f us); "
-                        "plain %.4f ms\n",
-                        ab_name, dbl ? "d" : "s", shape, kind ? "full" : "row", (long long)m,
-                        (long long)n, (long long)k, median(tq), median(to),
-                        1e3 * (median(tq) - median(to)), median(ts), median(tos),
-                        1e3 * (median(ts) - median(tos)), median(tp));
         TU_ABFT_OK(abft_gemm_plan_destroy(plan));
         float plain_ms = median(tp), prot_ms = median(tq), split_ms = median(ts);
         // the floor: A, B and C streamed once each (B twice for full checksums)
@@ -379,9 +358,6 @@ int main(int argc, char **argv) {
     char date[32];
     std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-    const char *ab = std::getenv("ABFT_BENCH_AB");
-    if (ab != nullptr && !std::strcmp(ab, "gate")) ab_mask = ABFT_CUDA_FEAT_GATE, ab_name = ab;
-    if (ab != nullptr && !std::strcmp(ab, "pdl")) ab_mask = ABFT_CUDA_FEAT_PDL, ab_name = ab;
     double read_bps = measure_read(quick ? (size_t)1 << 30 : (size_t)8 << 30);
     std::printf("device %s, %s, commit %s\nstreaming read: %.1f GB/s\n", prop.name, date,
                 commit ? commit : "unknown", read_bps * 1e-9);

@@ -326,12 +326,6 @@ extern "C" void abft_cuda_tune_override(int rows_lanes, int cols_lanes, int bps)
     abft_cuda_over_bps = bps;
 }
 
-static unsigned abft_cuda_features = ABFT_CUDA_FEAT_ALL;
-
-extern "C" void abft_cuda_tune_features(unsigned mask) { abft_cuda_features = mask; }
-
-extern "C" unsigned abft_cuda_tune_features_get(void) { return abft_cuda_features; }
-
 extern "C" abft_cuda_kshape_t abft_cuda_tune_shape(const abft_cuda_tune_t *t, int kernel,
                                                    int prec, double bytes) {
     const int cls = bytes <= (double)t->small_bytes ? 0 : bytes <= (double)t->large_bytes ? 1 : 2;
@@ -386,7 +380,6 @@ __global__ void abft_cuda_pdl_probe() {}
 static int abft_cuda_pdl_cap[ABFT_CUDA_MAX_DEVICES]; /* 0 unknown, 1 yes, 2 no */
 
 int abft_cuda_pdl_ok(int device) {
-    if ((abft_cuda_features & ABFT_CUDA_FEAT_PDL) == 0) return 0;
     if (device < 0 || device >= ABFT_CUDA_MAX_DEVICES) return 0;
     if (abft_cuda_pdl_cap[device] == 0) {
         int major = 0, ok = 0;

@@ -44,8 +44,8 @@ static inline cudaStream_t abft_cuda_stream(const abft_kctx_t *ctx) {
  * launched through abft_cuda_launch must begin with abft_pdl_enter(). The caller asks for it
  * (pdl) only where the launch is short enough for its latency to matter: the passes over a
  * matrix of at most ABFT_CUDA_PDL_MAX_BYTES, their reduce launches, the compare and the
- * screen. Otherwise, on devices without it, or with the feature off (abft_cuda_tuning.h),
- * the launch is an ordinary stream launch and both instructions are no-ops. */
+ * screen. Otherwise, and on devices without it, the launch is an ordinary stream launch and
+ * both instructions are no-ops. */
 __device__ __forceinline__ void abft_pdl_enter() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -53,7 +53,7 @@ __device__ __forceinline__ void abft_pdl_enter() {
 #endif
 }
 
-/* Does the context's device take programmatic dependent launches (and is the feature on)? */
+/* Does the context's device take programmatic dependent launches? */
 int abft_cuda_pdl_ok(int device);
 
 template <typename... P, typename... A>

@@ -29,7 +29,6 @@
 
 #include "abft_cuda_blas.cuh"
 #include "abft_cuda_common.cuh"
-#include "abft_cuda_tuning.h"
 
 namespace {
 
@@ -349,8 +348,7 @@ extern "C" abft_status_t abft_cuda_gemm_gated(const abft_kctx_t *ctx, const abft
     cudaStream_t st = abft_cuda_stream(ctx);
     ABFT_TRY_STATUS(gate_ready(G, st));
     cudaGraphExec_t exec = nullptr;
-    if (a->m > 0 && a->n > 0 && (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_GATE) != 0)
-        ABFT_TRY_STATUS(gate_graph(G, ctx, a, &exec));
+    if (a->m > 0 && a->n > 0) ABFT_TRY_STATUS(gate_graph(G, ctx, a, &exec));
     if (exec != nullptr) {
         ABFT_CUDA_TRY(cudaGraphLaunch(exec, st));
         return ABFT_STATUS_SUCCESS;

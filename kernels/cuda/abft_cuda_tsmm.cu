@@ -86,14 +86,13 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
          * per SM; measured, that reads faster only within this size range, and faster than
          * global weights at 2 rows (bench/NOTES-encode.md v10). */
         r2 = sizeof(T) == 4 && ABS && !impl && a->trans == 0 && bytes > 64.0 * (1 << 20) &&
-             bytes <= 1.5 * (1 << 30) && (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_R2) != 0;
+             bytes <= 1.5 * (1 << 30);
         /* An explicit X of c = 2: the rows kernel reads it from global memory (WS_GLOBAL:
          * two weights per column, cached, no staging barrier), except fp32 with |A|, where
          * the weights of 4 columns in registers next to 16 accumulators and 4 float4 loads
          * spill at the 80-register bound (3 blocks/SM), and at 2 rows per thread (r2), where
          * asynchronous staging reads faster (bench/NOTES-encode.md). */
-        xglobal = a->trans == 0 && !p.implicit && a->c == 2 && (sizeof(T) == 8 || !ABS) &&
-                  (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XGLOBAL) != 0;
+        xglobal = a->trans == 0 && !p.implicit && a->c == 2 && (sizeof(T) == 8 || !ABS);
     }
     int64_t out_len, tile_outs, S; /* outputs in all, and per tile (blockIdx.x) */
     dim3 grid;
@@ -119,10 +118,10 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
          * columns fit (so the stage stays a multiple of G·UNR: the same order, the same bits
          * as the synchronous staging): the next stage lands while this one is summed instead
          * of the block waiting on it. fp32 c = 2 with |A| only at 2 rows per thread: with 4,
-         * at its 80-register bound (3 blocks per SM), the async instance spills in the loop. */
+         * at its 80-register bound (3 blocks per SM), the async instance spills in the loop.
+         * At 2 rows the two stages always fit (lanes >= 8: G·UNR·nacc·8 <= 4096 bytes). */
         xasync = !impl && !xglobal && 2 * G * UNR * nacc * 8 <= ABFT_CUDA_SMEM_BYTES &&
-                 (!(sizeof(T) == 4 && ABS && CB == 2) || r2) &&
-                 (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XASYNC) != 0;
+                 (!(sizeof(T) == 4 && ABS && CB == 2) || r2);
         int64_t ks = ABFT_CUDA_SMEM_BYTES / (8 * nacc * (xasync ? 2 : 1));
         ks = ks / (G * UNR) * (G * UNR);
         if (ks < G * UNR) ks = G * UNR;
@@ -148,8 +147,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         /* fp32, explicit weights, |A| (the full checksums' second read of B): 2 rows per
          * lane, 64 registers and 4 blocks per SM where 4 rows took 80 and 3; the extra block
          * per SM keeps more loads in flight at every size (bench/NOTES-encode.md v10). */
-        c2 = sizeof(T) == 4 && ABS && CB == 2 && !impl &&
-             (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_R2) != 0;
+        c2 = sizeof(T) == 4 && ABS && CB == 2 && !impl;
         const int R = c2 ? 2 : vec_width<T>::value;
         const abft_cuda_kshape_t sh = abft_cuda_tune_shape(tune, 1, pr, bytes);
         int lanes = sh.lanes;
@@ -167,9 +165,9 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         /* Weights not computed from the index are staged; by asynchronous copies into two
          * buffers (the next stage lands while this one is summed, instead of every block
          * waiting at each stage) where two stages of `step` rows fit in the budget, so the
-         * launch shape, and the bits, stay those of the synchronous staging. */
-        xasync = !impl && 2 * step * nacc * 8 <= ABFT_CUDA_SMEM_BYTES &&
-                 (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_XASYNC) != 0;
+         * launch shape, and the bits, stay those of the synchronous staging. At 2 rows per
+         * lane (c2) they always fit (lanes <= 32: step·nacc·8 <= 8192 bytes). */
+        xasync = !impl && 2 * step * nacc * 8 <= ABFT_CUDA_SMEM_BYTES;
         const int64_t tiles = ceil_div(a->cols, NC);
         int64_t chunk;
         S = choose_slices(tiles, a->rows, step, sms, sh.bps, tune->min_split, &chunk);
@@ -193,8 +191,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     /* Split: the last block of each tile adds its partials (split_finish) when that is a
      * small job, else a second launch adds them all. */
     p.count = NULL;
-    const bool fuse = S > 1 && (abft_cuda_tune_features_get() & ABFT_CUDA_FEAT_FUSE) != 0 &&
-                      tile_outs * a->c * (ABS ? 2 : 1) * S <= FUSE_LOADS;
+    const bool fuse = S > 1 && tile_outs * a->c * (ABS ? 2 : 1) * S <= FUSE_LOADS;
     if (S > 1) {
         void *scr = NULL;
         ABFT_TRY_STATUS(abft_cuda_scratch_counted(
@@ -207,8 +204,7 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         if constexpr (CB == 2) kern = tsmm_n_kernel<T, 2, ABS, WS_IMPLICIT>;
     } else if (a->trans == 0 && r2) {
         if constexpr (CB == 2 && sizeof(T) == 4 && ABS)
-            kern = xasync ? tsmm_n_kernel<T, 2, true, WS_ASYNC, 2>
-                          : tsmm_n_kernel<T, 2, true, WS_STAGED, 2>;
+            if (xasync) kern = tsmm_n_kernel<T, 2, true, WS_ASYNC, 2>;
     } else if (a->trans == 0 && xglobal) {
         if constexpr (CB == 2 && (sizeof(T) == 8 || !ABS)) kern = tsmm_n_kernel<T, 2, ABS, WS_GLOBAL>;
     } else if (a->trans == 0 && xasync) {
@@ -219,14 +215,15 @@ abft_status_t run_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
         if constexpr (CB == 2) kern = tsmm_t_kernel<T, 2, ABS, WS_IMPLICIT>;
     } else if (c2) {
         if constexpr (CB == 2 && sizeof(T) == 4 && ABS)
-            kern = xasync ? tsmm_t_kernel<T, 2, true, WS_ASYNC, 2>
-                          : tsmm_t_kernel<T, 2, true, WS_STAGED, 2>;
-    } else if (xasync) {
-        kern = tsmm_t_kernel<T, CB, ABS, WS_ASYNC>;
-    } else {
-        kern = tsmm_t_kernel<T, CB, ABS>;
+            if (xasync) kern = tsmm_t_kernel<T, 2, true, WS_ASYNC, 2>;
+    } else if constexpr (!(CB == 2 && sizeof(T) == 4 && ABS)) {
+        /* (fp32 c = 2 with |A| is implicit or c2: no 4-row instance of the cols kernel) */
+        if (xasync)
+            kern = tsmm_t_kernel<T, CB, ABS, WS_ASYNC>;
+        else
+            kern = tsmm_t_kernel<T, CB, ABS>;
     }
-    if (kern == NULL) return ABFT_STATUS_INTERNAL_ERROR; /* a flag without its instance */
+    if (kern == NULL) return ABFT_STATUS_INTERNAL_ERROR; /* a case without its instance */
     const bool pdl = bytes <= ABFT_CUDA_PDL_MAX_BYTES;
     ABFT_TRY_STATUS(abft_cuda_launch(ctx, pdl, kern, grid, NT, smem, p));
     if (S > 1 && !fuse) {

@@ -763,11 +763,11 @@ __device__ __forceinline__ void cols_body(const T *__restrict__ col, int ns, int
  * next stage is copied while this one is summed; same weights, same order, same bits). */
 /* Blocks per SM asked of ptxas for the cols kernel: the async c = 2 instances would take
  * 58-88 registers, one block per SM fewer than the staged ones, which costs more than the
- * asynchronous copies gain; bounded at 4 (fp32 with |A|: 3) they spill 8-24 bytes, none of
- * it in the loop over A (ptxas -v, cuobjdump; CUDA 13.0, sm_90). */
+ * asynchronous copies gain; bounded at 4 they spill 8-24 bytes, none of it in the loop over
+ * A (ptxas -v, cuobjdump; CUDA 13.0, sm_90). (fp32 with |A| has only the 2-row instance.) */
 template <typename T, int CB, bool ABS, int WS, int RR>
 constexpr int cols_min_blocks() {
-    return WS == WS_ASYNC && CB == 2 ? (sizeof(T) == 4 && ABS && RR != 2 ? 3 : 4) : 0;
+    return WS == WS_ASYNC && CB == 2 ? 4 : 0;
 }
 
 /* The fp32 cols instance of c = 2 with |A|, 2 rows per lane and asynchronous staging (the

@@ -31,9 +31,7 @@
 #              BUDGET_S seconds (the summary says so)
 #   benchmarks read their own variables, passed through: ABFT_BENCH_SIZES (bench_encode's
 #              sizes), ABFT_BENCH_SWEEP=1 (bench_encode's tile sweep, written beside its
-#              results), ABFT_BENCH_AB=<feature> (an interleaved A/B of one mechanism against
-#              the code it replaced: bench_encode fuse|xglobal|xasync|r2|shape, bench_gemm
-#              gate|pdl); BENCH_GEMM_ARGS (e.g. --quick), BENCH_LU_ARGS
+#              results); BENCH_GEMM_ARGS (e.g. --quick), BENCH_LU_ARGS
 #
 # Exit status: 0 when every step that ran succeeded, else 1 (every step still runs).
 set -uo pipefail
