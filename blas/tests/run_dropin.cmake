@@ -15,6 +15,8 @@
 #   OPS           routines whose count in the summary line must be > 0 (dgemm, dgetrf, ...)
 #   CLEAN         ON: detected, uncorrectable and checksum_faults must be 0
 #   CORRECTED     ON: detected > 0, corrected > 0, uncorrectable = 0
+#   UNCORRECTABLE ON: detected > 0, uncorrectable > 0
+#   EXPECT_RC     a regex the program's exit status must match (default: 0)
 #   REPORT_REGEX  regexes that must each match the report file (list)
 #   EXPECT_COUNTS ON: the program prints "expect protected=P passed_through=Q" and the
 #                 summary must show exactly those
@@ -83,8 +85,11 @@ if(SKIP_RC AND rc EQUAL SKIP_RC)
   message("SKIPPED: ${PROGRAM} exited with ${rc}")
   return()
 endif()
-if(NOT rc EQUAL 0)
-  fail("${PROGRAM} exited with ${rc}")
+if(NOT EXPECT_RC)
+  set(EXPECT_RC "^0$")
+endif()
+if(NOT rc MATCHES "${EXPECT_RC}")
+  fail("${PROGRAM} exited with '${rc}', expected '${EXPECT_RC}'")
 endif()
 foreach(re IN LISTS PASS_REGEX)
   if(NOT text MATCHES "${re}")
@@ -132,6 +137,9 @@ foreach(re IN LISTS REPORT_REGEX)
     fail("the report does not match '${re}'")
   endif()
 endforeach()
+if(UNCORRECTABLE AND NOT (detected GREATER 0 AND uncorrectable GREATER 0))
+  fail("expected an uncorrectable result: detected=${detected} uncorrectable=${uncorrectable}")
+endif()
 if(EXPECT_COUNTS)
   if(NOT out MATCHES "expect protected=([0-9]+) passed_through=([0-9]+)")
     fail("the program printed no expected counts")
