@@ -20,6 +20,7 @@
 
 #include "abft_internal.h"
 #include "verify/abft_bound.h"
+#include "verify/abft_lu_internal.h"
 
 #if ABFT_HAVE_CUDA
 #include <cublas_v2.h>
@@ -459,20 +460,25 @@ static abft_status_t getrf_restore(camp_t *c, int which) {
 }
 
 /* An LU is judged by what it guarantees: its backward error. The row bounds of the two
- * checksums of L·(U·v) = P·(A·v), v = e and v = w (w_j = j + 1), with k = min(m, n), as the
- * library's LU check states them (docs/lu.md): tau_q,i = coef_s·(P·|A|·v_q)_i +
- * coef_r·(|L|·(|U|·v_q))_i with coef_r = gamma_{k+1}(u) + gamma_n(u64) + gamma_k(u64),
- * coef_s = gamma_n(u64), from the golden factors and pivots; tau[0..m) for e, tau[m..2m)
- * for w. (The LU bound is not in the bound module yet; the small slack and underflow
- * floor the library adds are left out, which can only make the campaign stricter.) */
+ * checksums of L·(U·v) = P·(A·v), v = e and v = w (w_j = j + 1), from the bound module with
+ * the arithmetic of the call (abft_lu_arith: the BLAS's and the getrf's) and k = min(m, n)
+ * (docs/lu.md):
+ *   tau_q,i = coef_r·(|L|·(|U|·v_q))_i + coef_s·(P·|A|·v_q)_i + abs_floor + eta_amp·dsum[q]
+ * with the golden factors and pivots, dsum[q] the weighted sum of golden's |U(k, k)|
+ * (abft_bound_lu_dsum); tau[0..m) for e, tau[m..2m) for w. */
 static abft_status_t getrf_tolerance(camp_t *c) {
     const abft_trial_config_t *t = &c->tc;
     const int64_t m = t->m, n = t->n, lda = t->lda, k = min64(m, n);
-    const double u64 = 0x1p-53;
-    double gn = abft_gamma(c->h, (double)n, u64), gk = abft_gamma(c->h, (double)k, u64);
-    double coef_r = abft_gamma(c->h, (double)k + 1.0, c->u) + gn + gk, coef_s = gn;
+    abft_arith_t f;
+    ABFT_TRY(abft_lu_arith(c->h, c->prec, 1, &f));
+    abft_lu_bound_t b;
+    abft_bound_lu(c->h, &f, c->prec, m, n, &b);
+    double dsum[2];
+    double *ua = c->work, *pa = c->work + max64(m, n);
+    for (int64_t i = 0; i < k; ++i) ua[i] = elem(c->prec, c->G, i + i * lda); /* U(i, i) */
+    abft_bound_lu_dsum(ua, k, 0, dsum);
     for (int q = 0; q < 2; ++q) {
-        double *ua = c->work, *pa = c->work + max64(m, n), *tau = c->tau + q * m;
+        double *tau = c->tau + q * m;
         for (int64_t i = 0; i < k; ++i) ua[i] = 0;
         for (int64_t j = 0; j < n; ++j) {
             double w = q == 0 ? 1.0 : (double)(j + 1);
@@ -497,7 +503,7 @@ static abft_status_t getrf_tolerance(camp_t *c) {
             double lu = i < k ? ua[i] : 0.0; /* the unit diagonal of L */
             for (int64_t j = 0; j < i && j < k; ++j)
                 lu += fabs(elem(c->prec, c->G, i + j * lda)) * ua[j];
-            tau[i] = coef_s * pa[i] + coef_r * lu;
+            tau[i] = b.coef_r * lu + b.coef_s * pa[i] + b.abs_floor + b.eta_amp * dsum[q];
         }
     }
     return ABFT_STATUS_SUCCESS;

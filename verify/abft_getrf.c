@@ -491,13 +491,45 @@ static abft_status_t locate(struct abft_lu_plan *p, const void *A, int64_t lda,
     return ABFT_STATUS_SUCCESS;
 }
 
+/* X^T·V and |X|^T·V now (2 x 2 each, host). */
+static abft_status_t x_sums(struct abft_lu_plan *p, double sig[4], double siga[4]) {
+    abft_handle_t h = p->h;
+    const int64_t m = p->m;
+    /* Z, Za (4m >= 4 entries, followed by Y) are recomputed by the next check: scratch */
+    double *dev = p->Z;
+    abft_tsmm_args_t ts = {ABFT_PREC_D, 1, m, 2, 2, p->X, m, NULL, 0, NULL, 0, dev, 2,
+                           dev + 4, 2};
+    ABFT_TRY(h->ops->tsmm(&h->kctx, &ts));
+    abft_copy_args_t cp = {0, sizeof(double), 2, 2, sig, 2, dev, 2};
+    ABFT_TRY(h->ops->copy(&h->kctx, &cp));
+    abft_copy_args_t cpa = {0, sizeof(double), 2, 2, siga, 2, dev + 4, 2};
+    return h->ops->copy(&h->kctx, &cpa);
+}
+
+abft_status_t abft_lu_x_changed(struct abft_lu_plan *p, int *changed) {
+    double sig[4], siga[4], unused, g;
+    *changed = 0;
+    if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
+    ABFT_TRY(x_sums(p, sig, siga));
+    abft_bound_lu_checksums(p->h, p->m, p->n, &unused, &g);
+    for (int i = 0; i < 4; ++i)
+        if (!(fabs(sig[i] - p->sig[i]) <= g * (p->siga[i] + siga[i]))) *changed = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
 /* A corrupted entry of X (after encode) changes X^T·V; an intact X reproduces it. Returns
- * 1 when X changed and the single flagged row is the permuted image of the changed row. */
+ * 1 when X changed and the single flagged row is the permuted image of the changed row.
+ * hide[q][0], hide[q][1]: how much X^T·V may change in checksum column q, with unit and with
+ * index weights, without this test seeing it (a corruption of X(pr, q) by delta changes them
+ * by delta and (pr + 1)·delta). */
 static abft_status_t checksum_fault(struct abft_lu_plan *p, const int64_t *perm_host,
-                                    const int64_t *F, int64_t nf, int *is_cs) {
+                                    const int64_t *F, int64_t nf, int *is_cs,
+                                    double hide[2][2], int *x_changed) {
     abft_handle_t h = p->h;
     const int64_t m = p->m;
     *is_cs = 0;
+    *x_changed = 0;
+    hide[0][0] = hide[0][1] = hide[1][0] = hide[1][1] = INFINITY;
     if (nf == 1) {
         /* An intact checksum obeys |A·V| <= |A|·V (to rounding): an entry of X beyond its
          * absolute companion, or not finite, is a corrupted checksum whatever its size
@@ -517,15 +549,7 @@ static abft_status_t checksum_fault(struct abft_lu_plan *p, const int64_t *perm_
             }
     }
     double sig[4], siga[4];
-    /* Z, Za (4m >= 4 entries, followed by Y) are recomputed by the next check: scratch */
-    double *dev = p->Z;
-    abft_tsmm_args_t ts = {ABFT_PREC_D, 1, m, 2, 2, p->X, m, NULL, 0, NULL, 0, dev, 2,
-                           dev + 4, 2};
-    ABFT_TRY(h->ops->tsmm(&h->kctx, &ts));
-    abft_copy_args_t cp = {0, sizeof(double), 2, 2, sig, 2, dev, 2};
-    ABFT_TRY(h->ops->copy(&h->kctx, &cp));
-    abft_copy_args_t cpa = {0, sizeof(double), 2, 2, siga, 2, dev + 4, 2};
-    ABFT_TRY(h->ops->copy(&h->kctx, &cpa));
+    ABFT_TRY(x_sums(p, sig, siga));
     double unused, g;
     abft_bound_lu_checksums(h, m, p->n, &unused, &g);
     int changed = 0;
@@ -533,8 +557,10 @@ static abft_status_t checksum_fault(struct abft_lu_plan *p, const int64_t *perm_
     for (int q = 0; q < 2; ++q) {
         double de = sig[q] - p->sig[q], dw = sig[q + 2] - p->sig[q + 2];
         double te = g * (p->siga[q] + siga[q]), tw = g * (p->siga[q + 2] + siga[q + 2]);
+        hide[q][0] = te, hide[q][1] = tw;
         if (fabs(de) <= te && fabs(dw) <= tw) continue;
         changed = 1;
+        *x_changed = 1;
         if (!(fabs(de) > te)) return ABFT_STATUS_SUCCESS;
         double rho = dw / de;
         if (!(rho >= 0.5 && rho < (double)m + 0.5)) return ABFT_STATUS_SUCCESS;
@@ -766,13 +792,48 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
             st = ABFT_STATUS_INTERNAL_ERROR;
         }
     }
-    if (st == ABFT_STATUS_SUCCESS) st = checksum_fault(p, perm, F, nf, &is_cs);
+    double hide[2][2];
+    int x_changed = 0;
+    if (st == ABFT_STATUS_SUCCESS) st = checksum_fault(p, perm, F, nf, &is_cs, hide, &x_changed);
     if (st == ABFT_STATUS_SUCCESS && is_cs) {
         report->checksum_faults += 1;
         abft_lu_add_fault(report, F[0], -1, v.d[0][F[0]], row_ratio(&v, F[0]),
                           ABFT_ACTION_CHECKSUM_FAULT, ABFT_FACTOR_NONE);
     } else if (st == ABFT_STATUS_SUCCESS) {
         st = locate(p, A, lda, &v, F, nf, fix, &nfix, &ambiguous);
+    }
+    if (st == ABFT_STATUS_SUCCESS && !is_cs && nfix > 0) {
+        /* Confirm or do not correct: a fix is only as good as the checksum it was computed
+         * from. A corrupted entry of X in the fix's row would show in X^T·V unless it is
+         * within hide[][] there; when the row's residual could be such a hidden corruption
+         * (below it in both columns), an element "located" from it may just absorb the
+         * checksum's error (a 23 x 1 LU: e and w coincide, and the same bit flipped in both
+         * entries of a row of X fits an error of L exactly). Then the recovery copy decides,
+         * and without one nothing is corrected. */
+        int doubt = x_changed; /* X changed, but not as one corrupted row explains */
+        for (int f = 0; f < nfix && !doubt; ++f) {
+            int64_t r = fix[f].i, pr = perm[r];
+            int seen = 0;
+            for (int q = 0; q < 2; ++q) /* (a non-finite X entry is caught above) */
+                if (!(fabs(v.d[q][r]) <= fmin(hide[q][0], hide[q][1] / (double)(pr + 1))))
+                    seen = 1;
+            if (!seen) doubt = 1;
+        }
+        if (doubt && p->A0 != NULL && nfix == 1 && nf == 1) {
+            st = copy_says_checksum(p, &v, perm, F[0], &is_cs);
+            if (st == ABFT_STATUS_SUCCESS && is_cs) {
+                report->checksum_faults += 1;
+                abft_lu_add_fault(report, F[0], -1, v.d[0][F[0]], row_ratio(&v, F[0]),
+                                  ABFT_ACTION_CHECKSUM_FAULT, ABFT_FACTOR_NONE);
+                nfix = 0;
+            }
+            else if (st == ABFT_STATUS_SUCCESS && !x_changed)
+                doubt = 0; /* the copy says the checksum row is intact: the data are wrong */
+        }
+        if (doubt) {
+            nfix = 0;
+            ambiguous = 1;
+        }
     }
     if (st == ABFT_STATUS_SUCCESS && !is_cs && nfix > 0) {
         /* Correct, then re-verify everything; revert when the check still fails. */

@@ -38,6 +38,9 @@ abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda)
 /* The offline check of the factors in A against the plan, with location, correction and
  * re-verification; ipiv is host memory (1-based, k entries). Accumulates into report
  * (which the caller zeroed). */
+/* Has X (= A·V as encoded) changed since encoding, beyond the rounding of its own checksum
+ * X^T·V? (One tsmm of m x 2 and a copy of 8 numbers.) */
+abft_status_t abft_lu_x_changed(struct abft_lu_plan *p, int *changed);
 abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const int64_t *ipiv,
                              abft_report_t *report);
 /* INVALID_VALUE when two outputs of an LU call overlap: A (m x n, lda, element size es),
