@@ -144,13 +144,14 @@ static atomic_llong n_op[T_COUNT][OP_COUNT]; /* protected calls per routine */
 
 static void report_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void report_line(const char *fmt, ...) {
-    if (report_file == NULL) return;
     va_list ap;
     va_start(ap, fmt);
     pthread_mutex_lock(&report_mu);
-    vfprintf(report_file, fmt, ap);
-    fputc('\n', report_file);
-    fflush(report_file);
+    if (report_file != NULL) {
+        vfprintf(report_file, fmt, ap);
+        fputc('\n', report_file);
+        fflush(report_file);
+    }
     pthread_mutex_unlock(&report_mu);
     va_end(ap);
 }
@@ -327,6 +328,8 @@ __attribute__((destructor)) static void fini(void) {
     if (report_file != NULL) fclose(report_file);
     report_file = NULL;
     pthread_mutex_unlock(&report_mu);
+    /* unloaded (dlclose): no thread may run the destructor of its state afterwards */
+    pthread_key_delete(state_key);
 }
 
 /* ---- per-thread state ------------------------------------------------------------------ */
