@@ -113,6 +113,7 @@ static struct config {
     abft_bound_mode_t bound;
     double factor;
     unsigned on_unc;              /* ON_* bits */
+    int lu_recovery;              /* a copy of A confirms LU corrections (docs/lu.md) */
     int inject;                   /* ABFT_BLAS_INJECT given and understood */
     long long inj_call;           /* 1-based index among protected calls */
     long long inj_row, inj_col;
@@ -178,6 +179,7 @@ static void parse_config(void) {
     cfg.bound = ABFT_BOUND_WORST_CASE;
     cfg.factor = 1.0;
     cfg.on_unc = ON_RECOMPUTE;
+    cfg.lu_recovery = 1;
     if ((v = env("ABFT_BLAS_REPORT")) != NULL) report_file = fopen(v, "a");
 
     if ((v = env("ABFT_BLAS_BACKEND")) != NULL) {
@@ -212,6 +214,11 @@ static void parse_config(void) {
             report_line("config ABFT_BLAS_BOUND=%s not understood (worst, prob[:factor]): worst",
                         v);
         }
+    }
+    if ((v = env("ABFT_BLAS_LU_RECOVERY")) != NULL) {
+        if (strcmp(v, "on") == 0) cfg.lu_recovery = 1;
+        else if (strcmp(v, "off") == 0) cfg.lu_recovery = 0;
+        else report_line("config ABFT_BLAS_LU_RECOVERY=%s not understood (on, off): on", v);
     }
     if ((v = env("ABFT_BLAS_ON_UNCORRECTABLE")) != NULL) {
         /* one action, or recompute followed by warn or abort: "recompute+warn" */
@@ -378,7 +385,8 @@ static abft_handle_t handle(thread_state_t *s, int gpu) {
         if (abft_create(&h, gpu ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU) == ABFT_STATUS_SUCCESS) {
             if (abft_set_checksum_kind(h, cfg.checksum) != ABFT_STATUS_SUCCESS ||
                 abft_set_bound_mode(h, cfg.bound, cfg.factor) != ABFT_STATUS_SUCCESS ||
-                abft_set_recompute(h, 1) != ABFT_STATUS_SUCCESS) {
+                abft_set_recompute(h, 1) != ABFT_STATUS_SUCCESS ||
+                abft_set_lu_recovery(h, cfg.lu_recovery) != ABFT_STATUS_SUCCESS) {
                 abft_destroy(h);
                 h = NULL;
             }

@@ -94,6 +94,10 @@ int main(int argc, char **argv) {
     }
     abft_get_backend(h, &backend);
     printf("protected LU, backend %s, n = %lld\n", abft_backend_name(backend), (long long)n);
+    /* A copy of A lets the check confirm a located fault before correcting it (two row
+     * checksums alone cannot tell one error from several, or from a corrupted checksum);
+     * without it a fault in the factors is detected and reported, not corrected. */
+    abft_set_lu_recovery(h, 1);
 
     size_t bytes = sizeof(double) * (size_t)(n * n), vbytes = sizeof(double) * (size_t)n;
     double *hA = malloc(bytes), *hF = malloc(bytes), *hG = malloc(bytes), *hb = malloc(vbytes),

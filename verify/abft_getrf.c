@@ -347,6 +347,7 @@ static int l_locate(const host_view_t *v, int64_t r, int64_t *col, double *delta
 typedef struct fix {
     int64_t i, j;
     double delta, old, ratio;
+    double value; /* the confirmed value (copy_value) */
     abft_factor_t factor;
 } fix_t;
 
@@ -518,18 +519,15 @@ abft_status_t abft_lu_x_changed(struct abft_lu_plan *p, int *changed) {
 }
 
 /* A corrupted entry of X (after encode) changes X^T·V; an intact X reproduces it. Returns
- * 1 when X changed and the single flagged row is the permuted image of the changed row.
- * hide[q][0], hide[q][1]: how much X^T·V may change in checksum column q, with unit and with
- * index weights, without this test seeing it (a corruption of X(pr, q) by delta changes them
- * by delta and (pr + 1)·delta). */
+ * 1 when X changed and the single flagged row is the permuted image of the changed row;
+ * *x_changed when X^T·V changed at all. */
 static abft_status_t checksum_fault(struct abft_lu_plan *p, const int64_t *perm_host,
                                     const int64_t *F, int64_t nf, int *is_cs,
-                                    double hide[2][2], int *x_changed) {
+                                    int *x_changed) {
     abft_handle_t h = p->h;
     const int64_t m = p->m;
     *is_cs = 0;
     *x_changed = 0;
-    hide[0][0] = hide[0][1] = hide[1][0] = hide[1][1] = INFINITY;
     if (nf == 1) {
         /* An intact checksum obeys |A·V| <= |A|·V (to rounding): an entry of X beyond its
          * absolute companion, or not finite, is a corrupted checksum whatever its size
@@ -557,7 +555,6 @@ static abft_status_t checksum_fault(struct abft_lu_plan *p, const int64_t *perm_
     for (int q = 0; q < 2; ++q) {
         double de = sig[q] - p->sig[q], dw = sig[q + 2] - p->sig[q + 2];
         double te = g * (p->siga[q] + siga[q]), tw = g * (p->siga[q + 2] + siga[q + 2]);
-        hide[q][0] = te, hide[q][1] = tw;
         if (fabs(de) <= te && fabs(dw) <= tw) continue;
         changed = 1;
         *x_changed = 1;
@@ -601,6 +598,49 @@ static abft_status_t exact_value(struct abft_lu_plan *p, const void *A, int64_t 
     }
     free(raw);
     return ABFT_STATUS_SUCCESS;
+}
+
+/* The element of a fix recomputed from the recovery copy and the other factors, with a
+ * bound on how far the stored factors may differ from it (their backward error, as the row
+ * bound states it, taken elementwise):
+ *   U(r, c) = A'(r, c) - sum_{j < r} L(r, j)·U(j, c)                      (r <= c)
+ *   L(r, c) = (A'(r, c) - sum_{j < c} L(r, j)·U(j, c)) / U(c, c)          (r > c)
+ * with A' = P·A0. An independent check of the value the checksums give: a value that
+ * absorbed a second error of its row, or a corrupted checksum, disagrees with it. */
+static abft_status_t copy_value(struct abft_lu_plan *p, const void *A, int64_t lda,
+                                const host_view_t *v, const int64_t *perm, const fix_t *f,
+                                double *value, double *noise) {
+    const int64_t r = f->i, c = f->j;
+    const size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
+    const int is_u = f->factor == ABFT_FACTOR_U;
+    const int64_t nj = is_u ? r : c; /* terms of the sum */
+    double *lrow = NULL, *ucol = NULL, *a = NULL;
+    abft_status_t st = fetch_strip(p, (const char *)A + (size_t)r * es, lda, 1, nj + 1, &lrow);
+    if (st == ABFT_STATUS_SUCCESS)
+        st = fetch_strip(p, (const char *)A + (size_t)c * (size_t)lda * es, lda, nj + 1, 1,
+                         &ucol);
+    if (st == ABFT_STATUS_SUCCESS)
+        st = fetch_strip(p, (const char *)p->A0 + ((size_t)perm[r] + (size_t)c * (size_t)p->m) * es,
+                         p->m, 1, 1, &a);
+    if (st == ABFT_STATUS_SUCCESS) {
+        double s = a[0], za = 0.0;
+        for (int64_t j = 0; j < nj; ++j) {
+            s -= lrow[j] * ucol[j];
+            za += fabs(lrow[j] * ucol[j]);
+        }
+        double x = is_u ? s : s / ucol[c];
+        za += is_u ? fabs(x) : fabs(x * ucol[c]); /* the element's own term (L(r, r) = 1) */
+        za *= 1.0 + 0x1p-50;
+        double t = row_bound(&v->b, row_dsum(p, v->pre, r), 0, fabs(a[0]), za);
+        double uf = p->prec == ABFT_PREC_D ? 0x1p-53 : 0x1p-24;
+        *value = x;
+        *noise = is_u ? t : t / fabs(ucol[c]) + 2.0 * uf * fabs(x);
+        if (!isfinite(*noise)) *noise = INFINITY;
+    }
+    free(lrow);
+    free(ucol);
+    free(a);
+    return st;
 }
 
 /* With a recovery copy: does row r of the factors agree with its original row of A (the
@@ -792,9 +832,8 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
             st = ABFT_STATUS_INTERNAL_ERROR;
         }
     }
-    double hide[2][2];
     int x_changed = 0;
-    if (st == ABFT_STATUS_SUCCESS) st = checksum_fault(p, perm, F, nf, &is_cs, hide, &x_changed);
+    if (st == ABFT_STATUS_SUCCESS) st = checksum_fault(p, perm, F, nf, &is_cs, &x_changed);
     if (st == ABFT_STATUS_SUCCESS && is_cs) {
         report->checksum_faults += 1;
         abft_lu_add_fault(report, F[0], -1, v.d[0][F[0]], row_ratio(&v, F[0]),
@@ -803,37 +842,38 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
         st = locate(p, A, lda, &v, F, nf, fix, &nfix, &ambiguous);
     }
     if (st == ABFT_STATUS_SUCCESS && !is_cs && nfix > 0) {
-        /* Confirm or do not correct: a fix is only as good as the checksum it was computed
-         * from. A corrupted entry of X in the fix's row would show in X^T·V unless it is
-         * within hide[][] there; when the row's residual could be such a hidden corruption
-         * (below it in both columns), an element "located" from it may just absorb the
-         * checksum's error (a 23 x 1 LU: e and w coincide, and the same bit flipped in both
-         * entries of a row of X fits an error of L exactly). Then the recovery copy decides,
-         * and without one nothing is corrected. */
-        int doubt = x_changed; /* X changed, but not as one corrupted row explains */
-        for (int f = 0; f < nfix && !doubt; ++f) {
-            int64_t r = fix[f].i, pr = perm[r];
-            int seen = 0;
-            for (int q = 0; q < 2; ++q) /* (a non-finite X entry is caught above) */
-                if (!(fabs(v.d[q][r]) <= fmin(hide[q][0], hide[q][1] / (double)(pr + 1))))
-                    seen = 1;
-            if (!seen) doubt = 1;
-        }
-        if (doubt && p->A0 != NULL && nfix == 1 && nf == 1) {
-            st = copy_says_checksum(p, &v, perm, F[0], &is_cs);
-            if (st == ABFT_STATUS_SUCCESS && is_cs) {
-                report->checksum_faults += 1;
-                abft_lu_add_fault(report, F[0], -1, v.d[0][F[0]], row_ratio(&v, F[0]),
-                                  ABFT_ACTION_CHECKSUM_FAULT, ABFT_FACTOR_NONE);
+        /* Confirm or do not correct: two row residuals cannot tell one error from several
+         * in a row whose weighted centre is an integer, nor an error of the factors from a
+         * corrupted checksum (a 23 x 1 LU: e and w coincide, and the same bit flipped in both
+         * entries of a row of X fits an error of L exactly), and the rows below an error of
+         * U repeat its residual without adding a column. Only the recovery copy gives an
+         * independent value (copy_value); without it nothing is corrected (the rows are
+         * reported; docs/lu.md). */
+        for (int f = 0; f < nfix && st == ABFT_STATUS_SUCCESS; ++f) {
+            double val = 0.0, vc = 0.0, nc = INFINITY;
+            if (p->A0 == NULL || x_changed) {
                 nfix = 0;
+                break;
             }
-            else if (st == ABFT_STATUS_SUCCESS && !x_changed)
-                doubt = 0; /* the copy says the checksum row is intact: the data are wrong */
+            st = exact_value(p, A, lda, &v, &fix[f], &val);
+            if (st == ABFT_STATUS_SUCCESS) st = copy_value(p, A, lda, &v, perm, &fix[f], &vc, &nc);
+            if (st != ABFT_STATUS_SUCCESS) break;
+            /* the checksum's value carries the row's bound (for L divided by (U·V)_c) */
+            int64_t r = fix[f].i;
+            double nv = fix[f].factor == ABFT_FACTOR_U
+                            ? v.t[0][r]
+                            : fmin(v.t[0][r] / fabs(v.Y[fix[f].j]),
+                                   v.t[1][r] / fabs(v.Y[fix[f].j + v.k]));
+            /* (a non-finite or overflowing element leaves the row's bound infinite: the
+             * copy's value, independent of the checksums, is then written and the full
+             * re-check below decides alone) */
+            if (isfinite(nv) && !(fabs(val - vc) <= nv + nc)) {
+                nfix = 0;
+                break;
+            }
+            fix[f].value = vc;
         }
-        if (doubt) {
-            nfix = 0;
-            ambiguous = 1;
-        }
+        if (nfix == 0) ambiguous = 1;
     }
     if (st == ABFT_STATUS_SUCCESS && !is_cs && nfix > 0) {
         /* Correct, then re-verify everything; revert when the check still fails. */
@@ -841,7 +881,7 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
             abft_lu_elem_args_t e = {p->prec, A, lda, fix[f].i, fix[f].j};
             double val = 0.0;
             st = lo->lu_get(&h->kctx, &e, &fix[f].old);
-            if (st == ABFT_STATUS_SUCCESS) st = exact_value(p, A, lda, &v, &fix[f], &val);
+            val = fix[f].value;
             if (st == ABFT_STATUS_SUCCESS) {
                 fix[f].delta = fix[f].old - val;
                 st = lo->lu_set(&h->kctx, &e, val);

@@ -172,8 +172,12 @@ static double correction_error(int64_t m, int64_t n, const double *F, const doub
     return fabs(F[r + c * lda] - C[r + c * lda]) / tol;
 }
 
-static void test_factor_faults(abft_handle_t h, tu_rng_t *r) {
-    int nl = 0, nu = 0, nl_ok = 0, nu_ok = 0, nundet = 0;
+/* With the recovery copy (copy = 1) a located fault is confirmed against it and corrected;
+ * without it two row residuals cannot confirm a location (several errors in one row, or a
+ * corrupted checksum, fit them too): the fault is reported, nothing is corrected. */
+static void test_factor_faults(abft_handle_t h, tu_rng_t *r, int copy) {
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, copy), ABFT_STATUS_SUCCESS);
+    int nl = 0, nu = 0, nl_ok = 0, nu_ok = 0, nundet = 0, nrep = 0;
     double worst = 0.0;
     for (int t = 0; t < 200; ++t) {
         int64_t n = tu_int(r, 8, 120), m = n + (t % 4 == 3 ? tu_int(r, 1, 30) : 0);
@@ -213,6 +217,14 @@ static void test_factor_faults(abft_handle_t h, tu_rng_t *r) {
                      inL ? "L" : "U", (long long)f.i, (long long)f.j, f.bit, f.before, f.after);
             goto next;
         }
+        if (!copy) {
+            ++nrep;
+            TU_CHECK(rep.corrected == 0 && rep.uncorrectable >= 1,
+                     "no copy: flip %s (%lld,%lld) bit %d: corrected %lld uncorrectable %lld",
+                     inL ? "L" : "U", (long long)f.i, (long long)f.j, f.bit,
+                     (long long)rep.corrected, (long long)rep.uncorrectable);
+            goto next;
+        }
         TU_CHECK(rep.corrected == 1 && rep.nfaults >= 1, "flip %s (%lld,%lld) bit %d %g -> %g "
                  "(m=%lld n=%lld): detected %lld corrected %lld uncorrectable %lld spread %d",
                  inL ? "L" : "U", (long long)f.i, (long long)f.j, f.bit, f.before, f.after,
@@ -239,11 +251,13 @@ static void test_factor_faults(abft_handle_t h, tu_rng_t *r) {
         free(C);
         free(ip);
     }
-    printf("factor faults: L %d (corrected %d), U %d (corrected %d), below bound %d; worst "
-           "corrected element %.3g of its recomputation's rounding\n", nl, nl_ok, nu, nu_ok, nundet,
-           worst);
-    TU_CHECK(nl_ok > nl / 2 && nu_ok > nu / 2, "too few corrections: L %d/%d U %d/%d", nl_ok, nl,
-             nu_ok, nu);
+    printf("factor faults (%s): L %d (corrected %d), U %d (corrected %d), reported %d, below "
+           "bound %d; worst corrected element %.3g of its recomputation's rounding\n",
+           copy ? "recovery copy" : "no copy", nl, nl_ok, nu, nu_ok, nrep, nundet, worst);
+    if (copy)
+        TU_CHECK(nl_ok > nl / 2 && nu_ok > nu / 2, "too few corrections: L %d/%d U %d/%d",
+                 nl_ok, nl, nu_ok, nu);
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
 }
 
 /* A flip in a high exponent bit may make a checksum infinite: detected, located as the
@@ -252,6 +266,7 @@ static void test_huge_fault(abft_handle_t h, tu_rng_t *r) {
     int64_t n = 60;
     double *A = tu_alloc_d(n * n);
     int64_t ip[60], info;
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 1), ABFT_STATUS_SUCCESS); /* confirms the fix */
     for (int t = 0; t < 40; ++t) { /* in L, such a flip overflows the bound (|L|·|U|V = Inf) */
         make(r, K_UNIFORM, n, n, A, n);
         tu_flip_t f = {ABFT_SITE_AFTER_LU, -1, tu_int(r, 0, n - 1), tu_int(r, 0, n - 1), 62, 0, 0, 0};
@@ -264,6 +279,7 @@ static void test_huge_fault(abft_handle_t h, tu_rng_t *r) {
                  (long long)f.i, (long long)f.j, f.before, f.after, (long long)rep.detected,
                  (long long)rep.corrected);
     }
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
     free(A);
 }
 
@@ -551,14 +567,17 @@ static void test_singular(abft_handle_t h, tu_rng_t *r) {
         TU_CHECK(rep.detected == 0, "singular: false positive");
         TU_CHECK(memcmp(A, R, (size_t)(n * n) * sizeof(double)) == 0, "singular: factors differ");
     }
-    /* a fault in the factors of a singular matrix is still corrected */
+    /* a fault in the factors of a singular matrix is still corrected (with the recovery
+     * copy, which confirms the location) */
     make(r, K_UNIFORM, n, n, A, n);
     for (int64_t i = 0; i < n; ++i) A[i + 5 * n] = 0.0;
     tu_flip_t f = {ABFT_SITE_AFTER_LU, -1, 3, 30, 55, 0, 0, 0};
     abft_report_t rep;
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 1), ABFT_STATUS_SUCCESS);
     abft_set_hook(h, tu_flip_hook, &f);
     TU_CHECK_STATUS(abft_dgetrf(h, n, n, A, n, ip, &info, &rep), ABFT_STATUS_SINGULAR);
     abft_set_hook(h, NULL, NULL);
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
     TU_CHECK(rep.corrected == 1 && rep.faults[0].factor == ABFT_FACTOR_U,
              "singular + U fault: corrected %lld", (long long)rep.corrected);
     free(A);
@@ -657,7 +676,8 @@ int main(void) {
     test_args(h);
     test_nonfinite(h);
     test_clean(h, &r);
-    test_factor_faults(h, &r);
+    test_factor_faults(h, &r, 1);
+    test_factor_faults(h, &r, 0);
     test_huge_fault(h, &r);
     test_checksum_faults(h, &r, 46, 40, 20);
     test_spread(h, &r);
