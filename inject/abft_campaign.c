@@ -971,7 +971,11 @@ static int classify(const abft_campaign_config_t *g, const abft_trial_t *t) {
             return ABFT_OUTCOME_FALSE_POSITIVE;
         return st == ABFT_STATUS_SUCCESS ? ABFT_OUTCOME_CLEAN : ABFT_OUTCOME_ERROR;
     }
-    if (st != ABFT_STATUS_SUCCESS && st != ABFT_STATUS_NON_FINITE_INPUT) return ABFT_OUTCOME_ERROR;
+    /* SINGULAR completes the call (factors, pivots and the report are written): a fault
+     * that made a pivot zero is judged by what the report says, like any other */
+    if (st != ABFT_STATUS_SUCCESS && st != ABFT_STATUS_NON_FINITE_INPUT &&
+        st != ABFT_STATUS_SINGULAR)
+        return ABFT_OUTCOME_ERROR;
     if (t->nflips == 0) return ABFT_OUTCOME_NOT_FIRED;
     const abft_report_t *r = &t->report;
     /* Reported to the caller: an uncorrectable entry, or a non-finite input refused. */
