@@ -309,6 +309,21 @@ static abft_status_t run(engine_t *e, int64_t *flags[2], int64_t nflag[2], abft_
         if (e->nopen[0] + (ns == 2 ? e->nopen[1] : 0) == 0) break;
     }
     if (e->nw > 0 && open_crosses_write(e)) ABFT_TRY(rollback(e));
+    /* every vector written into, confirmed element by element where the inputs allow */
+    for (int64_t k = 0; k < e->nw && e->ops->check_vec != NULL; ++k) {
+        int bad = 0;
+        for (int cs = 0; cs < ns && !bad; ++cs) {
+            int64_t idx = cs ? e->w[k].j : e->w[k].i;
+            int ok = 1, avail = 0;
+            ABFT_TRY(e->ops->get(e->ctx, cs, idx, e->v));
+            ABFT_TRY(e->ops->check_vec(e->ctx, cs, idx, e->v, &ok, &avail));
+            if (avail && !ok) bad = 1;
+        }
+        if (bad) {
+            ABFT_TRY(rollback(e));
+            break;
+        }
+    }
     for (int64_t k = 0; k < e->nw; ++k) {
         rep->corrected++;
         abft_report_add_fault(rep, e->w[k].i, e->w[k].j, e->w[k].old - e->w[k].now,

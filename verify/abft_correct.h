@@ -36,6 +36,14 @@ typedef struct abft_corr_ops {
      * when it differs from the kept one beyond the rounding of the two (expect then uses the
      * re-derived one). *changed = 0 also when it cannot be re-derived. May be NULL. */
     abft_status_t (*checksum)(void *ctx, int cs, int64_t idx, int *changed);
+    /* Compare vector idx of side cs (values v) element by element with its recomputation
+     * from the inputs, each within its own rounding bound: *ok = 0 when an element differs
+     * beyond it. *available = 0 when the inputs cannot give it (then the op may be NULL).
+     * Two checksums cannot see every pattern of several errors in one vector (three errors
+     * of suitable sizes cancel in both); a vector the engine wrote into is confirmed this
+     * way whenever the inputs allow. */
+    abft_status_t (*check_vec)(void *ctx, int cs, int64_t idx, const double *v, int *ok,
+                               int *available);
     /* Recompute every checksum of the result and compare it against the compare's bound:
      * the flagged entries of each side, ascending, into list[cs] (capacity n[cs]), their
      * count into nf[cs]. */

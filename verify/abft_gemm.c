@@ -561,6 +561,71 @@ static abft_status_t kept_changed(gemm_ctx_t *g, int cs, int *changed) {
     return ABFT_STATUS_SUCCESS;
 }
 
+/* Vector idx of side cs recomputed in the fp64 checksum arithmetic with its absolute
+ * companion, one tsmm over the other operand: a row is op(B)^T·op(A)(i,:)^T with
+ * |op(B)|^T·|op(A)(i,:)|^T, a column op(A)·op(B)(:,j) with |op(A)|·|op(B)(:,j)|. Each
+ * element of v must lie within the GEMM's own error of it, dot_{k+3}·|alpha|·(|A||B|)_ij,
+ * plus the recomputation's, gamma_k(2^-53)·(|A||B|)_ij, and the underflow allowances. */
+static abft_status_t cb_check_vec(void *ctx, int cs, int64_t idx, const double *v, int *ok,
+                                  int *available) {
+    gemm_ctx_t *g = (gemm_ctx_t *)ctx;
+    struct abft_gemm_plan *p = g->p;
+    abft_handle_t h = p->h;
+    *ok = 1;
+    *available = 0;
+    if (p->beta != 0.0 || !g->use_ab || g->A == NULL || g->B == NULL) return ABFT_STATUS_SUCCESS;
+    const int64_t k = p->k, len = cs ? p->m : p->n;
+    /* X = [x, 0], Xabs = [|x|, 1] (k x 2 each, fp64 on the backend), x the strip: Y[:,0] the
+     * recomputation, Yabs = [(|.|·|x|), the 1-norms of the other operand's strips] */
+    ABFT_TRY(cs ? fetch_bcol(g, idx, g->va) : fetch_arow(g, idx, g->va));
+    double *host = (double *)calloc((size_t)(4 * k + 4 * len + 2), sizeof(double));
+    ABFT_RETURN_IF(host == NULL, ABFT_STATUS_ALLOC_FAILED);
+    for (int64_t l = 0; l < k; ++l)
+        host[l] = g->va[l], host[2 * k + l] = fabs(g->va[l]), host[3 * k + l] = 1.0;
+    void *dev = NULL;
+    size_t bytes = sizeof(double) * (size_t)(4 * k + 4 * len + 2);
+    abft_status_t st = h->ops->alloc(&h->kctx, bytes, &dev);
+    double *dx = (double *)dev, *dxa = dx + 2 * k, *dy = dx + 4 * k, *dya = dy + 2 * len;
+    if (st == ABFT_STATUS_SUCCESS) {
+        abft_copy_args_t c = {1, sizeof(double), k, 4, host, k, dx, k};
+        st = h->ops->copy(&h->kctx, &c);
+    }
+    if (st == ABFT_STATUS_SUCCESS) {
+        /* rows: op(B)^T·x, op(B) stored br x bc; columns: op(A)·x, op(A) stored ar x ac */
+        int64_t br = p->transb ? p->n : k, bc = p->transb ? k : p->n;
+        int64_t ar = p->transa ? k : p->m, ac = p->transa ? p->m : k;
+        abft_tsmm_args_t a = cs ? (abft_tsmm_args_t){p->prec, p->transa, ar, ac, 2, g->A, g->lda,
+                                                     dx, k, dxa, k, dy, len, dya, len}
+                                : (abft_tsmm_args_t){p->prec, !p->transb, br, bc, 2, g->B, g->ldb,
+                                                     dx, k, dxa, k, dy, len, dya, len};
+        st = h->ops->tsmm(&h->kctx, &a);
+    }
+    double *y = host + 4 * k, *ya = y + 2 * len; /* y: len x 2, ya: len x 2 */
+    if (st == ABFT_STATUS_SUCCESS) {
+        abft_copy_args_t c = {0, sizeof(double), len, 4, y, len, dy, len};
+        st = h->ops->copy(&h->kctx, &c);
+    }
+    if (dev != NULL) (void)h->ops->free(&h->kctx, dev);
+    if (st == ABFT_STATUS_SUCCESS) {
+        const gemm_side_t *s = &g->s[0];
+        double coef = (abft_bound_dot(h, &p->arith, (double)k + 3.0) +
+                       abft_gamma(h, (double)k + 1.0, 0x1p-53)) * (1.0 + 16.0 * 0x1p-53);
+        double l1 = norm1(g->va, k);
+        double floor = ((double)k + 3.0) * p->arith.eta * (fabs(p->alpha) + 1.0) +
+                       (double)(k + 2) * 0x1p-1074;
+        for (int64_t l = 0; l < len && *ok; ++l) {
+            /* the underflow of alpha applied to either operand first, amplified by the
+             * other: eta·(1-norm of this strip + 1-norm of the other operand's strip) */
+            double t = coef * fabs(p->alpha) * ya[l] + floor +
+                       s->bc.eta_amp * (l1 + ya[l + len] * (1.0 + (double)k * 0x1p-52));
+            if (!(fabs(v[l] - p->alpha * y[l]) <= t)) *ok = 0;
+        }
+        *available = 1;
+    }
+    free(host);
+    return st;
+}
+
 /* The expected checksum of entry idx re-derived from the input it was encoded from: a row's
  * S_i = op(A)(i,:)·Yb (and Sa_i), a column's T_j = op(B)(:,j)^T·Za, each O(k) with the kept
  * encoding of the other operand. It counts as a corrupted checksum only when the kept
@@ -704,8 +769,9 @@ static void ctx_free(gemm_ctx_t *g) {
     free(g->va);
 }
 
-static const abft_corr_ops_t gemm_corr_ops = {cb_get, cb_put_vec, cb_put, cb_expect,
-                                              cb_elem, cb_vec, cb_checksum, cb_recheck};
+static const abft_corr_ops_t gemm_corr_ops = {cb_get,  cb_put_vec,  cb_put,       cb_expect,
+                                              cb_elem, cb_vec,      cb_checksum,  cb_check_vec,
+                                              cb_recheck};
 
 /* held != NULL: the GEMM went through the device-side gate; *held = 1 when the gate held it
  * back (a non-finite screen): then C is the old C, and nothing is checked or changed. */
