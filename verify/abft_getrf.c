@@ -147,6 +147,46 @@ static double row_bound(const abft_lu_bound_t *b, const double *dsum, int q, dou
 }
 
 /* Host copies of the m x 2 arrays the check compares: Z, Za, P·X, P·Xa (buf: 8m doubles). */
+/* Partial pivoting keeps every multiplier |L(i, c)| <= 1 (exactly, in floating point), so
+ * an intact row obeys Za_i = (|L|·(|U|·V))_i <= cap_i = sum_{c <= min(i, k-1)} (|U|·V)_c. A
+ * corrupted factor can inflate Za, and with it the row's own bound, far enough to hide
+ * itself (a multiplier flipped to 1e19 under TF32, with (U·V)_c cancelling); so the bound
+ * uses min(Za, cap), and a row with Za > cap holds a multiplier above 1: a fault. *caps:
+ * malloc'd m x 2 from the host copy Ya (k x 2). */
+static abft_status_t za_caps(const struct abft_lu_plan *p, double **caps) {
+    const int64_t m = p->m, k = p->k;
+    *caps = (double *)malloc(sizeof(double) * 2 * (size_t)(m + k + 1));
+    ABFT_RETURN_IF(*caps == NULL, ABFT_STATUS_ALLOC_FAILED);
+    double *ya = *caps + 2 * m;
+    if (k > 0) {
+        abft_copy_args_t c = {0, sizeof(double), k, 2, ya, k, p->Ya, k};
+        abft_status_t st = p->h->ops->copy(&p->h->kctx, &c);
+        if (st != ABFT_STATUS_SUCCESS) {
+            free(*caps);
+            *caps = NULL;
+            return st;
+        }
+    }
+    const double slack = 1.0 + 4.0 * (double)(k + 2) * 0x1p-53;
+    for (int q = 0; q < 2; ++q) {
+        double run = 0.0;
+        for (int64_t i = 0; i < m; ++i) {
+            if (i < k) run += ya[i + q * k];
+            (*caps)[i + q * m] = run * slack;
+        }
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The row's |L|·(|U|·V) as the bound uses it, and whether it proves a multiplier above 1. */
+static double za_eff(double za, double cap, int *big) {
+    if (za > cap && isfinite(za) && isfinite(cap)) {
+        *big = 1;
+        return cap;
+    }
+    return za;
+}
+
 static abft_status_t fetch_cmp(const struct abft_lu_plan *p, double *buf) {
     abft_handle_t h = p->h;
     const int64_t m = p->m;
@@ -170,8 +210,9 @@ static abft_status_t recount(struct abft_lu_plan *p, const void *A, int64_t lda,
     abft_bound_lu(p->h, &p->arith, p->prec, p->m, p->n, &b);
     double *pre = NULL;
     ABFT_TRY(diag_sums(p, A, lda, &pre));
-    double *buf = (double *)malloc(8 * mm * sizeof(double));
+    double *buf = (double *)malloc(8 * mm * sizeof(double)), *caps = NULL;
     abft_status_t st = buf == NULL ? ABFT_STATUS_ALLOC_FAILED : fetch_cmp(p, buf);
+    if (st == ABFT_STATUS_SUCCESS) st = za_caps(p, &caps);
     int64_t nf = 0;
     double mr = 0.0;
     for (int64_t i = 0; i < m && st == ABFT_STATUS_SUCCESS; ++i) {
@@ -179,8 +220,10 @@ static abft_status_t recount(struct abft_lu_plan *p, const void *A, int64_t lda,
         for (int q = 0; q < 2; ++q) {
             size_t o = (size_t)i + (size_t)q * mm;
             double d = buf[o] - buf[4 * mm + o];
-            double t = row_bound(&b, row_dsum(p, pre, i), q, buf[6 * mm + o], buf[2 * mm + o]);
-            if (!(fabs(d) <= t) || !isfinite(t)) fl = 1;
+            int big = 0;
+            double za = za_eff(buf[2 * mm + o], caps[o], &big);
+            double t = row_bound(&b, row_dsum(p, pre, i), q, buf[6 * mm + o], za);
+            if (!(fabs(d) <= t) || !isfinite(t) || big) fl = 1;
             double x = d == 0.0 ? 0.0 : fabs(d) / t;
             if (isnan(x) || !isfinite(t)) x = INFINITY;
             if (x > mr) mr = x;
@@ -188,6 +231,7 @@ static abft_status_t recount(struct abft_lu_plan *p, const void *A, int64_t lda,
         nf += fl;
     }
     free(buf);
+    free(caps);
     free(pre);
     if (st == ABFT_STATUS_SUCCESS) {
         *nflagged = nf;
@@ -217,10 +261,29 @@ static abft_status_t check_factors(struct abft_lu_plan *p, const void *A, int64_
     /* An overflowed bound (Za = Inf) passes any residual: such rows count as flagged. */
     int64_t nbad = 0;
     ABFT_TRY(abft_lu_nonfinite_rows(h, m, p->Za, m, &nbad));
+    /* a row whose |L|·(|U|·V) exceeds what multipliers <= 1 allow (za_caps): the compare
+     * measured it against a bound the fault itself inflated */
+    int64_t nbig = 0;
+    if (nbad == 0 && *nflagged == 0 && m > 0) {
+        double *caps = NULL, *za = (double *)malloc(sizeof(double) * 2 * (size_t)m);
+        abft_status_t st = za == NULL ? ABFT_STATUS_ALLOC_FAILED : za_caps(p, &caps);
+        if (st == ABFT_STATUS_SUCCESS) {
+            abft_copy_args_t c = {0, sizeof(double), m, 2, za, m, p->Za, m};
+            st = h->ops->copy(&h->kctx, &c);
+        }
+        for (int64_t i = 0; i < 2 * m && st == ABFT_STATUS_SUCCESS; ++i) {
+            int big = 0;
+            (void)za_eff(za[i], caps[i], &big);
+            nbig += big;
+        }
+        free(za);
+        free(caps);
+        ABFT_TRY(st);
+    }
     if (nbad > 0) {
         *nflagged += nbad;
         *max_ratio = INFINITY;
-    } else if (*nflagged > 0) {
+    } else if (*nflagged > 0 || nbig > 0) {
         ABFT_TRY(recount(p, A, lda, nflagged, max_ratio));
     }
     if (*nflagged == 0 && !(*max_ratio < INFINITY)) *nflagged = 1;
@@ -234,6 +297,7 @@ typedef struct host_view {
     double *PX;          /* P·(A·V) (m x 2) */
     double *Z, *Za;      /* L·(U·V), |L|·(|U|·V) (m x 2) */
     double *Y;           /* U·V (k x 2) */
+    unsigned char *big;  /* per row: |L|·(|U|·V) proves a multiplier above 1 (za_caps) */
     abft_lu_bound_t b;   /* the bound (abft_bound_lu) and its divisor sums (diag_sums) */
     double *pre;
     double *buf;
@@ -270,21 +334,34 @@ static abft_status_t fetch(struct abft_lu_plan *p, const void *A, int64_t lda, h
         free(v->buf);
         return st;
     }
+    double *caps = NULL;
+    v->big = (unsigned char *)calloc(mm + 1, 1);
+    st = v->big == NULL ? ABFT_STATUS_ALLOC_FAILED : za_caps(p, &caps);
+    if (st != ABFT_STATUS_SUCCESS) {
+        free(v->big);
+        free(v->pre);
+        free(v->buf);
+        return st;
+    }
     for (int q = 0; q < 2; ++q) {
         v->d[q] = D + q * mm;
         v->t[q] = T + q * mm;
         for (int64_t i = 0; i < m; ++i) {
+            int big = 0;
+            double za = za_eff(Za[i + q * mm], caps[i + q * mm], &big);
+            v->big[i] |= (unsigned char)big;
             v->d[q][i] = Z[i + q * mm] - PX[i + q * mm];
-            v->t[q][i] = row_bound(&v->b, row_dsum(p, v->pre, i), q, PXa[i + q * mm],
-                                   Za[i + q * mm]);
+            v->t[q][i] = row_bound(&v->b, row_dsum(p, v->pre, i), q, PXa[i + q * mm], za);
         }
     }
+    free(caps);
     return ABFT_STATUS_SUCCESS;
 }
 
 /* Flagged: the residual exceeds the bound, or either is not finite (an overflowed checksum
  * gives d = t = Inf, which a plain |d| <= t would pass). */
 static int row_flagged(const host_view_t *v, int64_t i) {
+    if (v->big[i]) return 1;
     for (int q = 0; q < 2; ++q)
         if (!(fabs(v->d[q][i]) <= v->t[q][i]) || !isfinite(v->t[q][i])) return 1;
     return 0;
@@ -944,6 +1021,7 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
                               ABFT_ACTION_UNCORRECTABLE, ABFT_FACTOR_NONE);
     }
     free(F);
+    free(v.big);
     free(v.pre);
     free(v.buf);
     free(perm);

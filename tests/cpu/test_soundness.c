@@ -420,6 +420,50 @@ static void test_alpha_zero(abft_handle_t h) {
     TU_CHECK(rep.nonfinite_input == 0 && rep.detected == 0, "alpha = 0: a NaN in A was read");
 }
 
+/* 9. LU: a multiplier corrupted to a huge value inflates its own row's bound (|L|·(|U|·V) of
+ *    the factors as they are), and when row c of U·V cancels it hides completely (here
+ *    U(c, c:c+2) = (1, -2, 1), so (U·V)_c = 0 and the residual of row r does not move).
+ *    Partial pivoting keeps |L| <= 1, which bounds |L|·(|U|·V) from the rows of |U|·V: the
+ *    row is flagged and reported (no recovery copy: nothing can confirm a correction). */
+static void test_lu_big_multiplier(abft_handle_t h) {
+    enum { NL = 8 };
+    double L[NL * NL], U[NL * NL], A[NL * NL], F[NL * NL];
+    memset(L, 0, sizeof L);
+    memset(U, 0, sizeof U);
+    for (int i = 0; i < NL; ++i) {
+        L[i + i * NL] = 1.0;
+        for (int j = 0; j < i; ++j) L[i + j * NL] = (double)((i + 2 * j) % 5 - 2) / 4.0;
+        for (int j = i; j < NL; ++j) U[i + j * NL] = 8.0 + (double)((3 * i + j) % 7);
+    }
+    const int c = 3, r = 6;
+    for (int j = c; j < NL; ++j) U[c + j * NL] = 0.0;
+    U[c + c * NL] = 16.0, U[c + (c + 1) * NL] = -32.0, U[c + (c + 2) * NL] = 16.0;
+    for (int i = 0; i < NL; ++i) /* A = L·U (exact: small dyadic values) */
+        for (int j = 0; j < NL; ++j) {
+            double t = 0.0;
+            for (int l = 0; l < NL; ++l) t += L[i + l * NL] * U[l + j * NL];
+            A[i + j * NL] = t;
+        }
+    for (int i = 0; i < NL; ++i) /* the factors packed as getrf leaves them */
+        for (int j = 0; j < NL; ++j) F[i + j * NL] = i > j ? L[i + j * NL] : U[i + j * NL];
+    int64_t ipiv[NL];
+    for (int i = 0; i < NL; ++i) ipiv[i] = i + 1;
+    abft_lu_plan_t plan = NULL;
+    TU_CHECK_STATUS(abft_lu_plan_create(h, 'd', NL, NL, &plan), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_dgetrf_encode(h, plan, A, NL), ABFT_STATUS_SUCCESS);
+    abft_report_t rep;
+    TU_CHECK_STATUS(abft_dgetrf_verify(h, plan, F, NL, ipiv, 64, &rep), ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.detected == 0, "clean factors flagged (%lld)", (long long)rep.detected);
+    F[r + c * NL] = 1e6; /* the multiplier L(r, c) */
+    TU_CHECK_STATUS(abft_dgetrf_verify(h, plan, F, NL, ipiv, 64, &rep), ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.detected >= 1 && rep.corrected == 0 && rep.uncorrectable >= 1 &&
+                 F[r + c * NL] == 1e6,
+             "huge multiplier over a cancelling row of U·V: detected %lld corrected %lld "
+             "uncorrectable %lld", (long long)rep.detected, (long long)rep.corrected,
+             (long long)rep.uncorrectable);
+    abft_lu_plan_destroy(plan);
+}
+
 int main(void) {
     printf("test_soundness: fixed seeds 1001..5006\n");
     abft_handle_t h = NULL;
@@ -432,6 +476,7 @@ int main(void) {
     test_math(h);
     test_stencil(h);
     test_alpha_zero(h);
+    test_lu_big_multiplier(h);
     TU_CHECK_STATUS(abft_destroy(h), ABFT_STATUS_SUCCESS);
     return tu_finish("test_soundness");
 }
