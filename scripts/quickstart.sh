@@ -58,8 +58,12 @@ if [ "$what" = run ]; then
   cmake --build "$bdir" -j"$jobs" --target abft_cli >/dev/null
   # OpenBLAS's own threads fight the library's OpenMP threads on small matrices.
   export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
-  ./"$bdir"/tools/abft campaign --op gemm --out "$bdir"/campaign
-  exec ./"$bdir"/tools/abft campaign --op getrf --lu-recovery on --out "$bdir"/campaign
+  # --space full: every trial draws its configuration (sizes, transposes, alpha, beta,
+  # leading dimensions, checksum kind, bound and math mode, LU options) and its fault model
+  # and firing call from the whole space the API accepts (docs/campaign.md)
+  ./"$bdir"/tools/abft campaign --space full --op gemm --out "$bdir"/campaign
+  ./"$bdir"/tools/abft campaign --space full --op getrf --out "$bdir"/campaign
+  exec ./"$bdir"/tools/abft campaign --space full --op getrf-online --out "$bdir"/campaign
 fi
 
 cmake --build build -j"$jobs"
