@@ -25,38 +25,7 @@
         }                                                      \
     } while (0)
 
-static abft_backend_t backend;
-
-/* Copy between host and the backend's memory (the CPU backend's memory is host memory). */
-static int to_backend(void *dst, const void *src, size_t bytes, int up) {
-#if ABFT_HAVE_CUDA_BACKEND
-    if (backend == ABFT_BACKEND_CUDA)
-        return cudaMemcpy(dst, src, bytes, up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost) ==
-                       cudaSuccess ? 0 : -1;
-#endif
-    memcpy(dst, src, bytes);
-    return 0;
-}
-
-static void *backend_alloc(size_t bytes) {
-#if ABFT_HAVE_CUDA_BACKEND
-    if (backend == ABFT_BACKEND_CUDA) {
-        void *p = NULL;
-        return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
-    }
-#endif
-    return malloc(bytes);
-}
-
-static void backend_free(void *p) {
-#if ABFT_HAVE_CUDA_BACKEND
-    if (backend == ABFT_BACKEND_CUDA) {
-        cudaFree(p);
-        return;
-    }
-#endif
-    free(p);
-}
+#include "example_mem.h"
 
 /* The host GEMM of the CPU path: C = A·B, n x n, column-major (a plain loop; any BLAS
  * dgemm would do the same). */
