@@ -18,6 +18,9 @@
 #   lu         bench_lu     -> results/lu.{md,json}
 #   campaigns  abft campaign for each op in $OPS, fp64 and fp32 side by side on the GPU
 #              -> results/campaign_<op>_<d|s>.{md,csv,svg,json.gz}
+#   fullspace  abft campaign --space full for each op in $FULL_OPS (gemm getrf getrf-online),
+#              fp64 and fp32, FULL_TRIALS (100000) faulty + a fifth as many controls, FULL_SEED
+#              (20261126) -> results/campaign_full_<op>_<d|s>.{md,csv,svg,json.gz}
 #
 # Knobs (environment):
 #   OUT=./out          results in $OUT/results (the files bench/results/ holds), logs in $OUT/logs
@@ -37,7 +40,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
-STEPS=${STEPS:-build,tests,sanitize,gemm,encode,lu,campaigns}
+STEPS=${STEPS:-build,tests,sanitize,gemm,encode,lu,campaigns,fullspace}
 OUT=${OUT:-$PWD/out}
 BUILD_DIR=${BUILD_DIR:-build-dev}
 ARCH=${ARCH:-90}
@@ -171,6 +174,33 @@ if has campaigns; then
     done
   done
   step campaigns $rc
+fi
+
+if has fullspace; then
+  # Full configuration space (docs/campaign.md): each trial draws its sizes (up to those
+  # below), transposes, alpha, beta, leading dimensions, checksum kind, bound and math mode,
+  # LU options, fault model and firing call. Controls: a fifth of the faulty trials.
+  FULL_OPS=${FULL_OPS:-gemm getrf getrf-online} FULL_TRIALS=${FULL_TRIALS:-100000}
+  FULL_SEED=${FULL_SEED:-20261126}
+  abft=$B/tools/abft
+  rc=0
+  for op in $FULL_OPS; do
+    for p in d s; do
+      sz="--n 96"
+      [ "$op" = gemm ] && sz="--m 96 --n 80 --k 112"
+      # shellcheck disable=SC2086
+      "$abft" campaign --backend cuda --space full --op "$op" --precision "$p" $sz \
+        --trials "$FULL_TRIALS" --controls $((FULL_TRIALS / 5)) --seed "$FULL_SEED" --quiet \
+        --out "$R" --name "campaign_full_${op}_$p" >"$L/campaign_full_${op}_$p.txt" 2>&1 || rc=1
+      grep -E "^(PASS|FAIL)" "$L/campaign_full_${op}_$p.txt" | sed "s/^/full $op $p: /"
+      md=$R/campaign_full_${op}_$p.md
+      # shellcheck disable=SC2016
+      [ -f "$md" ] && printf '\nDevice: %s; commit %s; `scripts/device/reproduce.sh` (step fullspace, seed %s).\n' \
+        "${device:-unknown}" "$COMMIT" "$FULL_SEED" >>"$md"
+      [ -f "$R/campaign_full_${op}_$p.json" ] && gzip -f "$R/campaign_full_${op}_$p.json"
+    done
+  done
+  step fullspace $rc
 fi
 
 if [ "${PACK:-0}" = 1 ]; then
