@@ -28,10 +28,10 @@ const char *abft_version_string(void) { return ABFT_VERSION_STRING; }
 int abft_cuda_built(void) { return ABFT_HAVE_CUDA; }
 
 abft_status_t abft_create(abft_handle_t *handle, abft_backend_t backend) {
-    ABFT_RETURN_IF(handle == NULL, ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(backend != ABFT_BACKEND_AUTO && backend != ABFT_BACKEND_CPU &&
-                       backend != ABFT_BACKEND_CUDA,
-                   ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(handle == NULL, 1);
+    ABFT_ARG_IF(backend != ABFT_BACKEND_AUTO && backend != ABFT_BACKEND_CPU &&
+                    backend != ABFT_BACKEND_CUDA,
+                2);
     abft_backend_t chosen = backend;
     if (backend == ABFT_BACKEND_AUTO) {
 #if ABFT_HAVE_CUDA
@@ -113,21 +113,21 @@ abft_status_t abft_aux_context(abft_handle_t h, const abft_kctx_t **aux) {
 
 abft_status_t abft_get_backend(abft_handle_t h, abft_backend_t *backend) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(backend == NULL, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(backend == NULL, 2);
     *backend = h->backend;
     return ABFT_STATUS_SUCCESS;
 }
 
 abft_status_t abft_set_stream(abft_handle_t h, void *stream) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(h->backend == ABFT_BACKEND_CPU && stream != NULL, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(h->backend == ABFT_BACKEND_CPU && stream != NULL, 2);
     h->kctx.stream = stream;
     return ABFT_STATUS_SUCCESS;
 }
 
 abft_status_t abft_get_stream(abft_handle_t h, void **stream) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(stream == NULL, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(stream == NULL, 2);
     *stream = h->kctx.stream;
     return ABFT_STATUS_SUCCESS;
 }
@@ -148,25 +148,23 @@ abft_status_t abft_set_cusolver_handle(abft_handle_t h, void *cusolver_handle) {
 
 abft_status_t abft_set_checksum_kind(abft_handle_t h, abft_checksum_kind_t kind) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(kind != ABFT_CHECKSUM_ROW && kind != ABFT_CHECKSUM_FULL,
-                   ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(kind != ABFT_CHECKSUM_ROW && kind != ABFT_CHECKSUM_FULL, 2);
     h->kind = kind;
     return ABFT_STATUS_SUCCESS;
 }
 
 abft_status_t abft_get_checksum_kind(abft_handle_t h, abft_checksum_kind_t *kind) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(kind == NULL, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(kind == NULL, 2);
     *kind = h->kind;
     return ABFT_STATUS_SUCCESS;
 }
 
 abft_status_t abft_set_bound_mode(abft_handle_t h, abft_bound_mode_t mode, double factor) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(mode != ABFT_BOUND_WORST_CASE && mode != ABFT_BOUND_PROBABILISTIC,
-                   ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(mode != ABFT_BOUND_WORST_CASE && mode != ABFT_BOUND_PROBABILISTIC, 2);
     /* written so that NaN is refused */
-    ABFT_RETURN_IF(!(factor > 0.0 && factor <= 1e6), ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(!(factor > 0.0 && factor <= 1e6), 3);
     h->bound_mode = mode;
     h->bound_factor = factor;
     return ABFT_STATUS_SUCCESS;
@@ -174,7 +172,8 @@ abft_status_t abft_set_bound_mode(abft_handle_t h, abft_bound_mode_t mode, doubl
 
 abft_status_t abft_get_bound_mode(abft_handle_t h, abft_bound_mode_t *mode, double *factor) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(mode == NULL || factor == NULL, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(mode == NULL, 2);
+    ABFT_ARG_IF(factor == NULL, 3);
     *mode = h->bound_mode;
     *factor = h->bound_factor;
     return ABFT_STATUS_SUCCESS;
@@ -182,14 +181,14 @@ abft_status_t abft_get_bound_mode(abft_handle_t h, abft_bound_mode_t *mode, doub
 
 abft_status_t abft_set_recompute(abft_handle_t h, int enable) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(enable != 0 && enable != 1, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(enable != 0 && enable != 1, 2);
     h->recompute = enable;
     return ABFT_STATUS_SUCCESS;
 }
 
 abft_status_t abft_set_lu_recovery(abft_handle_t h, int enable) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(enable != 0 && enable != 1, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(enable != 0 && enable != 1, 2);
     h->lu_recovery = enable;
     return ABFT_STATUS_SUCCESS;
 }

@@ -14,6 +14,17 @@
     do {                             \
         if (cond) return (status);   \
     } while (0)
+/* The argument a public call rejected with INVALID_VALUE: its 1-based position in the call's
+ * parameter list (0: no single argument), kept per thread for abft_last_invalid_argument. */
+void abft_set_bad_arg(int pos);
+/* Reject argument `pos` of the public call when `cond` holds. */
+#define ABFT_ARG_IF(cond, pos)                           \
+    do {                                                 \
+        if (cond) {                                      \
+            abft_set_bad_arg(pos);                       \
+            return ABFT_STATUS_INVALID_VALUE;            \
+        }                                                \
+    } while (0)
 /* Propagate a non-success status. */
 #define ABFT_TRY(expr)                                        \
     do {                                                      \
@@ -97,6 +108,14 @@ static inline int abft_bad_matrix(int64_t rows, int64_t cols, const void *p, int
     return 0;
 }
 static inline int abft_bad_op(int op) { return op != ABFT_OP_N && op != ABFT_OP_T; }
+/* Which argument of a rows x cols matrix (rows, cols >= 0 checked by the caller) is bad: the
+ * leading dimension's position pos_ld, the pointer's pos_p, or 0 when the matrix is valid. */
+static inline int abft_matrix_bad_arg(int64_t rows, int64_t cols, const void *p, int64_t ld,
+                                      int pos_p, int pos_ld) {
+    if (ld < (rows > 1 ? rows : 1)) return pos_ld;
+    if (rows > 0 && cols > 0 && p == NULL) return pos_p;
+    return 0;
+}
 
 /* Record a fault in the report's bounded list (counts are the caller's). */
 void abft_report_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta,

@@ -4,6 +4,7 @@
 
 #include "abft/abft_status.h"
 #include "abft/abft_types.h"
+#include "abft_internal.h"
 
 const char *abft_status_name(abft_status_t status) {
     switch (status) {
@@ -83,3 +84,9 @@ const char *abft_hook_site_name(abft_hook_site_t site) {
         [ABFT_SITE_LU_PANEL] = "lu_panel",         [ABFT_SITE_AFTER_LU] = "after_lu"};
     return ENUM_NAME(site, names);
 }
+
+static _Thread_local int abft_bad_arg_pos;
+
+void abft_set_bad_arg(int pos) { abft_bad_arg_pos = pos; }
+
+int abft_last_invalid_argument(void) { return abft_bad_arg_pos; }

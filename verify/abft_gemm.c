@@ -72,11 +72,15 @@ static size_t plan_layout(struct abft_gemm_plan *p, void *mem) {
     return off;
 }
 
+/* pos: the position of transa in the public call; transb, m, n, k follow it. */
 static abft_status_t check_shape(abft_handle_t h, int transa, int transb, int64_t m, int64_t n,
-                                 int64_t k) {
+                                 int64_t k, int pos) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(abft_bad_op(transa) || abft_bad_op(transb), ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(m < 0 || n < 0 || k < 0, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(abft_bad_op(transa), pos);
+    ABFT_ARG_IF(abft_bad_op(transb), pos + 1);
+    ABFT_ARG_IF(m < 0, pos + 2);
+    ABFT_ARG_IF(n < 0, pos + 3);
+    ABFT_ARG_IF(k < 0, pos + 4);
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -93,24 +97,27 @@ static int overlaps(const void *X, int64_t xr, int64_t xc, int64_t ldx, const vo
 /* C == NULL with ldc == 0: the split form's encode with beta = 0, which does not read C.
  * With alpha = 0 (or k = 0) A and B are not referenced, as in BLAS: they may be NULL, their
  * leading dimensions are still checked. */
+/* pos: the positions of A, lda, B, ldb, C, ldc in the public call. */
 static abft_status_t check_operands(const struct abft_gemm_plan *p, const void *A, int64_t lda,
-                                    const void *B, int64_t ldb, const void *C, int64_t ldc) {
+                                    const void *B, int64_t ldb, const void *C, int64_t ldc,
+                                    const int pos[6]) {
     const int no_c = C == NULL && ldc == 0;
     const int ab_used = p->alpha != 0.0 && p->k > 0;
     int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
     int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
-    ABFT_RETURN_IF(abft_bad_matrix(ar, ac, ab_used ? A : (const void *)&lda, lda),
-                   ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(abft_bad_matrix(br, bc, ab_used ? B : (const void *)&ldb, ldb),
-                   ABFT_STATUS_INVALID_VALUE);
+    int bad = abft_matrix_bad_arg(ar, ac, ab_used ? A : (const void *)&lda, lda, pos[0], pos[1]);
+    ABFT_ARG_IF(bad != 0, bad);
+    bad = abft_matrix_bad_arg(br, bc, ab_used ? B : (const void *)&ldb, ldb, pos[2], pos[3]);
+    ABFT_ARG_IF(bad != 0, bad);
     if (!ab_used) A = B = NULL; /* not referenced: no overlap with C either */
     if (no_c) return ABFT_STATUS_SUCCESS;
-    ABFT_RETURN_IF(abft_bad_matrix(p->m, p->n, C, ldc), ABFT_STATUS_INVALID_VALUE);
+    bad = abft_matrix_bad_arg(p->m, p->n, C, ldc, pos[4], pos[5]);
+    ABFT_ARG_IF(bad != 0, bad);
     /* C is written while A and B are read (and read again for recomputation): no overlap */
     size_t es = elem_size(p->prec);
-    ABFT_RETURN_IF((A != NULL && overlaps(C, p->m, p->n, ldc, A, ar, ac, lda, es)) ||
-                       (B != NULL && overlaps(C, p->m, p->n, ldc, B, br, bc, ldb, es)),
-                   ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF((A != NULL && overlaps(C, p->m, p->n, ldc, A, ar, ac, lda, es)) ||
+                    (B != NULL && overlaps(C, p->m, p->n, ldc, B, br, bc, ldb, es)),
+                pos[4]);
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -869,11 +876,13 @@ static abft_status_t protected_gemm(abft_handle_t h, abft_prec_t prec, int trans
                                     int64_t m, int64_t n, int64_t k, double alpha, const void *A,
                                     int64_t lda, const void *B, int64_t ldb, double beta,
                                     void *C, int64_t ldc, abft_report_t *report) {
-    ABFT_TRY(check_shape(h, transa, transb, m, n, k));
-    ABFT_RETURN_IF(!isfinite(alpha) || !isfinite(beta), ABFT_STATUS_INVALID_VALUE);
+    ABFT_TRY(check_shape(h, transa, transb, m, n, k, 2));
+    ABFT_ARG_IF(!isfinite(alpha), 7);
+    ABFT_ARG_IF(!isfinite(beta), 12);
     struct abft_gemm_plan p;
     plan_init(&p, h, prec, transa, transb, m, n, k, alpha, beta);
-    ABFT_TRY(check_operands(&p, A, lda, B, ldb, C, ldc));
+    static const int gemm_pos[6] = {8, 9, 10, 11, 13, 14};
+    ABFT_TRY(check_operands(&p, A, lda, B, ldb, C, ldc, gemm_pos));
     /* an arithmetic the bound does not model is refused before anything is touched */
     ABFT_TRY(plan_arith(&p));
     /* The report is written only when the call completes (SUCCESS or NON_FINITE_INPUT). */
@@ -958,10 +967,11 @@ abft_status_t abft_sgemm(abft_handle_t h, abft_operation_t transa, abft_operatio
 abft_status_t abft_gemm_plan_create(abft_handle_t h, char precision, abft_operation_t transa,
                                     abft_operation_t transb, int64_t m, int64_t n, int64_t k,
                                     double alpha, double beta, abft_gemm_plan_t *plan) {
-    ABFT_TRY(check_shape(h, transa, transb, m, n, k));
-    ABFT_RETURN_IF(plan == NULL || (precision != 'd' && precision != 's'),
-                   ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(!isfinite(alpha) || !isfinite(beta), ABFT_STATUS_INVALID_VALUE);
+    ABFT_TRY(check_shape(h, transa, transb, m, n, k, 3));
+    ABFT_ARG_IF(precision != 'd' && precision != 's', 2);
+    ABFT_ARG_IF(!isfinite(alpha), 8);
+    ABFT_ARG_IF(!isfinite(beta), 9);
+    ABFT_ARG_IF(plan == NULL, 10);
     struct abft_gemm_plan *p = (struct abft_gemm_plan *)malloc(sizeof *p);
     ABFT_RETURN_IF(p == NULL, ABFT_STATUS_ALLOC_FAILED);
     plan_init(p, h, precision == 'd' ? ABFT_PREC_D : ABFT_PREC_S, transa, transb, m, n, k, alpha,
@@ -986,20 +996,19 @@ abft_status_t abft_gemm_plan_destroy(abft_gemm_plan_t p) {
 }
 
 abft_status_t abft_gemm_plan_set_math(abft_gemm_plan_t p, abft_math_t math) {
-    ABFT_RETURN_IF(p == NULL, ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(math != ABFT_MATH_HANDLE && math != ABFT_MATH_IEEE &&
-                       math != ABFT_MATH_TF32 && math != ABFT_MATH_BF16X9,
-                   ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF((math == ABFT_MATH_TF32 || math == ABFT_MATH_BF16X9) &&
-                       p->prec != ABFT_PREC_S,
-                   ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(p == NULL, 1);
+    ABFT_ARG_IF(math != ABFT_MATH_HANDLE && math != ABFT_MATH_IEEE && math != ABFT_MATH_TF32 &&
+                    math != ABFT_MATH_BF16X9,
+                2);
+    ABFT_ARG_IF((math == ABFT_MATH_TF32 || math == ABFT_MATH_BF16X9) && p->prec != ABFT_PREC_S,
+                2);
     p->math = math;
     p->math_blas = NULL;
     return ABFT_STATUS_SUCCESS;
 }
 
 abft_status_t abft_gemm_plan_set_cublas_math(abft_gemm_plan_t p, void *cublas_handle) {
-    ABFT_RETURN_IF(p == NULL, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(p == NULL, 1);
 #if ABFT_HAVE_CUDA
     p->math = ABFT_MATH_HANDLE;
     p->math_blas = cublas_handle;
@@ -1016,12 +1025,13 @@ static abft_status_t split_encode(abft_handle_t h, abft_gemm_plan_t p, abft_prec
                                   const void *A, int64_t lda, const void *B, int64_t ldb,
                                   const void *C, int64_t ldc) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(p == NULL || p->h != h || p->prec != prec, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(p == NULL || p->h != h || p->prec != prec, 2);
     /* C is read only when beta != 0: it may be NULL otherwise. */
+    static const int split_pos[6] = {3, 4, 5, 6, 7, 8};
     if (p->beta == 0.0 && C == NULL) {
-        ABFT_TRY(check_operands(p, A, lda, B, ldb, NULL, 0));
+        ABFT_TRY(check_operands(p, A, lda, B, ldb, NULL, 0, split_pos));
     } else {
-        ABFT_TRY(check_operands(p, A, lda, B, ldb, C, ldc));
+        ABFT_TRY(check_operands(p, A, lda, B, ldb, C, ldc, split_pos));
     }
     ABFT_TRY(plan_arith(p));
     p->encoded = 0;
@@ -1036,14 +1046,14 @@ static abft_status_t split_verify(abft_handle_t h, abft_gemm_plan_t p, abft_prec
                                   const void *A, int64_t lda, const void *B, int64_t ldb,
                                   void *C, int64_t ldc, abft_report_t *report) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(p == NULL || p->h != h || p->prec != prec || !p->encoded,
-                   ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(p == NULL || p->h != h || p->prec != prec || !p->encoded, 2);
     /* A and B are optional here (they serve recomputation only). */
     int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
     int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
-    ABFT_RETURN_IF(A != NULL && abft_bad_matrix(ar, ac, A, lda), ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(B != NULL && abft_bad_matrix(br, bc, B, ldb), ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(abft_bad_matrix(p->m, p->n, C, ldc), ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(A != NULL && abft_bad_matrix(ar, ac, A, lda), 4);
+    ABFT_ARG_IF(B != NULL && abft_bad_matrix(br, bc, B, ldb), 6);
+    int bad = abft_matrix_bad_arg(p->m, p->n, C, ldc, 7, 8);
+    ABFT_ARG_IF(bad != 0, bad);
     abft_report_t rep;
     memset(&rep, 0, sizeof rep);
     /* beta != 0: the encoded beta·C·V belongs to the C of this GEMM only */

@@ -866,6 +866,7 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
         int64_t pi = ipiv[i] - 1;
         if (pi < i || pi >= m) { /* getrf never writes such a pivot */
             free(perm);
+            abft_set_bad_arg(0);
             return ABFT_STATUS_INVALID_VALUE;
         }
         int64_t t = perm[i];
@@ -1034,14 +1035,14 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
  * entries of ipiv_es bytes), info and the report. */
 abft_status_t abft_lu_check_outputs(int64_t m, int64_t n, const void *A, int64_t lda, size_t es,
                                     const void *ipiv, size_t ipiv_es, const int64_t *info,
-                                    const abft_report_t *report) {
+                                    const abft_report_t *report, const int pos[4]) {
     const int64_t k = m < n ? m : n;
     const void *p[4] = {A, ipiv, info, report};
     size_t b[4] = {abft_lu_span(m, n, lda, es), ipiv != NULL ? (size_t)k * ipiv_es : 0,
                    info != NULL ? sizeof *info : 0, report != NULL ? sizeof *report : 0};
     for (int i = 0; i < 4; ++i)
         for (int j = i + 1; j < 4; ++j)
-            ABFT_RETURN_IF(abft_lu_overlap(p[i], b[i], p[j], b[j]), ABFT_STATUS_INVALID_VALUE);
+            ABFT_ARG_IF(abft_lu_overlap(p[i], b[i], p[j], b[j]), pos[j]);
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -1052,11 +1053,15 @@ static abft_status_t getrf_offline(abft_handle_t h, abft_prec_t prec, int64_t m,
                                    void *A, int64_t lda, int64_t *ipiv, int64_t *info,
                                    abft_report_t *report) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(abft_bad_matrix(m, n, A, lda), ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(m < 0, 2);
+    ABFT_ARG_IF(n < 0, 3);
+    int bad = abft_matrix_bad_arg(m, n, A, lda, 4, 5);
+    ABFT_ARG_IF(bad != 0, bad);
     int64_t k = m < n ? m : n;
-    ABFT_RETURN_IF(k > 0 && ipiv == NULL, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(k > 0 && ipiv == NULL, 6);
+    static const int opos[4] = {4, 6, 7, 8};
     ABFT_TRY(abft_lu_check_outputs(m, n, A, lda, prec == ABFT_PREC_D ? 8 : 4, ipiv,
-                                   sizeof(int64_t), info, report));
+                                   sizeof(int64_t), info, report, opos));
     abft_arith_t arith; /* an arithmetic the bound does not model: refused here */
     ABFT_TRY(abft_lu_arith(h, prec, 1, &arith));
     abft_report_t rep;
@@ -1107,8 +1112,10 @@ abft_status_t abft_sgetrf(abft_handle_t h, int64_t m, int64_t n, float *A, int64
 abft_status_t abft_lu_plan_create(abft_handle_t h, char precision, int64_t m, int64_t n,
                                   abft_lu_plan_t *plan) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(plan == NULL || m < 0 || n < 0, ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(precision != 'd' && precision != 's', ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(precision != 'd' && precision != 's', 2);
+    ABFT_ARG_IF(m < 0, 3);
+    ABFT_ARG_IF(n < 0, 4);
+    ABFT_ARG_IF(plan == NULL, 5);
     struct abft_lu_plan *p = (struct abft_lu_plan *)malloc(sizeof *p);
     ABFT_RETURN_IF(p == NULL, ABFT_STATUS_ALLOC_FAILED);
     abft_status_t st =
@@ -1131,8 +1138,9 @@ abft_status_t abft_lu_plan_destroy(abft_lu_plan_t plan) {
 static abft_status_t split_encode(abft_handle_t h, abft_lu_plan_t p, abft_prec_t prec,
                                   const void *A, int64_t lda) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(p == NULL || p->h != h || p->prec != prec, ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(abft_bad_matrix(p->m, p->n, A, lda), ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(p == NULL || p->h != h || p->prec != prec, 2);
+    int bad = abft_matrix_bad_arg(p->m, p->n, A, lda, 3, 4);
+    ABFT_ARG_IF(bad != 0, bad);
     return abft_lu_encode(p, A, lda);
 }
 
@@ -1140,14 +1148,16 @@ static abft_status_t split_verify(abft_handle_t h, abft_lu_plan_t p, abft_prec_t
                                   int64_t lda, const void *ipiv, int bits,
                                   abft_report_t *report) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(p == NULL || p->h != h || p->prec != prec, ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(abft_bad_matrix(p->m, p->n, A, lda), ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(bits != 32 && bits != 64, ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(p->k > 0 && ipiv == NULL, ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(!p->encoded, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(p == NULL || p->h != h || p->prec != prec, 2);
+    int bad = abft_matrix_bad_arg(p->m, p->n, A, lda, 3, 4);
+    ABFT_ARG_IF(bad != 0, bad);
+    ABFT_ARG_IF(bits != 32 && bits != 64, 6);
+    ABFT_ARG_IF(p->k > 0 && ipiv == NULL, 5);
+    ABFT_ARG_IF(!p->encoded, 2);
     size_t es = bits == 64 ? 8 : 4;
+    static const int opos[4] = {3, 5, 0, 7};
     ABFT_TRY(abft_lu_check_outputs(p->m, p->n, A, lda, prec == ABFT_PREC_D ? 8 : 4, ipiv, es,
-                                   NULL, report));
+                                   NULL, report, opos));
     /* the caller's getrf ran in the arithmetic of the handle's BLAS/LAPACK handles */
     ABFT_TRY(abft_lu_arith(h, prec, 1, &p->arith));
     abft_report_t rep;
@@ -1163,7 +1173,10 @@ static abft_status_t split_verify(abft_handle_t h, abft_lu_plan_t p, abft_prec_t
         /* a pivot getrf never writes is refused before anything is written */
         for (int64_t i = 0; i < p->k && st == ABFT_STATUS_SUCCESS; ++i) {
             hp[i] = bits == 64 ? ((const int64_t *)raw)[i] : (int64_t)((const int32_t *)raw)[i];
-            if (hp[i] < i + 1 || hp[i] > p->m) st = ABFT_STATUS_INVALID_VALUE;
+            if (hp[i] < i + 1 || hp[i] > p->m) {
+                abft_set_bad_arg(5);
+                st = ABFT_STATUS_INVALID_VALUE;
+            }
         }
         if (st == ABFT_STATUS_SUCCESS) st = abft_lu_verify(p, A, lda, hp, &rep);
         free(raw);

@@ -485,9 +485,12 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
                                   const abft_lu_options_t *opt, int64_t *info,
                                   abft_report_t *report) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(abft_bad_matrix(m, n, A, lda), ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(m < 0, 2);
+    ABFT_ARG_IF(n < 0, 3);
+    int bad = abft_matrix_bad_arg(m, n, A, lda, 4, 5);
+    ABFT_ARG_IF(bad != 0, bad);
     const int64_t k = m < n ? m : n;
-    ABFT_RETURN_IF(k > 0 && ipiv == NULL, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(k > 0 && ipiv == NULL, 6);
     const int gpu = h->backend == ABFT_BACKEND_CUDA;
     /* GPU default, from bench_lu on the H100 with look-ahead (b362505, 84b2c08): up to
      * k = 8192, nb = 256 without recursion (fp64 8192, checks off: 42.1 ms against 42.6 ms
@@ -498,9 +501,9 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
     const int wide = gpu && k > 8192;
     int64_t nb = gpu ? (wide ? 512 : 256) : 64, every = 1, inb = wide ? 128 : 0;
     if (opt != NULL) {
-        ABFT_RETURN_IF(opt->nb < 0 || opt->check_every < 0 || opt->panel_nb < 0 ||
-                           opt->lookahead < -1 || opt->lookahead > 1,
-                       ABFT_STATUS_INVALID_VALUE);
+        ABFT_ARG_IF(opt->nb < 0 || opt->check_every < 0 || opt->panel_nb < 0 ||
+                        opt->lookahead < -1 || opt->lookahead > 1,
+                    7);
         if (opt->nb > 0) nb = opt->nb;
         if (opt->check_every > 0) every = opt->check_every;
         if (opt->panel_nb > 0) inb = opt->panel_nb;
@@ -508,8 +511,9 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
     if (inb == 0) inb = nb;
     int la = gpu && h->hook == NULL;
     if (opt != NULL && opt->lookahead != 0) la = opt->lookahead > 0;
+    static const int opos[4] = {4, 6, 8, 9};
     ABFT_TRY(abft_lu_check_outputs(m, n, A, lda, prec == ABFT_PREC_D ? 8 : 4, ipiv,
-                                   sizeof(int64_t), info, report));
+                                   sizeof(int64_t), info, report, opos));
     /* the panels' getrf (cuSOLVER's math mode on the GPU) and the trsm/gemm (cuBLAS's): an
      * arithmetic the bound does not model is refused before anything is touched */
     abft_arith_t arith;

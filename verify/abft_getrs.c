@@ -119,18 +119,23 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
                            int64_t nrhs, const void *A, int64_t lda, const int64_t *ipiv, void *B,
                            int64_t ldb, abft_report_t *report) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_RETURN_IF(abft_bad_op(trans), ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(abft_bad_matrix(n, n, A, lda) || abft_bad_matrix(n, nrhs, B, ldb),
-                   ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(n > 0 && ipiv == NULL, ABFT_STATUS_INVALID_VALUE);
+    /* positions: trans 2, n 3, nrhs 4, A 5, lda 6, ipiv 7, B 8, ldb 9, report 10 */
+    ABFT_ARG_IF(abft_bad_op(trans), 2);
+    ABFT_ARG_IF(n < 0, 3);
+    ABFT_ARG_IF(nrhs < 0, 4);
+    int bad = abft_matrix_bad_arg(n, n, A, lda, 5, 6);
+    ABFT_ARG_IF(bad != 0, bad);
+    bad = abft_matrix_bad_arg(n, nrhs, B, ldb, 8, 9);
+    ABFT_ARG_IF(bad != 0, bad);
+    ABFT_ARG_IF(n > 0 && ipiv == NULL, 7);
     /* B is written while A and ipiv are read; the report must overlap none of them */
     const size_t es = prec == ABFT_PREC_D ? 8 : 4;
     const size_t bA = abft_lu_span(n, n, lda, es), bB = abft_lu_span(n, nrhs, ldb, es);
     const size_t bP = (size_t)n * sizeof(int64_t), bR = report != NULL ? sizeof *report : 0;
-    ABFT_RETURN_IF(abft_lu_overlap(B, bB, A, bA) || abft_lu_overlap(B, bB, ipiv, bP) ||
-                       abft_lu_overlap(report, bR, A, bA) || abft_lu_overlap(report, bR, B, bB) ||
-                       abft_lu_overlap(report, bR, ipiv, bP),
-                   ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(abft_lu_overlap(B, bB, A, bA) || abft_lu_overlap(B, bB, ipiv, bP), 8);
+    ABFT_ARG_IF(abft_lu_overlap(report, bR, A, bA) || abft_lu_overlap(report, bR, B, bB) ||
+                    abft_lu_overlap(report, bR, ipiv, bP),
+                10);
     /* the solves run in the BLAS's arithmetic (CUDA: the cuBLAS handle's math mode) */
     abft_arith_t arith;
     ABFT_TRY(abft_bound_arith(h, prec, &arith));
@@ -151,7 +156,10 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
     abft_status_t st = h->ops->copy(&h->kctx, &cp);
     /* a pivot getrf never writes is refused before anything is written */
     for (int64_t i = 0; i < n && st == ABFT_STATUS_SUCCESS; ++i)
-        if (hp[i] < i + 1 || hp[i] > n) st = ABFT_STATUS_INVALID_VALUE;
+        if (hp[i] < i + 1 || hp[i] > n) {
+            abft_set_bad_arg(7);
+            st = ABFT_STATUS_INVALID_VALUE;
+        }
     if (st == ABFT_STATUS_SUCCESS)
         st = h->ops->alloc(&h->kctx, (4 * (size_t)n + 8 * (size_t)nrhs) * sizeof(double), &mem);
     if (st == ABFT_STATUS_SUCCESS) {

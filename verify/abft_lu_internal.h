@@ -43,11 +43,12 @@ abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda)
 abft_status_t abft_lu_x_changed(struct abft_lu_plan *p, int *changed);
 abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const int64_t *ipiv,
                              abft_report_t *report);
-/* INVALID_VALUE when two outputs of an LU call overlap: A (m x n, lda, element size es),
+/* INVALID_VALUE when two outputs of an LU call overlap (pos: the positions of A, ipiv, info
+ * and the report in the public call, for abft_last_invalid_argument): A (m x n, lda, element size es),
  * ipiv (min(m, n) entries of ipiv_es bytes), info, report (NULL: absent). */
 abft_status_t abft_lu_check_outputs(int64_t m, int64_t n, const void *A, int64_t lda, size_t es,
                                     const void *ipiv, size_t ipiv_es, const int64_t *info,
-                                    const abft_report_t *report);
+                                    const abft_report_t *report, const int pos[4]);
 /* Number of rows of the n x 2 fp64 array X (backend memory) holding a NaN or Inf. */
 static inline abft_status_t abft_lu_nonfinite_rows(abft_handle_t h, int64_t n, const double *X,
                                                    int64_t ldx, int64_t *count) {

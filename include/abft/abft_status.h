@@ -45,6 +45,11 @@ typedef enum abft_status {
 ABFT_API const char *abft_status_name(abft_status_t status);
 /* A one-line English description of the status. */
 ABFT_API const char *abft_status_string(abft_status_t status);
+/* Which argument the most recent call on this thread that returned ABFT_STATUS_INVALID_VALUE
+ * rejected: its 1-based position in that function's parameter list (as cuBLAS and xerbla
+ * number them: abft_dgemm's lda is 9), or 0 when no single argument was at fault. Kept per
+ * thread; covers the functions of abft.h and abft_lu.h (docs/api.md). */
+ABFT_API int abft_last_invalid_argument(void);
 
 #ifdef __cplusplus
 }
