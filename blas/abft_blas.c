@@ -519,6 +519,29 @@ static void uncorrectable_left(const call_t *c, long long left) {
     }
 }
 
+/* The "recompute" action: up to two more runs of a call left with uncorrectable entries, each
+ * from the output as it was before the call (restored from `saved` when not NULL), verified
+ * again; the runs are reported. `again` runs the protected operation once more. Returns the
+ * uncorrectable entries still left (0 when a run came out clean). */
+typedef abft_status_t (*again_fn)(void *ctx, abft_report_t *rep);
+static long long recompute_left(const call_t *c, long long left, again_fn again, void *ctx,
+                                void *out, int64_t ld, const void *saved, int64_t rows,
+                                int64_t cols, size_t es, int singular_ok) {
+    for (int attempt = 1; attempt <= 2 && left > 0; ++attempt) {
+        if (saved != NULL) unpack(out, ld, saved, rows, cols, es);
+        abft_report_t r2;
+        abft_status_t s2 = again(ctx, &r2);
+        if (s2 != ABFT_STATUS_SUCCESS && !(singular_ok && s2 == ABFT_STATUS_SINGULAR)) break;
+        report_line("recompute call=%lld op=%s attempt=%d detected=%lld uncorrectable=%lld",
+                    c->index, c->op, attempt, (long long)r2.detected, (long long)r2.uncorrectable);
+        if (r2.uncorrectable == 0) {
+            atomic_fetch_add(&n_corrected, left);
+            left = 0;
+        }
+    }
+    return left;
+}
+
 /* Errors that leave every output untouched (docs/api.md): the call passes through. */
 static int untouched_refusal(abft_status_t st) {
     return st == ABFT_STATUS_NON_FINITE_INPUT || st == ABFT_STATUS_INVALID_VALUE ||
@@ -610,6 +633,25 @@ static abft_status_t gemm_once(const abft_blas_type_t *ty, call_t *c, abft_opera
     return ty->gemm(h, oa, ob, c->m, c->n, c->k, alpha, A, lda, B, ldb, beta, C, ldc, rep);
 }
 
+/* gemm_once's arguments, for recompute_left */
+typedef struct gemm_again {
+    const abft_blas_type_t *ty;
+    call_t *c;
+    abft_operation_t oa, ob;
+    const void *alpha, *A;
+    int lda;
+    const void *B;
+    int ldb;
+    const void *beta;
+    void *C;
+    int ldc;
+} gemm_again_t;
+static abft_status_t gemm_again(void *ctx, abft_report_t *rep) {
+    gemm_again_t *g = (gemm_again_t *)ctx;
+    return gemm_once(g->ty, g->c, g->oa, g->ob, g->alpha, g->A, g->lda, g->B, g->ldb, g->beta,
+                     g->C, g->ldc, rep);
+}
+
 /* After the argument checks: quick returns, pass-through or the protected call. */
 static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *alpha,
                       const void *A, int lda, const void *B, int ldb, const void *beta, void *C,
@@ -671,19 +713,8 @@ static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *
     long long left = rep.uncorrectable;
     if (left > 0 && (cfg.on_unc & ON_RECOMPUTE) && (beta_zero || saved != NULL)) {
         /* the real BLAS again, verified again; twice at most */
-        for (int attempt = 1; attempt <= 2 && left > 0; ++attempt) {
-            if (saved != NULL) unpack(C, ldc, saved, m, n, ty->size);
-            abft_report_t r2;
-            abft_status_t s2 = gemm_once(ty, &c, oa, ob, alpha, A, lda, B, ldb, beta, C, ldc, &r2);
-            if (s2 != ABFT_STATUS_SUCCESS) break;
-            report_line("recompute call=%lld op=%s attempt=%d detected=%lld uncorrectable=%lld",
-                        c.index, c.op, attempt, (long long)r2.detected,
-                        (long long)r2.uncorrectable);
-            if (r2.uncorrectable == 0) {
-                atomic_fetch_add(&n_corrected, left);
-                left = 0;
-            }
-        }
+        gemm_again_t g = {ty, &c, oa, ob, alpha, A, lda, B, ldb, beta, C, ldc};
+        left = recompute_left(&c, left, gemm_again, &g, C, ldc, saved, m, n, ty->size, 0);
     }
     if (left > 0) uncorrectable_left(&c, left);
 }
@@ -823,6 +854,19 @@ static abft_status_t getrf_once(const abft_blas_type_t *ty, call_t *c, void *A, 
     return ty->getrf(h, c->m, c->n, A, lda, ipiv, info, rep);
 }
 
+/* getrf_once's arguments, for recompute_left */
+typedef struct getrf_again {
+    const abft_blas_type_t *ty;
+    call_t *c;
+    void *A;
+    int lda;
+    int64_t *ipiv, *info;
+} getrf_again_t;
+static abft_status_t getrf_again(void *ctx, abft_report_t *rep) {
+    getrf_again_t *g = (getrf_again_t *)ctx;
+    return getrf_once(g->ty, g->c, g->A, g->lda, g->ipiv, g->info, rep);
+}
+
 static void getrf_core(int t, int m, int n, void *A, int lda, int *ipiv, int *info) {
     const abft_blas_type_t *ty = &types[t];
     const int mn = m < n ? m : n;
@@ -858,19 +902,8 @@ static void getrf_core(int t, int m, int n, void *A, int lda, int *ipiv, int *in
     account(&c, &rep);
     long long left = rep.uncorrectable;
     if (left > 0 && saved != NULL) {
-        for (int attempt = 1; attempt <= 2 && left > 0; ++attempt) {
-            unpack(A, lda, saved, m, n, ty->size);
-            abft_report_t r2;
-            abft_status_t s2 = getrf_once(ty, &c, A, lda, ip, &inf, &r2);
-            if (s2 != ABFT_STATUS_SUCCESS && s2 != ABFT_STATUS_SINGULAR) break;
-            report_line("recompute call=%lld op=%s attempt=%d detected=%lld uncorrectable=%lld",
-                        c.index, c.op, attempt, (long long)r2.detected,
-                        (long long)r2.uncorrectable);
-            if (r2.uncorrectable == 0) {
-                atomic_fetch_add(&n_corrected, left);
-                left = 0;
-            }
-        }
+        getrf_again_t g = {ty, &c, A, lda, ip, &inf};
+        left = recompute_left(&c, left, getrf_again, &g, A, lda, saved, m, n, ty->size, 1);
     }
     for (int i = 0; i < mn; ++i) ipiv[i] = (int)ip[i];
     *info = (int)inf;
@@ -934,6 +967,22 @@ static abft_status_t getrs_once(const abft_blas_type_t *ty, call_t *c, abft_oper
     return ty->getrs(h, op, c->m, c->n, A, lda, ipiv, B, ldb, rep);
 }
 
+/* getrs_once's arguments, for recompute_left */
+typedef struct getrs_again {
+    const abft_blas_type_t *ty;
+    call_t *c;
+    abft_operation_t op;
+    const void *A;
+    int lda;
+    const int64_t *ipiv;
+    void *B;
+    int ldb;
+} getrs_again_t;
+static abft_status_t getrs_again(void *ctx, abft_report_t *rep) {
+    getrs_again_t *g = (getrs_again_t *)ctx;
+    return getrs_once(g->ty, g->c, g->op, g->A, g->lda, g->ipiv, g->B, g->ldb, rep);
+}
+
 static void getrs_core(int t, char tr, int n, int nrhs, const void *A, int lda, const int *ipiv,
                        void *B, int ldb, int *info) {
     const abft_blas_type_t *ty = &types[t];
@@ -972,18 +1021,8 @@ static void getrs_core(int t, char tr, int n, int nrhs, const void *A, int lda, 
     account(&c, &rep);
     long long left = rep.uncorrectable;
     if (left > 0 && saved != NULL) {
-        for (int attempt = 1; attempt <= 2 && left > 0; ++attempt) {
-            unpack(B, ldb, saved, n, nrhs, ty->size);
-            abft_report_t r2;
-            if (getrs_once(ty, &c, op, A, lda, ip, B, ldb, &r2) != ABFT_STATUS_SUCCESS) break;
-            report_line("recompute call=%lld op=%s attempt=%d detected=%lld uncorrectable=%lld",
-                        c.index, c.op, attempt, (long long)r2.detected,
-                        (long long)r2.uncorrectable);
-            if (r2.uncorrectable == 0) {
-                atomic_fetch_add(&n_corrected, left);
-                left = 0;
-            }
-        }
+        getrs_again_t g = {ty, &c, op, A, lda, ip, B, ldb};
+        left = recompute_left(&c, left, getrs_again, &g, B, ldb, saved, n, nrhs, ty->size, 0);
     }
     if (left > 0) uncorrectable_left(&c, left);
     return;
