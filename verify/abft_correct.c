@@ -248,8 +248,17 @@ static abft_status_t settle(engine_t *e, int cs, int64_t idx, abft_report_t *rep
         }
     }
     if (e->cfg->recompute_vec && e->ops->vec != NULL) {
+        /* the vector as it is, kept apart: the recheck below reads other vectors into e->v */
+        const int64_t len = e->cfg->len[cs];
+        double *orig = (double *)malloc(sizeof(double) * (size_t)(len + 1));
+        ABFT_RETURN_IF(orig == NULL, ABFT_STATUS_ALLOC_FAILED);
+        memcpy(orig, e->v, sizeof(double) * (size_t)len);
         int ok = 0;
-        ABFT_TRY(e->ops->vec(e->ctx, cs, idx, &ok));
+        abft_status_t sv = e->ops->vec(e->ctx, cs, idx, &ok);
+        if (sv != ABFT_STATUS_SUCCESS) {
+            free(orig);
+            return sv;
+        }
         if (ok) {
             double d2[2], t2[2];
             int64_t before[2] = {e->nopen[0], e->nopen[1]};
@@ -265,16 +274,24 @@ static abft_status_t settle(engine_t *e, int cs, int64_t idx, abft_report_t *rep
                 for (int64_t f = 0; st == ABFT_STATUS_SUCCESS && f < e->nopen[!cs]; ++f)
                     if (!in_list(save, before[!cs], e->open[!cs][f])) good = 0;
                 free(save);
-                ABFT_TRY(st);
+                if (st != ABFT_STATUS_SUCCESS) {
+                    free(orig);
+                    return st;
+                }
             }
             if (good) {
+                free(orig);
                 rep->recomputed++;
                 abft_report_add_fault(rep, row, col, d[0], ratio, ABFT_ACTION_RECOMPUTED,
                                       ABFT_FACTOR_NONE, cs);
                 return ABFT_STATUS_SUCCESS;
             }
-            ABFT_TRY(e->ops->put_vec(e->ctx, cs, idx, e->v)); /* restore what was there */
+            abft_status_t sr = e->ops->put_vec(e->ctx, cs, idx, orig); /* restore what was there */
+            free(orig);
+            ABFT_TRY(sr);
             if (e->cfg->nsides == 2) ABFT_TRY(recheck(e));
+        } else {
+            free(orig);
         }
     }
     rep->uncorrectable++;

@@ -327,6 +327,8 @@ typedef struct gemm_side {
     double ysum[2];   /* sum over the inner dimension of the other operand's |.|·V encoding */
     double ymin;      /* its smallest positive entry (first column) */
     int sig;          /* -1 not known yet; 1: the kept checksums changed since encoding */
+    double dsig[2][2], tsig[2][2]; /* that change of S^T·V [q][e or w weights] and its
+                                      rounding tolerance */
     int64_t *flags;   /* flagged entries (ascending), capacity n */
     int64_t nflag;
 } gemm_side_t;
@@ -561,7 +563,9 @@ static abft_status_t kept_changed(gemm_ctx_t *g, int cs, int *changed) {
                     abs += w * fabs(x);
                 }
                 double tol = 2.0 * g2 * abs * (1.0 + 0x1p-50) + 4.0 * (double)s->n * 0x1p-1074;
-                if (!(fabs(cur - y[q + 2 * v]) <= tol)) s->sig = 1;
+                s->dsig[q][v] = cur - y[q + 2 * v];
+                s->tsig[q][v] = tol;
+                if (!(fabs(s->dsig[q][v]) <= tol)) s->sig = 1;
             }
     }
     *changed = s->sig;
@@ -669,8 +673,24 @@ static abft_status_t cb_checksum(void *ctx, int cs, int64_t idx, int *changed) {
                      4.0 * (double)(p->k + 2) * 0x1p-1074;
         if (!(fabs(r[q] - s->S[o]) <= tol)) *changed = 1;
     }
+    /* ... and the change of S^T·V since encoding must be this entry's change: delta with
+     * unit weights, (idx + 1)·delta with index weights, in each column q (a corrupted entry
+     * elsewhere together with an input corrupted in this row must not pass) */
+    for (int q = 0; q < 2 && *changed; ++q) {
+        int64_t o = idx + q * s->n;
+        double delta = s->S[o] - r[q];
+        double tol = 2.0 * gk * (s->Sa[o] + r[2 + q]) + 4.0 * (double)(p->k + 2) * 0x1p-1074;
+        if (!(fabs(s->dsig[q][0] - delta) <= s->tsig[q][0] + tol) ||
+            !(fabs(s->dsig[q][1] - (double)(idx + 1) * delta) <=
+              s->tsig[q][1] + (double)(idx + 1) * tol))
+            *changed = 0;
+    }
     if (*changed) {
-        for (int q = 0; q < 2; ++q) s->S[idx + q * s->n] = r[q], s->Sa[idx + q * s->n] = r[2 + q];
+        for (int q = 0; q < 2; ++q) {
+            double delta = s->S[idx + q * s->n] - r[q];
+            s->dsig[q][0] -= delta, s->dsig[q][1] -= (double)(idx + 1) * delta;
+            s->S[idx + q * s->n] = r[q], s->Sa[idx + q * s->n] = r[2 + q];
+        }
     }
     return ABFT_STATUS_SUCCESS;
 }

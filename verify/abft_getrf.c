@@ -147,7 +147,8 @@ static double row_bound(const abft_lu_bound_t *b, const double *dsum, int q, dou
 }
 
 /* Host copies of the m x 2 arrays the check compares: Z, Za, P·X, P·Xa (buf: 8m doubles). */
-/* Partial pivoting keeps every multiplier |L(i, c)| <= 1 (exactly, in floating point), so
+/* Partial pivoting keeps every multiplier |L(i, c)| <= 1 (exactly, in floating point; the
+ * library's own getrf and online LU, not necessarily a split-form caller's), so
  * an intact row obeys Za_i = (|L|·(|U|·V))_i <= cap_i = sum_{c <= min(i, k-1)} (|U|·V)_c. A
  * corrupted factor can inflate Za, and with it the row's own bound, far enough to hide
  * itself (a multiplier flipped to 1e19 under TF32, with (U·V)_c cancelling); so the bound
@@ -172,7 +173,8 @@ static abft_status_t za_caps(const struct abft_lu_plan *p, double **caps) {
         double run = 0.0;
         for (int64_t i = 0; i < m; ++i) {
             if (i < k) run += ya[i + q * k];
-            (*caps)[i + q * m] = run * slack;
+            /* the split form's caller may factor without partial pivoting: no cap there */
+            (*caps)[i + q * m] = p->pivoted ? run * slack : INFINITY;
         }
     }
     return ABFT_STATUS_SUCCESS;
@@ -1073,6 +1075,7 @@ static abft_status_t getrf_offline(abft_handle_t h, abft_prec_t prec, int64_t m,
         const abft_lu_ops_t *lo = abft_lu_ops(h);
         struct abft_lu_plan p;
         ABFT_TRY(abft_lu_plan_init(h, prec, m, n, &p));
+        p.pivoted = 1;
         p.arith = arith;
         int64_t *hpiv = (int64_t *)malloc((size_t)k * sizeof(int64_t));
         if (hpiv == NULL) st = ABFT_STATUS_ALLOC_FAILED;

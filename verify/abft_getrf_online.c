@@ -532,6 +532,7 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
 
     struct abft_lu_plan p;
     ABFT_TRY(abft_lu_plan_init(h, prec, m, n, &p));
+    p.pivoted = 1;
     p.arith = arith;
     online_t o;
     memset(&o, 0, sizeof o);

@@ -16,6 +16,7 @@ struct abft_lu_plan {
     abft_prec_t prec;
     int64_t m, n, k; /* k = min(m, n) */
     int encoded;
+    int pivoted;     /* the library factored with partial pivoting itself (|L| <= 1 holds) */
     void *mem;       /* one backend allocation holding everything below */
     double *X, *Xa;  /* A·V, |A|·V (m x 2 each, ld m), original row order */
     double *PX, *PXa;/* the same, permuted */

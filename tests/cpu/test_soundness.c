@@ -36,6 +36,18 @@ static abft_status_t add_fn(void *user, abft_hook_site_t site, int which, char p
     return ABFT_STATUS_SUCCESS;
 }
 
+#define ABFT_TRY_TEST(x)                              \
+    do {                                              \
+        abft_status_t st_ = (x);                      \
+        if (st_ != ABFT_STATUS_SUCCESS) return st_;   \
+    } while (0)
+static abft_status_t two_hooks(void *user, abft_hook_site_t site, int which, char prec,
+                               void *ptr, int64_t rows, int64_t cols, int64_t ld) {
+    add_hook_t **h2 = (add_hook_t **)user;
+    ABFT_TRY_TEST(add_fn(h2[0], site, which, prec, ptr, rows, cols, ld));
+    return add_fn(h2[1], site, which, prec, ptr, rows, cols, ld);
+}
+
 enum { M = 9, N = 12, K = 10 };
 
 typedef struct gemm {
@@ -422,46 +434,99 @@ static void test_alpha_zero(abft_handle_t h) {
 
 /* 9. LU: a multiplier corrupted to a huge value inflates its own row's bound (|L|·(|U|·V) of
  *    the factors as they are), and when row c of U·V cancels it hides completely (here
- *    U(c, c:c+2) = (1, -2, 1), so (U·V)_c = 0 and the residual of row r does not move).
+ *    U(c, c:c+2) = (1, -2, 1)·16, so (U·V)_c = 0 and the residual of row r does not move).
  *    Partial pivoting keeps |L| <= 1, which bounds |L|·(|U|·V) from the rows of |U|·V: the
- *    row is flagged and reported (no recovery copy: nothing can confirm a correction). */
-static void test_lu_big_multiplier(abft_handle_t h) {
-    enum { NL = 8 };
-    double L[NL * NL], U[NL * NL], A[NL * NL], F[NL * NL];
-    memset(L, 0, sizeof L);
-    memset(U, 0, sizeof U);
+ *    row is flagged and reported (no recovery copy: nothing can confirm a correction). The
+ *    split form's caller may factor without pivoting (|L| > 1 legitimately): no false alarm
+ *    there. */
+enum { NL = 8 };
+static void lu_factors(double *L, double *U, double *A, double lscale) {
+    memset(L, 0, sizeof(double) * NL * NL);
+    memset(U, 0, sizeof(double) * NL * NL);
     for (int i = 0; i < NL; ++i) {
         L[i + i * NL] = 1.0;
-        for (int j = 0; j < i; ++j) L[i + j * NL] = (double)((i + 2 * j) % 5 - 2) / 4.0;
+        for (int j = 0; j < i; ++j) L[i + j * NL] = lscale * (double)((i + 2 * j) % 5 - 2) / 4.0;
         for (int j = i; j < NL; ++j) U[i + j * NL] = 8.0 + (double)((3 * i + j) % 7);
     }
-    const int c = 3, r = 6;
-    for (int j = c; j < NL; ++j) U[c + j * NL] = 0.0;
-    U[c + c * NL] = 16.0, U[c + (c + 1) * NL] = -32.0, U[c + (c + 2) * NL] = 16.0;
     for (int i = 0; i < NL; ++i) /* A = L·U (exact: small dyadic values) */
         for (int j = 0; j < NL; ++j) {
             double t = 0.0;
             for (int l = 0; l < NL; ++l) t += L[i + l * NL] * U[l + j * NL];
             A[i + j * NL] = t;
         }
-    for (int i = 0; i < NL; ++i) /* the factors packed as getrf leaves them */
-        for (int j = 0; j < NL; ++j) F[i + j * NL] = i > j ? L[i + j * NL] : U[i + j * NL];
-    int64_t ipiv[NL];
-    for (int i = 0; i < NL; ++i) ipiv[i] = i + 1;
-    abft_lu_plan_t plan = NULL;
-    TU_CHECK_STATUS(abft_lu_plan_create(h, 'd', NL, NL, &plan), ABFT_STATUS_SUCCESS);
-    TU_CHECK_STATUS(abft_dgetrf_encode(h, plan, A, NL), ABFT_STATUS_SUCCESS);
+}
+
+static void test_lu_big_multiplier(abft_handle_t h) {
+    double L[NL * NL], U[NL * NL], A[NL * NL];
+    const int c = 3, r = 6;
+    lu_factors(L, U, A, 1.0);
+    for (int j = c; j < NL; ++j) U[c + j * NL] = 0.0;
+    U[c + c * NL] = 16.0, U[c + (c + 1) * NL] = -32.0, U[c + (c + 2) * NL] = 16.0;
+    for (int i = 0; i < NL; ++i)
+        for (int j = 0; j < NL; ++j) {
+            double t = 0.0;
+            for (int l = 0; l < NL; ++l) t += L[i + l * NL] * U[l + j * NL];
+            A[i + j * NL] = t;
+        }
+    /* partial pivoting keeps the identity here (|L| <= 1/2): getrf returns L and U */
+    int64_t ipiv[NL], info = 0;
     abft_report_t rep;
-    TU_CHECK_STATUS(abft_dgetrf_verify(h, plan, F, NL, ipiv, 64, &rep), ABFT_STATUS_SUCCESS);
-    TU_CHECK(rep.detected == 0, "clean factors flagged (%lld)", (long long)rep.detected);
-    F[r + c * NL] = 1e6; /* the multiplier L(r, c) */
-    TU_CHECK_STATUS(abft_dgetrf_verify(h, plan, F, NL, ipiv, 64, &rep), ABFT_STATUS_SUCCESS);
+    double F[NL * NL];
+    memcpy(F, A, sizeof F);
+    TU_CHECK_STATUS(abft_dgetrf(h, NL, NL, F, NL, ipiv, &info, &rep), ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.detected == 0 && fabs(F[r + c * NL] - L[r + c * NL]) < 1e-12,
+             "clean: detected %lld, L(r,c) %g", (long long)rep.detected, F[r + c * NL]);
+    memcpy(F, A, sizeof F);
+    add_hook_t a = {ABFT_SITE_AFTER_LU, 0, 1, {r}, {c}, {1e6 - L[r + c * NL]}, -1};
+    abft_set_hook(h, add_fn, &a);
+    TU_CHECK_STATUS(abft_dgetrf(h, NL, NL, F, NL, ipiv, &info, &rep), ABFT_STATUS_SUCCESS);
+    abft_set_hook(h, NULL, NULL);
     TU_CHECK(rep.detected >= 1 && rep.corrected == 0 && rep.uncorrectable >= 1 &&
                  F[r + c * NL] == 1e6,
              "huge multiplier over a cancelling row of U·V: detected %lld corrected %lld "
              "uncorrectable %lld", (long long)rep.detected, (long long)rep.corrected,
              (long long)rep.uncorrectable);
+
+    /* the split form with a factorization that does not pivot (|L| up to 3) */
+    lu_factors(L, U, A, 6.0);
+    for (int i = 0; i < NL; ++i)
+        for (int j = 0; j < NL; ++j) F[i + j * NL] = i > j ? L[i + j * NL] : U[i + j * NL];
+    for (int i = 0; i < NL; ++i) ipiv[i] = i + 1;
+    abft_lu_plan_t plan = NULL;
+    TU_CHECK_STATUS(abft_lu_plan_create(h, 'd', NL, NL, &plan), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_dgetrf_encode(h, plan, A, NL), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_dgetrf_verify(h, plan, F, NL, ipiv, 64, &rep), ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.detected == 0, "split form, no pivoting, |L| > 1: false alarm (%lld)",
+             (long long)rep.detected);
     abft_lu_plan_destroy(plan);
+}
+
+/* 10. A corrupted checksum entry in one row and an input corrupted after encoding in another:
+ *     the input fault's row agrees with its re-derived checksum, but the change of S^T·V is
+ *     the other row's, so it is reported, not called a checksum fault. */
+static void test_checksum_and_input(abft_handle_t h) {
+    gemm_t g;
+    make(&g, 9009, 1.0, 0.0);
+    golden(h, &g);
+    abft_set_recompute(h, 0);
+    add_hook_t a = {ABFT_SITE_AFTER_ENCODE, 0, 1, {2}, {3}, {1.0}, -1};
+    add_hook_t b = {ABFT_SITE_CHECKSUM, 0, 1, {5}, {0}, {100.0}, -1};
+    add_hook_t *both[2] = {&a, &b};
+    abft_set_hook(h, two_hooks, both);
+    abft_report_t rep;
+    TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
+    abft_set_hook(h, NULL, NULL);
+    abft_set_recompute(h, 1);
+    g.A[2 + 3 * M] -= 1.0;
+    int cs_row2 = 0, cs_row5 = 0;
+    for (int f = 0; f < rep.nfaults; ++f) {
+        if (rep.faults[f].action != ABFT_ACTION_CHECKSUM_FAULT) continue;
+        cs_row2 |= rep.faults[f].row == 2;
+        cs_row5 |= rep.faults[f].row == 5;
+    }
+    TU_CHECK(!cs_row2 && cs_row5 && rep.uncorrectable >= 1,
+             "checksum fault claimed for the input fault's row %d, for the corrupted entry %d, "
+             "uncorrectable %lld", cs_row2, cs_row5, (long long)rep.uncorrectable);
 }
 
 int main(void) {
@@ -477,6 +542,7 @@ int main(void) {
     test_stencil(h);
     test_alpha_zero(h);
     test_lu_big_multiplier(h);
+    test_checksum_and_input(h);
     TU_CHECK_STATUS(abft_destroy(h), ABFT_STATUS_SUCCESS);
     return tu_finish("test_soundness");
 }
