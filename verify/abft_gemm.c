@@ -407,8 +407,8 @@ static double l1_bound(const gemm_ctx_t *g, const gemm_side_t *s, int64_t idx) {
     return s->ymin > 0.0 ? sa / s->ymin : 0.0;
 }
 
-/* The 1-norms the amplified-underflow term needs, for the listed entries of side cs: from
- * the input itself when the call has it, else l1_bound. */
+/* The 1-norms the amplified-underflow term needs, for the listed entries of side cs: the
+ * smaller of l1_bound and the input's own norm when the call has the input. */
 static abft_status_t ensure_l1(gemm_ctx_t *g, int cs, const int64_t *list, int64_t n) {
     gemm_side_t *s = &g->s[cs];
     const struct abft_gemm_plan *p = g->p;
@@ -417,11 +417,14 @@ static abft_status_t ensure_l1(gemm_ctx_t *g, int cs, const int64_t *list, int64
     for (int64_t f = 0; f < n; ++f) {
         int64_t idx = list[f];
         if (s->l1[idx] >= 0.0) continue;
+        s->l1[idx] = l1_bound(g, s, idx);
         if (M != NULL) {
+            /* the input itself is tighter, unless it was corrupted after encoding (then its
+             * norm says nothing of the encoded product, and the bound through the encoding,
+             * which holds for the input as encoded, is kept) */
             ABFT_TRY(cs ? fetch_bcol(g, idx, g->va) : fetch_arow(g, idx, g->va));
-            s->l1[idx] = norm1(g->va, p->k);
-        } else {
-            s->l1[idx] = l1_bound(g, s, idx);
+            double x = norm1(g->va, p->k);
+            if (x < s->l1[idx]) s->l1[idx] = x;
         }
     }
     return ABFT_STATUS_SUCCESS;
