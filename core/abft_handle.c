@@ -224,6 +224,26 @@ void abft_buffer_release(abft_handle_t h, abft_buffer_t *buf) {
     buf->zeroed = 0;
 }
 
+abft_status_t abft_copy_doubles(abft_handle_t h, abft_prec_t prec, int dir, void *dev, int64_t ld,
+                                int64_t rows, int64_t cols, double *host) {
+    if (rows <= 0 || cols <= 0) return ABFT_STATUS_SUCCESS;
+    const size_t cnt = (size_t)rows * (size_t)cols;
+    if (prec == ABFT_PREC_D) {
+        abft_copy_args_t c = {dir, sizeof(double), rows, cols, host, rows, dev, ld};
+        return h->ops->copy(&h->kctx, &c);
+    }
+    float *f = (float *)malloc(cnt * sizeof(float));
+    ABFT_RETURN_IF(f == NULL, ABFT_STATUS_ALLOC_FAILED);
+    if (dir == 1)
+        for (size_t i = 0; i < cnt; ++i) f[i] = (float)host[i];
+    abft_copy_args_t c = {dir, sizeof(float), rows, cols, f, rows, dev, ld};
+    abft_status_t st = h->ops->copy(&h->kctx, &c);
+    if (st == ABFT_STATUS_SUCCESS && dir == 0)
+        for (size_t i = 0; i < cnt; ++i) host[i] = (double)f[i];
+    free(f);
+    return st;
+}
+
 void abft_report_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta,
                            double ratio, abft_action_t action, abft_factor_t factor, int side) {
     if (r->nfaults >= ABFT_REPORT_MAX_FAULTS) return;

@@ -117,6 +117,12 @@ static inline int abft_matrix_bad_arg(int64_t rows, int64_t cols, const void *p,
     return 0;
 }
 
+/* Copy a rows x cols block of data of precision prec (column-major, leading dimension ld, in
+ * backend memory) to (dir 0) or from (dir 1) the host as doubles (rows x cols, leading
+ * dimension rows); synchronous. fp32 data go through a temporary of floats. */
+abft_status_t abft_copy_doubles(abft_handle_t h, abft_prec_t prec, int dir, void *dev, int64_t ld,
+                                int64_t rows, int64_t cols, double *host);
+
 /* Record a fault in the report's bounded list (counts are the caller's). */
 void abft_report_add_fault(abft_report_t *r, int64_t row, int64_t col, double delta,
                            double ratio, abft_action_t action, abft_factor_t factor, int side);

@@ -342,35 +342,16 @@ typedef struct gemm_ctx {
     int nsides;
     int use_ab;       /* the alpha term exists (k > 0, alpha != 0) */
     gemm_side_t s[2];
-    void *tmp;        /* max(m, n, k) elements of the data precision */
     double *va, *vb;  /* k doubles each: a row of op(A), a column of op(B) */
 } gemm_ctx_t;
 
 /* Copy `len` elements of data precision starting at `base` with stride `stride` (1 or a
  * leading dimension) to (dir 0) or from (dir 1) the host as doubles. */
 static abft_status_t strip_io(const struct abft_gemm_plan *p, const void *base, int64_t stride,
-                              int64_t len, double *v, int dir, void *tmp) {
-    abft_handle_t h = p->h;
-    size_t es = elem_size(p->prec);
-    abft_copy_args_t c;
+                              int64_t len, double *v, int dir) {
     if (stride == 1)
-        c = (abft_copy_args_t){dir, es, len, 1, tmp, len, (void *)base, len > 1 ? len : 1};
-    else
-        c = (abft_copy_args_t){dir, es, 1, len, tmp, 1, (void *)base, stride};
-    if (dir == 1) {
-        for (int64_t j = 0; j < len; ++j) {
-            if (p->prec == ABFT_PREC_D)
-                ((double *)tmp)[j] = v[j];
-            else
-                ((float *)tmp)[j] = (float)v[j];
-        }
-    }
-    ABFT_TRY(h->ops->copy(&h->kctx, &c));
-    if (dir == 0) {
-        for (int64_t j = 0; j < len; ++j)
-            v[j] = p->prec == ABFT_PREC_D ? ((double *)tmp)[j] : (double)((float *)tmp)[j];
-    }
-    return ABFT_STATUS_SUCCESS;
+        return abft_copy_doubles(p->h, p->prec, dir, (void *)base, len > 1 ? len : 1, len, 1, v);
+    return abft_copy_doubles(p->h, p->prec, dir, (void *)base, stride, 1, len, v);
 }
 
 static const char *at(const struct abft_gemm_plan *p, const void *M, int64_t i, int64_t j,
@@ -381,15 +362,15 @@ static const char *at(const struct abft_gemm_plan *p, const void *M, int64_t i, 
 /* Row i of op(A) (k elements) to the host. */
 static abft_status_t fetch_arow(gemm_ctx_t *g, int64_t i, double *v) {
     const struct abft_gemm_plan *p = g->p;
-    if (p->transa) return strip_io(p, at(p, g->A, 0, i, g->lda), 1, p->k, v, 0, g->tmp);
-    return strip_io(p, at(p, g->A, i, 0, g->lda), g->lda, p->k, v, 0, g->tmp);
+    if (p->transa) return strip_io(p, at(p, g->A, 0, i, g->lda), 1, p->k, v, 0);
+    return strip_io(p, at(p, g->A, i, 0, g->lda), g->lda, p->k, v, 0);
 }
 
 /* Column j of op(B) (k elements) to the host. */
 static abft_status_t fetch_bcol(gemm_ctx_t *g, int64_t j, double *v) {
     const struct abft_gemm_plan *p = g->p;
-    if (p->transb) return strip_io(p, at(p, g->B, j, 0, g->ldb), g->ldb, p->k, v, 0, g->tmp);
-    return strip_io(p, at(p, g->B, 0, j, g->ldb), 1, p->k, v, 0, g->tmp);
+    if (p->transb) return strip_io(p, at(p, g->B, j, 0, g->ldb), g->ldb, p->k, v, 0);
+    return strip_io(p, at(p, g->B, 0, j, g->ldb), 1, p->k, v, 0);
 }
 
 static double norm1(const double *v, int64_t n) {
@@ -432,22 +413,22 @@ static abft_status_t ensure_l1(gemm_ctx_t *g, int cs, const int64_t *list, int64
 
 static abft_status_t cb_get(void *ctx, int cs, int64_t idx, double *v) {
     gemm_ctx_t *g = (gemm_ctx_t *)ctx;
-    if (cs) return strip_io(g->p, at(g->p, g->C, 0, idx, g->ldc), 1, g->p->m, v, 0, g->tmp);
-    return strip_io(g->p, at(g->p, g->C, idx, 0, g->ldc), g->ldc, g->p->n, v, 0, g->tmp);
+    if (cs) return strip_io(g->p, at(g->p, g->C, 0, idx, g->ldc), 1, g->p->m, v, 0);
+    return strip_io(g->p, at(g->p, g->C, idx, 0, g->ldc), g->ldc, g->p->n, v, 0);
 }
 
 static abft_status_t cb_put_vec(void *ctx, int cs, int64_t idx, const double *v) {
     gemm_ctx_t *g = (gemm_ctx_t *)ctx;
     double *w = (double *)v; /* strip_io does not write v when storing */
-    if (cs) return strip_io(g->p, at(g->p, g->C, 0, idx, g->ldc), 1, g->p->m, w, 1, g->tmp);
-    return strip_io(g->p, at(g->p, g->C, idx, 0, g->ldc), g->ldc, g->p->n, w, 1, g->tmp);
+    if (cs) return strip_io(g->p, at(g->p, g->C, 0, idx, g->ldc), 1, g->p->m, w, 1);
+    return strip_io(g->p, at(g->p, g->C, idx, 0, g->ldc), g->ldc, g->p->n, w, 1);
 }
 
 static abft_status_t cb_put(void *ctx, int64_t i, int64_t j, double v, double *stored) {
     gemm_ctx_t *g = (gemm_ctx_t *)ctx;
     double x = g->p->prec == ABFT_PREC_S ? (double)(float)v : v;
     *stored = x;
-    return strip_io(g->p, at(g->p, g->C, i, j, g->ldc), 1, 1, &x, 1, g->tmp);
+    return strip_io(g->p, at(g->p, g->C, i, j, g->ldc), 1, 1, &x, 1);
 }
 
 static void cb_expect(void *ctx, int cs, int64_t idx, const double ra[2], double s2[2],
@@ -795,7 +776,6 @@ static void ctx_free(gemm_ctx_t *g) {
         free(g->s[cs].S);
         free(g->s[cs].flags);
     }
-    free(g->tmp);
     free(g->va);
 }
 
@@ -848,12 +828,9 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
         return st;
     }
     /* The rare path: something was flagged. */
-    int64_t maxlen = p->m > p->n ? p->m : p->n;
-    if (p->k > maxlen) maxlen = p->k;
-    g.tmp = malloc(sizeof(double) * (size_t)maxlen);
     g.va = (double *)malloc(sizeof(double) * 2 * (size_t)(p->k + 1));
     g.vb = g.va != NULL ? g.va + p->k + 1 : NULL;
-    if (g.tmp == NULL || g.va == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+    if (g.va == NULL) st = ABFT_STATUS_ALLOC_FAILED;
     for (int cs = 0; cs < g.nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
         st = fetch_side(&g, cs);
         if (st == ABFT_STATUS_SUCCESS) st = ensure_l1(&g, cs, g.s[cs].flags, g.s[cs].nflag);

@@ -435,24 +435,11 @@ typedef struct fix {
  * frees it; NULL on failure). */
 static abft_status_t fetch_strip(const struct abft_lu_plan *p, const void *src, int64_t ld,
                                  int64_t rows, int64_t cols, double **out) {
-    abft_handle_t h = p->h;
-    const size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
     const size_t cnt = (size_t)rows * (size_t)cols;
-    *out = NULL;
     double *d = (double *)malloc((cnt > 0 ? cnt : 1) * sizeof(double));
+    *out = NULL;
     ABFT_RETURN_IF(d == NULL, ABFT_STATUS_ALLOC_FAILED);
-    void *raw = es == 8 ? (void *)d : malloc(cnt > 0 ? cnt * es : 1);
-    if (raw == NULL) {
-        free(d);
-        return ABFT_STATUS_ALLOC_FAILED;
-    }
-    abft_copy_args_t cp = {0, es, rows, cols, raw, rows, (void *)src, ld};
-    abft_status_t st = h->ops->copy(&h->kctx, &cp);
-    if (es == 4) {
-        for (size_t i = 0; st == ABFT_STATUS_SUCCESS && i < cnt; ++i)
-            d[i] = (double)((const float *)raw)[i];
-        free(raw);
-    }
+    abft_status_t st = abft_copy_doubles(p->h, p->prec, 0, (void *)src, ld, rows, cols, d);
     if (st != ABFT_STATUS_SUCCESS) {
         free(d);
         return st;

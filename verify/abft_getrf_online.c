@@ -127,9 +127,7 @@ static abft_status_t copy_trailing(online_t *o, int64_t K1, int64_t gi, int64_t 
     if (p->A0 == NULL) return ABFT_STATUS_SUCCESS;
     int64_t *piv = (int64_t *)malloc(sizeof(int64_t) * (size_t)(K1 + 1));
     double *lr = (double *)malloc(sizeof(double) * 2 * (size_t)(K1 + 1));
-    void *raw = malloc(o->es * (size_t)(K1 + 1));
-    abft_status_t st = piv == NULL || lr == NULL || raw == NULL ? ABFT_STATUS_ALLOC_FAILED
-                                                                : ABFT_STATUS_SUCCESS;
+    abft_status_t st = piv == NULL || lr == NULL ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_SUCCESS;
     double *uc = lr + K1 + 1, a0 = 0.0;
     if (st == ABFT_STATUS_SUCCESS && K1 > 0) {
         abft_copy_args_t cp = {0, sizeof(int64_t), K1, 1, piv, K1, (void *)ipiv, K1};
@@ -141,21 +139,14 @@ static abft_status_t copy_trailing(online_t *o, int64_t K1, int64_t gi, int64_t 
         if (row == l) row = pl;
         else if (row == pl) row = l;
     }
-    for (int pass = 0; pass < 2 && st == ABFT_STATUS_SUCCESS && K1 > 0; ++pass) {
-        abft_copy_args_t c = pass == 0
-                                 ? (abft_copy_args_t){0, o->es, 1, K1, raw, 1, elem_ptr(o, gi, 0), o->lda}
-                                 : (abft_copy_args_t){0, o->es, K1, 1, raw, K1, elem_ptr(o, 0, j), o->lda};
-        st = h->ops->copy(&h->kctx, &c);
-        double *dst = pass == 0 ? lr : uc;
-        for (int64_t l = 0; l < K1 && st == ABFT_STATUS_SUCCESS; ++l)
-            dst[l] = o->es == 8 ? ((double *)raw)[l] : (double)((float *)raw)[l];
-    }
-    if (st == ABFT_STATUS_SUCCESS) {
-        abft_copy_args_t ca = {0, o->es, 1, 1, raw, 1,
-                               (char *)p->A0 + o->es * (size_t)(row + j * m), m};
-        st = h->ops->copy(&h->kctx, &ca);
-        a0 = o->es == 8 ? ((double *)raw)[0] : (double)((float *)raw)[0];
-    }
+    /* L(gi, 0:K1), U(0:K1, j) and A0(row, j) */
+    if (st == ABFT_STATUS_SUCCESS)
+        st = abft_copy_doubles(h, p->prec, 0, elem_ptr(o, gi, 0), o->lda, 1, K1, lr);
+    if (st == ABFT_STATUS_SUCCESS)
+        st = abft_copy_doubles(h, p->prec, 0, elem_ptr(o, 0, j), o->lda, K1, 1, uc);
+    if (st == ABFT_STATUS_SUCCESS)
+        st = abft_copy_doubles(h, p->prec, 0, (char *)p->A0 + o->es * (size_t)(row + j * m), m,
+                               1, 1, &a0);
     if (st == ABFT_STATUS_SUCCESS) {
         double x = a0, za = fabs(a0);
         for (int64_t l = 0; l < K1; ++l) {
@@ -168,7 +159,6 @@ static abft_status_t copy_trailing(online_t *o, int64_t K1, int64_t gi, int64_t 
     }
     free(piv);
     free(lr);
-    free(raw);
     return st;
 }
 
@@ -220,19 +210,15 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, int64_t K2, int64_t
     if (np > 0) ABFT_TRY(h->ops->order(&h->kctx, o->aux));
     double dsum[3] = {0.0, 0.0, 0.0};
     {
-        double *dg = (double *)malloc((size_t)K1 * sizeof(double));
-        void *raw = malloc((size_t)K1 * o->es);
-        abft_status_t sd = dg == NULL || raw == NULL ? ABFT_STATUS_ALLOC_FAILED
-                                                     : ABFT_STATUS_SUCCESS;
-        abft_copy_args_t cd = {0, o->es, 1, K1, raw, 1, o->A, o->lda + 1};
-        if (sd == ABFT_STATUS_SUCCESS) sd = h->ops->copy(&h->kctx, &cd);
-        for (int64_t l = 0; l < K1 && sd == ABFT_STATUS_SUCCESS; ++l)
-            dg[l] = o->es == 8 ? ((double *)raw)[l] : (double)((float *)raw)[l];
+        double *dg = (double *)malloc((size_t)(K1 + 1) * sizeof(double));
+        abft_status_t sd = dg == NULL ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_SUCCESS;
+        /* the diagonal U(l, l), l < K1: stride lda + 1 */
+        if (sd == ABFT_STATUS_SUCCESS)
+            sd = abft_copy_doubles(h, p->prec, 0, o->A, o->lda + 1, 1, K1, dg);
         if (sd == ABFT_STATUS_SUCCESS) {
             abft_bound_lu_dsum(dg, K1, 0, dsum);
             dsum[2] = abft_bound_lu_dmax(dg, K1);
         }
-        free(raw);
         free(dg);
         ABFT_TRY(sd);
     }
