@@ -13,8 +13,14 @@
  * t(shim) / t(abft) - 1. The shim's report file (bench_dropin.report) must show every
  * timed shim call protected and nothing flagged, else the run fails.
  *
+ * With --gpu (needs --nvblas) only the drop-in and NVBLAS run, the drop-in staged to the GPU
+ * (ABFT_BLAS_BACKEND=cuda unless set): at n >= 4096 the host BLAS would take minutes a call.
+ * Its overhead is then the median of t(shim) / t(nvblas) - 1, protected against unprotected,
+ * both from host arrays, and the results of the two are compared element by element.
+ *
  * Usage: bench_dropin [--shim PATH] [--nvblas PATH] [--cpu-blas PATH] [--sizes 1024,2048]
  *                     [--betas 0,1] [--reps 7] [--md FILE] [--json FILE] [--commit SHA]
+ *                     [--gpu [--device NAME]]   (NAME: the GPU's, for the report)
  * Built without CUDA (blas/CMakeLists.txt); the NVBLAS column needs a GPU machine. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -101,17 +107,22 @@ typedef struct row {
     int n;
     double beta;
     double t[V_COUNT];   /* median seconds */
-    double overhead;     /* median of t(shim)/t(abft) - 1 */
-    double diff;         /* max |C_shim - C_abft| */
+    double overhead;     /* median of t(shim)/t(abft) - 1 (--gpu: t(shim)/t(nvblas) - 1) */
+    double diff;         /* max |C_shim - C_abft| (--gpu: |C_shim - C_nvblas|) */
 } row_t;
 
 int main(int argc, char **argv) {
     const char *shim_path = ABFT_BLAS_DEFAULT_PATH, *nv_path = NULL, *cpu_blas = NULL;
     const char *md_path = NULL, *json_path = NULL, *commit = getenv("ABFT_COMMIT");
+    const char *gpu_name = "unknown GPU";
     double sizes[16] = {1024, 2048}, betas[8] = {0, 1};
-    int nsizes = 2, nbetas = 2, reps = 7;
+    int nsizes = 2, nbetas = 2, reps = 7, gpu = 0;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--gpu") == 0) {
+            gpu = 1;
+            continue;
+        }
         if (v == NULL) {
             fprintf(stderr, "bench_dropin: %s needs a value\n", a);
             return 2;
@@ -125,6 +136,7 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--md") == 0) md_path = v;
         else if (strcmp(a, "--json") == 0) json_path = v;
         else if (strcmp(a, "--commit") == 0) commit = v;
+        else if (strcmp(a, "--device") == 0) gpu_name = v; /* for the report (--gpu) */
         else {
             fprintf(stderr, "bench_dropin: unknown option %s (see the header of "
                             "bench/bench_dropin.c)\n", a);
@@ -136,6 +148,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_dropin: --reps 1..101, at least one size and beta\n");
         return 2;
     }
+    if (gpu && nv_path == NULL) {
+        fprintf(stderr, "bench_dropin: --gpu needs --nvblas PATH (what the drop-in is timed "
+                        "against)\n");
+        return 2;
+    }
 
     /* the host BLAS's file, for the report and NVBLAS's CPU fallback */
     Dl_info di;
@@ -144,7 +161,7 @@ int main(int argc, char **argv) {
 
     /* the drop-in, configured before it is loaded */
     setenv("ABFT_BLAS_THRESHOLD", "0", 0);
-    setenv("ABFT_BLAS_BACKEND", "cpu", 0);
+    setenv("ABFT_BLAS_BACKEND", gpu ? "cuda" : "cpu", 0);
     setenv("ABFT_BLAS_REPORT", "bench_dropin.report", 1);
     remove("bench_dropin.report");
     void *shim_lib = dlopen(shim_path, RTLD_NOW | RTLD_LOCAL);
@@ -186,8 +203,13 @@ int main(int argc, char **argv) {
     printf("bench_dropin: %s (%d logical CPUs), host BLAS %s, OPENBLAS_NUM_THREADS=%s "
            "OMP_NUM_THREADS=%s, %d reps\n", cpu, nprocs(), host_blas, obt ? obt : "(unset)",
            omp ? omp : "(unset)", reps);
-    printf("%6s %5s %10s %10s %10s %10s %9s %9s\n", "n", "beta", "blas_s", "abft_s", "shim_s",
-           nv_path ? "nvblas_s" : "-", "abft/blas", "shim/abft");
+    const char *backend_env = getenv("ABFT_BLAS_BACKEND");
+    printf("drop-in backend: ABFT_BLAS_BACKEND=%s\n", backend_env);
+    if (gpu)
+        printf("%6s %5s %10s %10s %11s\n", "n", "beta", "shim_s", "nvblas_s", "shim/nvblas");
+    else
+        printf("%6s %5s %10s %10s %10s %10s %9s %9s\n", "n", "beta", "blas_s", "abft_s",
+               "shim_s", nv_path ? "nvblas_s" : "-", "abft/blas", "shim/abft");
 
     row_t rows[128];
     int nrows = 0;
@@ -218,6 +240,7 @@ int main(int argc, char **argv) {
             for (int r = -1; r < reps; ++r) { /* r = -1: warm-up */
                 for (int v = 0; v < V_COUNT; ++v) {
                     if (v != V_ABFT && fn[v] == NULL) continue;
+                    if (gpu && (v == V_BLAS || v == V_ABFT)) continue;
                     memcpy(C[v], C0, nn * sizeof(double));
                     double t0 = now();
                     if (v == V_ABFT) {
@@ -237,18 +260,25 @@ int main(int argc, char **argv) {
                     if (v == V_SHIM) ++shim_calls;
                     if (r >= 0) t[v][r] = dt;
                 }
-                if (r >= 0) ratio[r] = t[V_SHIM][r] / t[V_ABFT][r];
+                if (r >= 0) ratio[r] = t[V_SHIM][r] / t[gpu ? V_NVBLAS : V_ABFT][r];
             }
             row_t *w = &rows[nrows++];
             w->n = n, w->beta = beta;
             w->diff = 0;
-            for (size_t i = 0; i < nn; ++i) w->diff = fmax(w->diff, fabs(C[V_SHIM][i] - C[V_ABFT][i]));
-            for (int v = 0; v < V_COUNT; ++v)
-                w->t[v] = (v == V_ABFT || fn[v] != NULL) ? median(t[v], reps) : NAN;
+            const double *ref = C[gpu ? V_NVBLAS : V_ABFT];
+            for (size_t i = 0; i < nn; ++i) w->diff = fmax(w->diff, fabs(C[V_SHIM][i] - ref[i]));
+            for (int v = 0; v < V_COUNT; ++v) {
+                int ran = gpu ? (v == V_SHIM || v == V_NVBLAS) : (v == V_ABFT || fn[v] != NULL);
+                w->t[v] = ran ? median(t[v], reps) : NAN;
+            }
             w->overhead = median(ratio, reps) - 1.0;
-            printf("%6d %5g %10.4f %10.4f %10.4f %10.4f %+8.2f%% %+8.2f%%\n", n, beta,
-                   w->t[V_BLAS], w->t[V_ABFT], w->t[V_SHIM], w->t[V_NVBLAS],
-                   100.0 * (w->t[V_ABFT] / w->t[V_BLAS] - 1.0), 100.0 * w->overhead);
+            if (gpu)
+                printf("%6d %5g %10.4f %10.4f %+10.2f%%  max|C_shim - C_nvblas| %.3g\n", n,
+                       beta, w->t[V_SHIM], w->t[V_NVBLAS], 100.0 * w->overhead, w->diff);
+            else
+                printf("%6d %5g %10.4f %10.4f %10.4f %10.4f %+8.2f%% %+8.2f%%\n", n, beta,
+                       w->t[V_BLAS], w->t[V_ABFT], w->t[V_SHIM], w->t[V_NVBLAS],
+                       100.0 * (w->t[V_ABFT] / w->t[V_BLAS] - 1.0), 100.0 * w->overhead);
             fflush(stdout);
         }
         free(A), free(B), free(C0);
@@ -284,11 +314,20 @@ int main(int argc, char **argv) {
                    "  \"commit\": \"%s\",\n  \"device\": \"%s\",\n  \"logical_cpus\": %d,\n"
                    "  \"host_blas\": \"%s\",\n  \"openblas_num_threads\": \"%s\",\n"
                    "  \"omp_num_threads\": \"%s\",\n  \"reps\": %d,\n"
-                   "  \"shim_calls_protected\": %lld,\n  \"shim_detected\": %lld,\n  \"rows\": [\n",
+                   "  \"shim_calls_protected\": %lld,\n  \"shim_detected\": %lld,\n"
+                   "  \"mode\": \"%s\",\n  \"gpu\": \"%s\",\n  \"shim_backend\": \"%s\",\n"
+                   "  \"rows\": [\n",
                 date, commit, cpu, nprocs(), host_blas, obt ? obt : "", omp ? omp : "", reps,
-                prot, det);
+                prot, det, gpu ? "gpu" : "cpu", gpu ? gpu_name : "", backend_env);
         for (int i = 0; i < nrows; ++i) {
             const row_t *w = &rows[i];
+            if (gpu) {
+                fprintf(f, "    {\"n\": %d, \"beta\": %g, \"shim_s\": %.6f, \"nvblas_s\": %.6f, "
+                           "\"shim_over_nvblas\": %.5f, \"max_diff_shim_nvblas\": %g}%s\n",
+                        w->n, w->beta, w->t[V_SHIM], w->t[V_NVBLAS], w->overhead, w->diff,
+                        i + 1 < nrows ? "," : "");
+                continue;
+            }
             fprintf(f, "    {\"n\": %d, \"beta\": %g, \"blas_s\": %.6f, \"abft_s\": %.6f, "
                        "\"shim_s\": %.6f, ", w->n, w->beta, w->t[V_BLAS], w->t[V_ABFT],
                     w->t[V_SHIM]);
@@ -314,6 +353,23 @@ int main(int argc, char **argv) {
                    "- shim report: %lld of %lld calls protected, %lld flagged\n\n",
                 date, commit, cpu, nprocs(), host_blas, obt ? obt : "(unset)",
                 omp ? omp : "(unset)", reps, prot, shim_calls, det);
+        if (gpu) {
+            fprintf(f, "GPU: %s. The drop-in (ABFT_BLAS_BACKEND=%s) stages A, B and C to the "
+                       "GPU and runs the protected abft_dgemm there; NVBLAS (%s, tile 2048, "
+                       "pinned automatically) runs the unprotected dgemm_ from the same host "
+                       "arrays. Overhead: median over reps of t(drop-in) / t(NVBLAS) - 1.\n\n"
+                       "| n | beta | drop-in dgemm_ (s) | NVBLAS dgemm_ (s) | drop-in vs NVBLAS "
+                       "| max abs difference |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n",
+                    gpu_name, backend_env, nv_path);
+            for (int i = 0; i < nrows; ++i) {
+                const row_t *w = &rows[i];
+                fprintf(f, "| %d | %g | %.4f | %.4f | %+.2f %% | %.3g |\n", w->n, w->beta,
+                        w->t[V_SHIM], w->t[V_NVBLAS], 100.0 * w->overhead, w->diff);
+            }
+            fclose(f);
+            if (failed) fprintf(stderr, "bench_dropin: a call was flagged or not protected\n");
+            return failed;
+        }
         fprintf(f, "| n | beta | BLAS dgemm_ (s) | abft_dgemm (s) | drop-in dgemm_ (s) |%s "
                    "protection vs BLAS | drop-in vs abft_dgemm |\n",
                 nv_path ? " NVBLAS dgemm_ (s) |" : "");
