@@ -16,11 +16,15 @@
 #   gemm       bench_gemm   -> results/gemm.{md,json}
 #   encode     bench_encode -> results/encode.md, encode_fp64.json, encode_fp32.json
 #   lu         bench_lu     -> results/lu.{md,json}
+#   dropin     bench_dropin --gpu: the drop-in staged to the GPU against NVBLAS ($NVBLAS, default
+#              the toolkit's libnvblas.so), n = 4096-16384, beta 0 and 1 -> results/dropin_gpu.{md,json}
 #   campaigns  abft campaign for each op in $OPS, fp64 and fp32 side by side on the GPU
 #              -> results/campaign_<op>_<d|s>.{md,csv,svg,json.gz}
 #   fullspace  abft campaign --space full for each op in $FULL_OPS (gemm getrf getrf-online),
 #              fp64 and fp32, FULL_TRIALS (100000) faulty + a fifth as many controls, FULL_SEED
-#              (20261126) -> results/campaign_full_<op>_<d|s>.{md,csv,svg,json.gz}
+#              (20261126) -> results/campaign_full_<op>_<d|s>.{md,csv,svg,json.gz}; one after
+#              the other (about 200 s gemm, 110 s getrf, 240 s getrf-online per 120,000 trials
+#              on the H100): six at once on one GPU, beside a ctest, finished none in 17 min
 #
 # Knobs (environment):
 #   OUT=./out          results in $OUT/results (the files bench/results/ holds), logs in $OUT/logs
@@ -40,7 +44,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
-STEPS=${STEPS:-build,tests,sanitize,gemm,encode,lu,campaigns,fullspace}
+STEPS=${STEPS:-build,tests,sanitize,gemm,encode,lu,dropin,campaigns,fullspace}
 OUT=${OUT:-$PWD/out}
 BUILD_DIR=${BUILD_DIR:-build-dev}
 ARCH=${ARCH:-90}
@@ -120,6 +124,18 @@ if has lu; then
   rc=$?
   tail -20 "$L/bench-lu.log"
   step lu $rc
+fi
+
+if has dropin; then
+  NVBLAS=${NVBLAS:-$(ls /usr/local/cuda/lib64/libnvblas.so* 2>/dev/null | head -1)}
+  bin=$(cd "$B" && pwd)/blas/bench_dropin r_abs=$(cd "$R" && pwd)
+  mkdir -p "$L/dropin" # bench_dropin writes nvblas.conf and its report in the current directory
+  (cd "$L/dropin" && timeout 600 "$bin" --gpu --nvblas "$NVBLAS" --sizes 4096,8192,16384 \
+    --betas 0,1 --reps 5 --device "${device:-unknown}" --commit "$COMMIT" \
+    --md "$r_abs/dropin_gpu.md" --json "$r_abs/dropin_gpu.json") >"$L/bench-dropin.log" 2>&1
+  rc=$?
+  cat "$L/bench-dropin.log"
+  step dropin $rc
 fi
 
 if has campaigns; then
