@@ -120,6 +120,10 @@ typedef struct op_desc {
     abft_status_t (*tolerance)(camp_t *c);                /* tau from inputs and golden */
     double (*change)(const camp_t *c);                    /* rho of c->C against c->G */
     double (*check)(const camp_t *c);                     /* rho_check of c->C against c->G */
+    /* an undetected change against the fault-free rounding noise: its relative size, and
+     * *beyond = 1 when it exceeds that noise anywhere (docs/campaign.md, "Masked or
+     * undetected") */
+    double (*noise)(const camp_t *c, int *beyond);
 } op_desc_t;
 
 /* Uniform [-1, 1) from a splitmix64 counter: fast, and every value is exact in fp32 after
@@ -400,6 +404,58 @@ static double gemm_change(const camp_t *c) {
     return rho;
 }
 
+/* The spacing of the precision's numbers at |x| (the smallest subnormal at 0). */
+static long double ulp_at(abft_prec_t prec, double x) {
+    x = fabs(x);
+    if (prec == ABFT_PREC_S) return (long double)nextafterf((float)x, INFINITY) - (long double)(float)x;
+    return (long double)nextafter(x, INFINITY) - (long double)x;
+}
+
+/* Masked or undetected (docs/campaign.md): every element of C that differs from golden G is
+ * compared with the exact result R_ij = alpha·op(A)_i·op(B)_j + beta·C0_ij, computed in long
+ * double from the pristine inputs. The change is within the fault-free rounding noise when
+ * |C_ij - G_ij| <= |G_ij - R_ij| + ulp(G_ij): the trial's element is no further from golden
+ * than golden is from the exact value, plus one unit in its last place. Returns the largest
+ * |C_ij - G_ij| / rms_i(G) (rms_i: the root mean square of row i of G, at least the smallest
+ * normal number, so a change to a zero row is measured against that; +Inf for a NaN). */
+static double gemm_noise(const camp_t *c, int *beyond) {
+    const abft_trial_config_t *t = &c->tc;
+    const int64_t m = t->m, n = t->n, k = t->k;
+    double rel = 0;
+    *beyond = 0;
+    for (int64_t i = 0; i < m; ++i) {
+        long double rms = -1; /* computed on the row's first differing element */
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t x = i + j * t->ldc;
+            const double cv = elem(c->prec, c->C, x), gv = elem(c->prec, c->G, x);
+            if (cv == gv || (isnan(cv) && isnan(gv))) continue;
+            if (rms < 0) {
+                long double s2 = 0;
+                for (int64_t q = 0; q < n; ++q) {
+                    long double v = elem(c->prec, c->G, i + q * t->ldc);
+                    s2 += v * v;
+                }
+                rms = sqrtl(s2 / (long double)n);
+            }
+            long double r = 0;
+            if (t->alpha != 0.0) {
+                for (int64_t l = 0; l < k; ++l)
+                    r += (long double)elem(c->prec, c->A, t->transa ? l + i * t->lda : i + l * t->lda) *
+                         (long double)elem(c->prec, c->B, t->transb ? j + l * t->ldb : l + j * t->ldb);
+                r *= (long double)t->alpha;
+            }
+            if (t->beta != 0.0) r += (long double)t->beta * (long double)elem(c->prec, c->C0, x);
+            long double d = fabsl((long double)cv - (long double)gv);
+            long double noise = fabsl((long double)gv - r) + ulp_at(c->prec, gv);
+            if (!(d <= noise)) *beyond = 1;
+            long double floor_n = c->prec == ABFT_PREC_S ? 0x1p-126L : 0x1p-1022L;
+            double e = (double)(d / (rms > floor_n ? rms : floor_n));
+            if (!(e <= rel)) rel = isnan(e) ? INFINITY : e;
+        }
+    }
+    return rel;
+}
+
 /* ---- GETRF: P·A = L·U of an m x n matrix, in place ------------------------------------ */
 
 /* The factorization overwrites A, so every run starts from the pristine copy; the result
@@ -509,6 +565,52 @@ static abft_status_t getrf_tolerance(camp_t *c) {
     return ABFT_STATUS_SUCCESS;
 }
 
+/* The residual of factors F (pivots piv) against the pristine A for weights v_q (q = 0: e,
+ * 1: w), row by row, in extended precision: res[i] = |(L·(U·v_q))_i - (P·(A·v_q))_i|;
+ * mag[i] = (|L|·(|U|·v_q))_i when mag is not NULL. Returns 0, or -1 for invalid pivots or
+ * memory. */
+static int lu_residual(const camp_t *c, const void *F, const int64_t *piv, int q,
+                       long double *res, long double *mag) {
+    const abft_trial_config_t *t = &c->tc;
+    const int64_t m = t->m, n = t->n, lda = t->lda, k = min64(m, n);
+    long double *y = (long double *)malloc(sizeof(long double) * (size_t)(2 * k + m + 1));
+    if (y == NULL) return -1;
+    long double *ya = y + k, *x = y + 2 * k;
+    for (int64_t i = 0; i < k; ++i) y[i] = 0, ya[i] = 0;
+    for (int64_t i = 0; i < m; ++i) x[i] = 0;
+    for (int64_t j = 0; j < n; ++j) {
+        long double w = q == 0 ? 1.0L : (long double)(j + 1);
+        for (int64_t i = 0; i < m; ++i) {
+            if (i <= j && i < k) {
+                long double f = (long double)elem(c->prec, F, i + j * lda);
+                y[i] += f * w, ya[i] += fabsl(f) * w;
+            }
+            x[i] += (long double)elem(c->prec, c->A, i + j * lda) * w;
+        }
+    }
+    for (int64_t i = 0; i < k; ++i) { /* P·(A·v): the row interchanges */
+        int64_t r = piv[i] - 1;
+        if (r < i || r >= m) {
+            free(y);
+            return -1;
+        }
+        long double s = x[i];
+        x[i] = x[r];
+        x[r] = s;
+    }
+    for (int64_t i = 0; i < m; ++i) {
+        long double s = i < k ? y[i] : 0.0L, sa = i < k ? ya[i] : 0.0L;
+        for (int64_t j = 0; j < i && j < k; ++j) {
+            long double l = (long double)elem(c->prec, F, i + j * lda);
+            s += l * y[j], sa += fabsl(l) * ya[j];
+        }
+        res[i] = fabsl(s - x[i]);
+        if (mag != NULL) mag[i] = sa;
+    }
+    free(y);
+    return 0;
+}
+
 /* rho = max over rows and both checksums of |L·(U·v) - P·(A·v)| / tau for the trial's
  * factors and pivots against the pristine A, in extended precision: the backward error the
  * factorization is guaranteed to have. (The factors themselves need not be close to
@@ -516,47 +618,65 @@ static abft_status_t getrf_tolerance(camp_t *c) {
  * amplify input changes by the conditioning; what must hold is that they are an LU of a
  * matrix within the bound of A.) */
 static double getrf_change(const camp_t *c) {
-    const abft_trial_config_t *t = &c->tc;
-    const int64_t m = t->m, n = t->n, lda = t->lda, k = min64(m, n);
-    const int64_t *piv = c->ipiv + k;
-    long double *y = (long double *)malloc(sizeof(long double) * (size_t)(k + 2 * m));
-    if (y == NULL) return INFINITY;
-    long double *z = y + k, *x = y + k + m;
+    const int64_t m = c->tc.m, k = min64(m, c->tc.n);
+    long double *res = (long double *)malloc(sizeof(long double) * (size_t)(m + 1));
+    if (res == NULL) return INFINITY;
     double rho = 0;
     for (int q = 0; q < 2; ++q) {
-        for (int64_t i = 0; i < k; ++i) y[i] = 0;
-        for (int64_t i = 0; i < m; ++i) x[i] = 0;
-        for (int64_t j = 0; j < n; ++j) {
-            long double w = q == 0 ? 1.0L : (long double)(j + 1);
-            for (int64_t i = 0; i < m; ++i) {
-                if (i <= j && i < k) y[i] += (long double)elem(c->prec, c->C, i + j * lda) * w;
-                x[i] += (long double)elem(c->prec, c->A, i + j * lda) * w;
-            }
-        }
-        for (int64_t i = 0; i < k; ++i) { /* P·(A·v): the trial's row interchanges */
-            int64_t r = piv[i] - 1;
-            if (r < i || r >= m) {
-                free(y);
-                return INFINITY;
-            }
-            long double s = x[i];
-            x[i] = x[r];
-            x[r] = s;
+        if (lu_residual(c, c->C, c->ipiv + k, q, res, NULL) != 0) {
+            free(res);
+            return INFINITY;
         }
         for (int64_t i = 0; i < m; ++i) {
-            long double s = i < k ? y[i] : 0.0L;
-            for (int64_t j = 0; j < i && j < k; ++j)
-                s += (long double)elem(c->prec, c->C, i + j * lda) * y[j];
-            z[i] = s;
-        }
-        for (int64_t i = 0; i < m; ++i) {
-            double d = (double)fabsl(z[i] - x[i]), tt = c->tau[i + q * m];
+            double d = (double)res[i], tt = c->tau[i + q * m];
             double r = d == 0 ? 0 : (tt > 0 ? d / tt : INFINITY);
             if (!(r <= rho)) rho = isnan(r) ? INFINITY : r;
         }
     }
-    free(y);
+    free(res);
     return rho;
+}
+
+/* Masked or undetected for an LU (docs/campaign.md): judged, like rho, by the backward error.
+ * Row i of checksum q is within the fault-free rounding noise when the trial's residual
+ * |L·(U·v_q) - P·(A·v_q)|_i is at most golden's plus 2u·(|L|·(|U|·v_q))_i with golden's
+ * factors (one unit in the last place of every product; u the golden call's unit
+ * roundoff). Returns
+ * the largest trial residual / (|L|·(|U|·v_q))_i of golden (at least the smallest normal
+ * number). */
+static double getrf_noise(const camp_t *c, int *beyond) {
+    const int64_t m = c->tc.m, k = min64(m, c->tc.n);
+    long double *rt = (long double *)malloc(sizeof(long double) * (size_t)(3 * m + 1));
+    *beyond = 1;
+    if (rt == NULL) return INFINITY;
+    long double *rg = rt + m, *mg = rt + 2 * m;
+    double rel = 0;
+    int beyond_any = 0, same_pivots = 1;
+    for (int64_t i = 0; i < k; ++i) same_pivots &= c->ipiv[i] == c->ipiv[k + i];
+    for (int q = 0; q < 2; ++q) {
+        if (lu_residual(c, c->C, c->ipiv + k, q, rt, NULL) != 0 ||
+            lu_residual(c, c->G, c->ipiv, q, rg, mg) != 0) {
+            free(rt);
+            return INFINITY;
+        }
+        /* other pivots: row i of P·A is another row of A than golden's row i, so every row
+         * gets golden's largest noise */
+        long double top = 0;
+        for (int64_t i = 0; i < m && !same_pivots; ++i) {
+            long double x = rg[i] + 2.0L * (long double)c->u * mg[i];
+            if (x > top) top = x;
+        }
+        for (int64_t i = 0; i < m; ++i) {
+            long double noise = same_pivots ? rg[i] + 2.0L * (long double)c->u * mg[i] : top;
+            if (!(rt[i] <= noise)) beyond_any = 1;
+            long double floor_n = c->prec == ABFT_PREC_S ? 0x1p-126L : 0x1p-1022L;
+            double e = rt[i] == 0 ? 0.0 : (double)(rt[i] / (mg[i] > floor_n ? mg[i] : floor_n));
+            if (!(e <= rel)) rel = isnan(e) ? INFINITY : e;
+        }
+    }
+    free(rt);
+    *beyond = beyond_any;
+    return rel;
 }
 
 #define SITE(s) (1u << (s))
@@ -567,18 +687,19 @@ static const op_desc_t ops[ABFT_CAMPAIGN_OP_COUNT] = {
                             SITE(ABFT_SITE_AFTER_ENCODE) | SITE(ABFT_SITE_MID_GEMM) |
                                 SITE(ABFT_SITE_AFTER_GEMM) | SITE(ABFT_SITE_CHECKSUM),
                             gemm_setup, gemm_load, gemm_run, gemm_fetch, gemm_restore,
-                            gemm_tolerance, gemm_change, gemm_check},
+                            gemm_tolerance, gemm_change, gemm_check, gemm_noise},
     [ABFT_CAMPAIGN_GETRF] = {"getrf", SITE(ABFT_SITE_CHECKSUM) | SITE(ABFT_SITE_AFTER_LU),
                              SITE(ABFT_SITE_CHECKSUM) | SITE(ABFT_SITE_AFTER_LU), getrf_setup,
                              getrf_load, getrf_run, getrf_fetch, getrf_restore, getrf_tolerance,
-                             getrf_change, getrf_change},
+                             getrf_change, getrf_change, getrf_noise},
     [ABFT_CAMPAIGN_GETRF_ONLINE] = {"getrf-online",
                                     SITE(ABFT_SITE_CHECKSUM) | SITE(ABFT_SITE_LU_PANEL) |
                                         SITE(ABFT_SITE_AFTER_LU),
                                     SITE(ABFT_SITE_CHECKSUM) | SITE(ABFT_SITE_LU_PANEL) |
                                         SITE(ABFT_SITE_AFTER_LU),
                                     getrf_setup, getrf_load, getrf_run, getrf_fetch,
-                                    getrf_restore, getrf_tolerance, getrf_change, getrf_change},
+                                    getrf_restore, getrf_tolerance, getrf_change, getrf_change,
+                                    getrf_noise},
 };
 
 /* ---- public helpers -------------------------------------------------------------------- */
@@ -586,7 +707,7 @@ static const op_desc_t ops[ABFT_CAMPAIGN_OP_COUNT] = {
 const char *abft_outcome_name(int o) {
     static const char *names[ABFT_OUTCOME_COUNT] = {
         "masked", "corrected", "uncorrectable", "gray", "sdc", "miscorrected",
-        "false_positive", "clean", "not_fired", "error"};
+        "false_positive", "clean", "not_fired", "error", "undetected"};
     return o >= 0 && o < ABFT_OUTCOME_COUNT ? names[o] : "unknown";
 }
 
@@ -959,12 +1080,14 @@ static void tally(abft_campaign_summary_t *s, const abft_trial_t *t, double guar
     if (detected && t->outcome != ABFT_OUTCOME_UNCORRECTABLE && t->rho > s->max_corrected_rho)
         s->max_corrected_rho = t->rho;
     if (!detected && !(t->rho <= s->max_undetected_rho)) s->max_undetected_rho = t->rho;
+    if (t->outcome == ABFT_OUTCOME_UNDETECTED && !(t->rel_change <= s->max_undetected_rel))
+        s->max_undetected_rel = t->rel_change;
     if (!detected && t->outcome == ABFT_OUTCOME_GRAY && t->rho > t->rho_check &&
         !(t->rho <= guarantee))
         s->spread_undetected += 1;
 }
 
-static int classify(const abft_campaign_config_t *g, const abft_trial_t *t) {
+static int classify(const abft_campaign_config_t *g, const abft_trial_t *t, int beyond) {
     abft_status_t st = (abft_status_t)t->status;
     if (t->control) {
         if (st == ABFT_STATUS_NON_FINITE_INPUT || t->report.detected > 0)
@@ -985,11 +1108,28 @@ static int classify(const abft_campaign_config_t *g, const abft_trial_t *t) {
     if (!detected && g->space == ABFT_SPACE_FULL) {
         /* the guarantee is stated in the change the checksums see (docs/campaign.md) */
         if (!(t->rho_check <= g->guarantee)) return ABFT_OUTCOME_SDC;
-        return t->rho <= 1.0 ? ABFT_OUTCOME_MASKED : ABFT_OUTCOME_GRAY;
+        if (t->rho <= 1.0) return beyond ? ABFT_OUTCOME_UNDETECTED : ABFT_OUTCOME_MASKED;
+        return ABFT_OUTCOME_GRAY;
     }
-    if (t->rho <= 1.0) return detected ? ABFT_OUTCOME_CORRECTED : ABFT_OUTCOME_MASKED;
+    if (t->rho <= 1.0)
+        return detected ? ABFT_OUTCOME_CORRECTED
+                        : (beyond ? ABFT_OUTCOME_UNDETECTED : ABFT_OUTCOME_MASKED);
     if (t->rho <= g->guarantee) return ABFT_OUTCOME_GRAY;
     return detected ? ABFT_OUTCOME_MISCORRECTED : ABFT_OUTCOME_SDC;
+}
+
+/* The outcome of a faulty trial that ran. An undetected one is first measured against the
+ * fault-free rounding noise (op->noise: tr->rel_change, and whether it is MASKED or
+ * UNDETECTED). Call before undoing input corruption: the noise is judged against the
+ * pristine host inputs, not the backend's. */
+static int judge(const camp_t *c, const op_desc_t *op, abft_trial_t *tr) {
+    const abft_report_t *r = &tr->report;
+    const abft_status_t st = (abft_status_t)tr->status;
+    int beyond = 0;
+    if (tr->nflips > 0 && r->detected == 0 && !r->nonfinite_input && r->uncorrectable == 0 &&
+        (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_SINGULAR))
+        tr->rel_change = op->noise(c, &beyond);
+    return classify(c->cfg, tr, beyond);
 }
 
 /* Fixed space: load input set `set` and run its golden: the injector attached but firing
@@ -1026,12 +1166,12 @@ static abft_status_t run_faulty(camp_t *c, const op_desc_t *op, int64_t t, uint3
     ABFT_TRY(abft_injector_flips(c->inj, &tr->flips, &tr->nflips));
     ABFT_TRY(op->fetch(c, c->C));
     tr->rho = op->change(c);
+    tr->outcome = judge(c, op, tr);
     /* Inputs corrupted in place must be put back before the next trial. */
     for (int64_t f = 0; f < tr->nflips; ++f)
         if (tr->flips[f].site == ABFT_SITE_AFTER_ENCODE) {
             ABFT_TRY(op->restore(c, tr->flips[f].which));
         }
-    tr->outcome = classify(g, tr);
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -1056,7 +1196,7 @@ static abft_status_t run_control(camp_t *c, const op_desc_t *op, int64_t t, abft
     double t0 = now_seconds();
     tr->status = (int32_t)op->run(c, &tr->report);
     tr->seconds = now_seconds() - t0;
-    tr->outcome = classify(g, tr);
+    tr->outcome = classify(g, tr, 0);
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -1103,7 +1243,7 @@ static abft_status_t run_full(camp_t *c, const op_desc_t *op, int64_t t, uint32_
     ABFT_TRY(abft_injector_arm(c->inj, tr->seed));
     if (c->plan.site < 0) { /* no site of the set was reached: NOT_FIRED */
         ABFT_TRY(abft_injector_flips(c->inj, &tr->flips, &tr->nflips));
-        tr->outcome = classify(g, tr);
+        tr->outcome = classify(g, tr, 0);
         return ABFT_STATUS_SUCCESS;
     }
     ABFT_TRY(abft_injector_set_targets(c->inj, 1u << c->plan.site, -1, 0));
@@ -1117,11 +1257,11 @@ static abft_status_t run_full(camp_t *c, const op_desc_t *op, int64_t t, uint32_
     ABFT_TRY(op->fetch(c, c->C));
     tr->rho = op->change(c);
     tr->rho_check = op->check(c);
+    tr->outcome = judge(c, op, tr);
     for (int64_t f = 0; f < tr->nflips; ++f)
         if (tr->flips[f].site == ABFT_SITE_AFTER_ENCODE) {
             ABFT_TRY(op->restore(c, tr->flips[f].which));
         }
-    tr->outcome = classify(g, tr);
     return ABFT_STATUS_SUCCESS;
 }
 

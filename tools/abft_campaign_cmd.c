@@ -14,6 +14,64 @@
 #include "abft_cli.h"
 #include "abft_svg.h"
 
+/* rel_change of every UNDETECTED trial by site and first flipped bit: the quantiles of the
+ * summary and the JSON. */
+typedef struct rel_sets {
+    double *v[ABFT_SITE_COUNT][64];
+    int64_t n[ABFT_SITE_COUNT][64], cap[ABFT_SITE_COUNT][64];
+    int oom; /* a value could not be kept: the quantiles say so */
+} rel_sets_t;
+
+static void rel_add(rel_sets_t *r, int site, int bit, double x) {
+    if (r == NULL || site < 0 || site >= ABFT_SITE_COUNT || bit < 0 || bit >= 64) return;
+    if (r->n[site][bit] == r->cap[site][bit]) {
+        int64_t cap = r->cap[site][bit] ? 2 * r->cap[site][bit] : 16;
+        double *v = (double *)realloc(r->v[site][bit], (size_t)cap * sizeof(double));
+        if (v == NULL) {
+            r->oom = 1;
+            return;
+        }
+        r->v[site][bit] = v, r->cap[site][bit] = cap;
+    }
+    r->v[site][bit][r->n[site][bit]++] = x;
+}
+
+static void rel_free(rel_sets_t *r) {
+    if (r == NULL) return;
+    for (int s = 0; s < ABFT_SITE_COUNT; ++s)
+        for (int b = 0; b < 64; ++b) free(r->v[s][b]);
+    free(r);
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y; /* +Inf last; rel_change is never NaN */
+}
+
+/* Count, 50th, 90th and 99th percentiles (nearest rank) and max of the values of site s, bit
+ * b (b < 0: every bit). Returns the count (0: q untouched). */
+static int64_t rel_stats(const rel_sets_t *r, int s, int b, double q[4]) {
+    int64_t n = 0;
+    for (int x = 0; x < 64; ++x)
+        if (b < 0 || x == b) n += r->n[s][x];
+    if (n == 0) return 0;
+    double *v = (double *)malloc((size_t)n * sizeof(double));
+    if (v == NULL) return 0;
+    int64_t k = 0;
+    for (int x = 0; x < 64; ++x)
+        if (b < 0 || x == b)
+            for (int64_t i = 0; i < r->n[s][x]; ++i) v[k++] = r->v[s][x][i];
+    qsort(v, (size_t)n, sizeof(double), cmp_dbl);
+    const double ps[3] = {0.50, 0.90, 0.99};
+    for (int i = 0; i < 3; ++i) {
+        int64_t rank = (int64_t)ceil(ps[i] * (double)n);
+        q[i] = v[(rank < 1 ? 1 : rank) - 1];
+    }
+    q[3] = v[n - 1];
+    free(v);
+    return n;
+}
+
 typedef struct run_ctx {
     const abft_campaign_config_t *cfg;
     FILE *csv, *json;
@@ -22,6 +80,7 @@ typedef struct run_ctx {
     int verbose_trial; /* print each trial in full (replay) */
     double t0, last_draw;
     abft_svg_counts_t *svg; /* outcomes by site, operand and bit, for the picture */
+    rel_sets_t *rel;        /* undetected trials' relative changes */
 } run_ctx_t;
 
 static double wall(void) {
@@ -82,7 +141,7 @@ static void campaign_usage(FILE *f) {
             "  --quiet            no progress bar\n"
             "\n"
             "Outputs (in DIR, replaced only when the run completes): NAME.csv (one line per\n"
-            "trial), NAME.json (schema abft-campaign/1), NAME.svg (outcomes by site and bit),\n"
+            "trial), NAME.json (schema abft-campaign/2), NAME.svg (outcomes by site and bit),\n"
             "NAME.md (the summary).\n"
             "Exit status: 0 when SDC, miscorrections, false positives and errors are all 0;\n"
             "1 when any is not; 2 on bad options or when the campaign cannot run.\n");
@@ -166,6 +225,8 @@ static void on_trial(void *user, const abft_trial_t *t) {
     int bw = prec == 'd' ? 16 : 8;
     if (rc->verbose_trial) cli_print_trial(stdout, t, prec);
     if (rc->svg) abft_svg_add(rc->svg, t);
+    if (t->outcome == ABFT_OUTCOME_UNDETECTED && t->nflips > 0)
+        rel_add(rc->rel, t->site, t->flips[0].bit, t->rel_change);
     if (rc->csv) {
         const abft_flip_t *p = t->nflips > 0 ? &t->flips[0] : NULL;
         fprintf(rc->csv, "%" PRId64 ",%d,%" PRIu64 ",%" PRId64 ",%s,%d,%s,%s,%" PRId64 ",",
@@ -182,9 +243,9 @@ static void on_trial(void *user, const abft_trial_t *t) {
             fputs(",,,,,,,,", rc->csv);
         }
         fprintf(rc->csv, "%.6g,%.6g,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-                         ",%.6g",
+                         ",%.6g,%.6g",
                 t->rho, r->max_ratio, r->detected, r->corrected, r->uncorrectable, r->recomputed,
-                r->checksum_faults, t->seconds);
+                r->checksum_faults, t->seconds, t->rel_change);
         if (rc->cfg->space == ABFT_SPACE_FULL) trial_config_csv(rc->csv, t);
         fputc('\n', rc->csv);
     }
@@ -199,6 +260,8 @@ static void on_trial(void *user, const abft_trial_t *t) {
                 abft_outcome_name(t->outcome), abft_status_name((abft_status_t)t->status));
         rc->first_json = 0;
         json_num(f, t->rho);
+        fputs(", \"rel_change\": ", f);
+        json_num(f, t->rel_change);
         fprintf(f, ", \"seconds\": %.6g,\n     \"report\": {\"checked\": %" PRId64
                    ", \"detected\": %" PRId64 ", \"corrected\": %" PRId64
                    ", \"uncorrectable\": %" PRId64 ", \"recomputed\": %" PRId64
@@ -228,14 +291,20 @@ static void on_trial(void *user, const abft_trial_t *t) {
 
 /* ---- summary ---------------------------------------------------------------------------- */
 
-static const int faulty_order[] = {ABFT_OUTCOME_MASKED,       ABFT_OUTCOME_CORRECTED,
-                                   ABFT_OUTCOME_UNCORRECTABLE, ABFT_OUTCOME_GRAY,
-                                   ABFT_OUTCOME_SDC,          ABFT_OUTCOME_MISCORRECTED,
-                                   ABFT_OUTCOME_NOT_FIRED,    ABFT_OUTCOME_ERROR};
-static const char *faulty_label[] = {"masked",        "corrected",
-                                     "detected, uncorrectable", "gray zone (tau < change <= g·tau)",
-                                     "SDC",           "miscorrected",
-                                     "not fired (site not reached)", "error"};
+static const int faulty_order[] = {ABFT_OUTCOME_MASKED,        ABFT_OUTCOME_UNDETECTED,
+                                   ABFT_OUTCOME_CORRECTED,     ABFT_OUTCOME_UNCORRECTABLE,
+                                   ABFT_OUTCOME_GRAY,          ABFT_OUTCOME_SDC,
+                                   ABFT_OUTCOME_MISCORRECTED,  ABFT_OUTCOME_NOT_FIRED,
+                                   ABFT_OUTCOME_ERROR};
+static const char *faulty_label[] = {"masked (within the fault-free noise)",
+                                     "undetected (beyond the noise, within the bound)",
+                                     "corrected",
+                                     "detected, uncorrectable",
+                                     "gray zone (tau < change <= g·tau)",
+                                     "SDC",
+                                     "miscorrected",
+                                     "not fired (site not reached)",
+                                     "error"};
 
 typedef struct totals {
     int64_t faulty, controls, fp, bad;
@@ -283,7 +352,8 @@ static void describe(FILE *f, const abft_campaign_config_t *c, const abft_campai
     int firstsite = 1;
     for (int st = 0; st < ABFT_SITE_COUNT; ++st)
         if (s->by_site[st][0] + s->by_site[st][1] + s->by_site[st][2] + s->by_site[st][3] +
-                s->by_site[st][4] + s->by_site[st][5] + s->by_site[st][8] + s->by_site[st][9] >
+                s->by_site[st][4] + s->by_site[st][5] + s->by_site[st][8] + s->by_site[st][9] +
+                s->by_site[st][ABFT_OUTCOME_UNDETECTED] >
             0) {
             fprintf(f, "%s%s", firstsite ? "" : ", ", cli_site_name(st));
             firstsite = 0;
@@ -294,14 +364,15 @@ static void describe(FILE *f, const abft_campaign_config_t *c, const abft_campai
 }
 
 static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_campaign_summary_t *s,
-                          const char *op_name, const char *svg_path, int md) {
+                          const rel_sets_t *rel, const char *op_name, const char *svg_path,
+                          int md) {
     totals_t t = totals(s);
     double lo, hi;
     describe(f, c, s, op_name, md);
     if (md) {
         fprintf(f, "| outcome | count | rate | 95 %% CI (Wilson) |\n| --- | ---: | ---: | --- |\n");
     } else {
-        fprintf(f, "\n%-36s %8s %9s   %s\n", "faulty trials", "count", "rate", "95% CI (Wilson)");
+        fprintf(f, "\n%-48s %8s %9s   %s\n", "faulty trials", "count", "rate", "95% CI (Wilson)");
     }
     for (size_t o = 0; o < sizeof faulty_order / sizeof faulty_order[0]; ++o) {
         int64_t k = s->count[faulty_order[o]];
@@ -318,7 +389,7 @@ static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_c
             fprintf(f, "| %s | %" PRId64 " | %.2f %% | [%.2f, %.2f] %%%s |\n", faulty_label[o], k,
                     rate, 100 * lo, 100 * hi, must);
         else
-            fprintf(f, "%-36s %8" PRId64 " %8.2f%%   [%6.2f, %6.2f] %%%s\n", faulty_label[o], k,
+            fprintf(f, "%-48s %8" PRId64 " %8.2f%%   [%6.2f, %6.2f] %%%s\n", faulty_label[o], k,
                     rate, 100 * lo, 100 * hi, must);
     }
     abft_wilson_interval(t.fp, t.controls + s->golden_runs, 1.96, &lo, &hi);
@@ -330,14 +401,14 @@ static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_c
                    " | %.2f %% | [%.2f, %.2f] %%  must be 0 |\n\n",
                 t.controls + s->golden_runs, t.fp, fprate, 100 * lo, 100 * hi);
     else
-        fprintf(f, "%-36s %8" PRId64 " %8.2f%%   [%6.2f, %6.2f] %%  must be 0\n",
+        fprintf(f, "%-48s %8" PRId64 " %8.2f%%   [%6.2f, %6.2f] %%  must be 0\n",
                 "false positive (controls+golden)", t.fp, fprate, 100 * lo, 100 * hi);
-    if (!md) fprintf(f, "%-36s %8" PRId64 "\n", "  fault-free runs checked", t.controls + s->golden_runs);
+    if (!md) fprintf(f, "%-48s %8" PRId64 "\n", "  fault-free runs checked", t.controls + s->golden_runs);
     if (md)
         fprintf(f, "control trials with an error status: %" PRId64 " (must be 0)\n",
                 s->control_errors);
     else
-        fprintf(f, "%-36s %8" PRId64 "   must be 0\n", "control trials: error status",
+        fprintf(f, "%-48s %8" PRId64 "   must be 0\n", "control trials: error status",
                 s->control_errors);
     if (c->space == ABFT_SPACE_FULL && s->spread_undetected > 0)
         fprintf(f, "%sundetected changes spread over a row (largest element > %g·tau, the "
@@ -355,32 +426,61 @@ static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_c
                "largest control |residual|/bound: %.3g\n",
             s->max_undetected_rho, s->max_corrected_rho, s->max_control_ratio);
     if (md) {
-        fprintf(f, "\n| site | masked | corrected | uncorrectable | gray | SDC | miscorrected |\n"
-                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        fprintf(f, "\n| site | masked | undetected | corrected | uncorrectable | gray | SDC | "
+                   "miscorrected |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     } else {
-        fprintf(f, "\n%-10s %8s %10s %14s %6s %6s %13s\n", "by site", "masked", "corrected",
-                "uncorrectable", "gray", "SDC", "miscorrected");
+        fprintf(f, "\n%-10s %8s %10s %10s %14s %6s %6s %13s\n", "by site", "masked",
+                "undetected", "corrected", "uncorrectable", "gray", "SDC", "miscorrected");
     }
     for (int st = 0; st < ABFT_SITE_COUNT; ++st) {
         const int64_t *b = s->by_site[st];
         int64_t n = 0;
         for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) n += b[o];
         if (n == 0) continue;
+        const int64_t u = b[ABFT_OUTCOME_UNDETECTED];
         if (md)
             fprintf(f, "| %s | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64
-                       " | %" PRId64 " |\n",
-                    cli_site_name(st), b[0], b[1], b[2], b[3], b[4], b[5]);
+                       " | %" PRId64 " | %" PRId64 " |\n",
+                    cli_site_name(st), b[0], u, b[1], b[2], b[3], b[4], b[5]);
         else
-            fprintf(f, "%-10s %8" PRId64 " %10" PRId64 " %14" PRId64 " %6" PRId64 " %6" PRId64
-                       " %13" PRId64 "\n",
-                    cli_site_name(st), b[0], b[1], b[2], b[3], b[4], b[5]);
+            fprintf(f, "%-10s %8" PRId64 " %10" PRId64 " %10" PRId64 " %14" PRId64 " %6" PRId64
+                       " %6" PRId64 " %13" PRId64 "\n",
+                    cli_site_name(st), b[0], u, b[1], b[2], b[3], b[4], b[5]);
     }
+    /* how large the undetected changes are (docs/campaign.md, "Masked or undetected") */
+    int any = 0;
+    for (int st = 0; st < ABFT_SITE_COUNT && rel != NULL; ++st) {
+        double q[4];
+        int64_t n = rel_stats(rel, st, -1, q);
+        if (n == 0) continue;
+        if (!any) {
+            if (md)
+                fprintf(f, "\nrelative change of the undetected faults (%s; by bit in the "
+                           "JSON):\n\n| site | undetected | median | 90 %% | 99 %% | max |\n"
+                           "| --- | ---: | ---: | ---: | ---: | ---: |\n",
+                        c->op == ABFT_CAMPAIGN_GEMM
+                            ? "|C_ij - G_ij| / rms of golden's row i"
+                            : "residual of the factors / (|L|·|U|·v) of golden's, per row");
+            else
+                fprintf(f, "\n%-10s %10s %10s %10s %10s %10s   relative change, undetected\n",
+                        "site", "count", "median", "90%", "99%", "max");
+            any = 1;
+        }
+        if (md)
+            fprintf(f, "| %s | %" PRId64 " | %.3g | %.3g | %.3g | %.3g |\n", cli_site_name(st), n,
+                    q[0], q[1], q[2], q[3]);
+        else
+            fprintf(f, "%-10s %10" PRId64 " %10.3g %10.3g %10.3g %10.3g\n", cli_site_name(st), n,
+                    q[0], q[1], q[2], q[3]);
+    }
+    if (rel != NULL && rel->oom)
+        fprintf(f, "(memory ran out: the quantiles leave some undetected trials out)\n");
     if (svg_path != NULL)
         fprintf(f, "\noutcomes by site and bit position: %s\n", svg_path);
 }
 
 static void write_json_tail(FILE *f, const abft_campaign_config_t *c,
-                            const abft_campaign_summary_t *s) {
+                            const abft_campaign_summary_t *s, const rel_sets_t *rel) {
     totals_t t = totals(s);
     double lo, hi;
     fprintf(f, "\n  ],\n  \"summary\": {\n    \"backend\": \"%s\", \"seconds\": %.3f, "
@@ -436,14 +536,47 @@ static void write_json_tail(FILE *f, const abft_campaign_config_t *c,
             fprintf(f, ", \"%s\": %" PRId64, abft_outcome_name(o), s->by_bit[b][o]);
         fputs("}", f);
     }
-    fprintf(f, "\n    ],\n    \"pass\": %s\n  }\n}\n", t.bad == 0 ? "true" : "false");
+    /* the undetected faults' relative changes: by site, and by site and first flipped bit */
+    fprintf(f, "\n    ],\n    \"max_undetected_rel\": ");
+    json_num(f, s->max_undetected_rel);
+    fprintf(f, ",\n    \"undetected_rel_change\": {\"quantiles\": [0.5, 0.9, 0.99, 1], "
+               "\"complete\": %s, \"by_site\": {", rel->oom ? "false" : "true");
+    first = 1;
+    for (int st = 0; st < ABFT_SITE_COUNT; ++st) {
+        double q[4];
+        int64_t n = rel_stats(rel, st, -1, q);
+        if (n == 0) continue;
+        fprintf(f, "%s\n      \"%s\": {\"count\": %" PRId64 ", \"values\": [", first ? "" : ",",
+                cli_site_name(st), n);
+        for (int i = 0; i < 4; ++i) {
+            if (i) fputs(", ", f);
+            json_num(f, q[i]);
+        }
+        fputs("], \"by_bit\": [", f);
+        int fb = 1;
+        for (int b = 0; b < nbits; ++b) {
+            int64_t nb = rel_stats(rel, st, b, q);
+            if (nb == 0) continue;
+            fprintf(f, "%s{\"bit\": %d, \"count\": %" PRId64 ", \"values\": [", fb ? "" : ", ",
+                    b, nb);
+            for (int i = 0; i < 4; ++i) {
+                if (i) fputs(", ", f);
+                json_num(f, q[i]);
+            }
+            fputs("]}", f);
+            fb = 0;
+        }
+        fputs("]}", f);
+        first = 0;
+    }
+    fprintf(f, "}},\n    \"pass\": %s\n  }\n}\n", t.bad == 0 ? "true" : "false");
 }
 
 static void write_json_head(FILE *f, const abft_campaign_config_t *c, const char *op_name) {
     char date[64];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    fprintf(f, "{\n  \"schema\": \"abft-campaign/1\", \"tool\": \"abft campaign\", "
+    fprintf(f, "{\n  \"schema\": \"abft-campaign/2\", \"tool\": \"abft campaign\", "
                "\"library_version\": \"%s\", \"date\": \"%s\",\n",
             abft_version_string(), date);
     fprintf(f, "  \"config\": {\"op\": \"%s\", \"precision\": \"%c\", \"m\": %" PRId64 ", \"n\": %" PRId64
@@ -681,16 +814,19 @@ int abft_cmd_campaign(int argc, char **argv) {
         rc.csv = open_out(out_dir, stem, OUT_CSV);
         rc.json = rc.csv ? open_out(out_dir, stem, OUT_JSON) : NULL;
         rc.svg = (abft_svg_counts_t *)calloc(1, sizeof *rc.svg);
-        if (rc.csv == NULL || rc.json == NULL || rc.svg == NULL) {
+        rc.rel = (rel_sets_t *)calloc(1, sizeof *rc.rel);
+        if (rc.csv == NULL || rc.json == NULL || rc.svg == NULL || rc.rel == NULL) {
             if (rc.csv) fclose(rc.csv);
             if (rc.json) fclose(rc.json);
             out_remove_all();
             free(rc.svg);
+            rel_free(rc.rel);
             return 2;
         }
         fprintf(rc.csv, "trial,control,seed,set,site,which,outcome,status,nflips,row,col,bit,"
                         "width,old_value,new_value,old_bits,new_bits,rho,report_max_ratio,"
-                        "detected,corrected,uncorrectable,recomputed,checksum_faults,seconds%s\n",
+                        "detected,corrected,uncorrectable,recomputed,checksum_faults,seconds,"
+                        "rel_change%s\n",
                 cfg.space == ABFT_SPACE_FULL ? FULL_CSV_HEADER : "");
         write_json_head(rc.json, &cfg, op_name);
     }
@@ -705,6 +841,7 @@ int abft_cmd_campaign(int argc, char **argv) {
         if (rc.json) fclose(rc.json);
         out_remove_all();
         free(rc.svg);
+        rel_free(rc.rel);
         if (cfg.only_trial < 0)
             fprintf(stderr, "abft campaign: nothing written; files of an earlier run in %s are "
                             "unchanged\n", out_dir);
@@ -713,7 +850,7 @@ int abft_cmd_campaign(int argc, char **argv) {
     totals_t t = totals(&sum);
     if (cfg.only_trial >= 0) return t.bad == 0 ? 0 : 1;
 
-    write_json_tail(rc.json, &cfg, &sum);
+    write_json_tail(rc.json, &cfg, &sum, rc.rel);
     int wbad = close_out(rc.json, OUT_JSON);
     wbad |= close_out(rc.csv, OUT_CSV);
     FILE *svg = open_out(out_dir, stem, OUT_SVG);
@@ -742,7 +879,7 @@ int abft_cmd_campaign(int argc, char **argv) {
         strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
         fprintf(md, "# abft campaign: %s %s (%s)\n\n", op_name,
                 cfg.precision == 'd' ? "fp64" : "fp32", date);
-        print_summary(md, &cfg, &sum, op_name, svg_path, 1);
+        print_summary(md, &cfg, &sum, rc.rel, op_name, svg_path, 1);
         fprintf(md, "\nFiles: %s, %s. Replay trial T: `abft campaign <same options> --replay T`.\n",
                 csv_path, json_path);
         wbad |= close_out(md, OUT_MD);
@@ -750,12 +887,14 @@ int abft_cmd_campaign(int argc, char **argv) {
         wbad = 1;
     }
     if (wbad || commit_out() != 0) {
+        rel_free(rc.rel);
         out_remove_all();
         fprintf(stderr, "abft campaign: the outputs could not be written; files of an earlier "
                         "run in %s are unchanged\n", out_dir);
         return 2;
     }
-    print_summary(stdout, &cfg, &sum, op_name, svg_path, 0);
+    print_summary(stdout, &cfg, &sum, rc.rel, op_name, svg_path, 0);
+    rel_free(rc.rel);
     printf("trials: %s, %s; summary: %s\n", csv_path, json_path, md_path);
     if (t.bad != 0)
         printf("FAIL: %" PRId64 " SDC, %" PRId64 " miscorrected, %" PRId64 " false positives, %" PRId64

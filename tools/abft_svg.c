@@ -14,7 +14,9 @@ static const struct {
     const char *shortl; /* panel totals */
     const char *color;
 } layers[] = {
-    {ABFT_OUTCOME_MASKED, "masked (no change beyond the bound)", "masked", "#b8c4ce"},
+    {ABFT_OUTCOME_MASKED, "masked (within the fault-free rounding noise)", "masked", "#b8c4ce"},
+    {ABFT_OUTCOME_UNDETECTED, "undetected (beyond the noise, within the bound)", "undetected",
+     "#d98cb3"},
     {ABFT_OUTCOME_CORRECTED, "detected, element corrected", "corrected", "#2e8b57"},
     {ABFT_SVG_RECOMPUTED, "detected, row or column recomputed", "recomputed", "#7fc97f"},
     {ABFT_SVG_CHECKSUM_FAULT, "detected: a corrupted checksum, data intact", "checksum fault",
@@ -37,9 +39,11 @@ void abft_svg_add(abft_svg_counts_t *c, const abft_trial_t *t) {
         if (r->recomputed > 0) cls = ABFT_SVG_RECOMPUTED;
         else if (r->checksum_faults > 0) cls = ABFT_SVG_CHECKSUM_FAULT;
     }
-    if (t->nflips > 0 && t->flips[0].bit >= 0 && t->flips[0].bit < 64)
+    if (t->nflips > 0 && t->flips[0].bit >= 0 && t->flips[0].bit < 64) {
         c->by_bit[t->site][slot][t->flips[0].bit][cls] += 1;
-    else
+        double *mx = &c->max_rel[t->site][slot][t->flips[0].bit];
+        if (cls == ABFT_OUTCOME_UNDETECTED && !(t->rel_change <= *mx)) *mx = t->rel_change;
+    } else
         c->unplaced[t->site][slot][cls] += 1;
 }
 
@@ -173,8 +177,16 @@ void abft_svg_by_site(FILE *f, const char *title, int nbits, const abft_svg_coun
         for (int l = 0; l < NLAYERS; ++l) {
             int64_t k = tot[layers[l].outcome];
             if (k == 0) continue;
-            char lab[64];
-            snprintf(lab, sizeof lab, "%s %" PRId64, layers[l].shortl, k);
+            char lab[96];
+            if (layers[l].outcome == ABFT_OUTCOME_UNDETECTED) {
+                double mx = 0;
+                for (int b = 0; b < 64; ++b)
+                    if (!(c->max_rel[s][q][b] <= mx)) mx = c->max_rel[s][q][b];
+                snprintf(lab, sizeof lab, "%s %" PRId64 " (relative change up to %.2g)",
+                         layers[l].shortl, k, mx);
+            } else {
+                snprintf(lab, sizeof lab, "%s %" PRId64, layers[l].shortl, k);
+            }
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"11\" height=\"11\" fill=\"%s\" "
                        "stroke=\"#999\" stroke-width=\"0.5\"/>\n",
                     x, ty - 10, layers[l].color);
@@ -218,10 +230,14 @@ void abft_svg_by_site(FILE *f, const char *title, int nbits, const abft_svg_coun
                 if (k == 0) continue;
                 double hgt = ph * (double)k / (double)nb;
                 y -= hgt;
+                char extra[64] = "";
+                if (layers[l].outcome == ABFT_OUTCOME_UNDETECTED)
+                    snprintf(extra, sizeof extra, ", largest relative change %.3g",
+                             c->max_rel[s][q][bit]);
                 fprintf(f, "<rect x=\"%.1f\" y=\"%.2f\" width=\"%.1f\" height=\"%.2f\" "
                            "fill=\"%s\"><title>bit %d: %s %" PRId64 " of %" PRId64
-                           "</title></rect>\n",
-                        bx, y, bw - 2, hgt, layers[l].color, bit, layers[l].shortl, k, nb);
+                           "%s</title></rect>\n",
+                        bx, y, bw - 2, hgt, layers[l].color, bit, layers[l].shortl, k, nb, extra);
             }
             if (bit % 4 == 3 || bit == 0)
                 fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" "

@@ -22,6 +22,7 @@ enum {
 typedef struct abft_svg_counts {
     int64_t by_bit[ABFT_SITE_COUNT][2][64][ABFT_SVG_NCLASS];
     int64_t unplaced[ABFT_SITE_COUNT][2][ABFT_SVG_NCLASS];
+    double max_rel[ABFT_SITE_COUNT][2][64]; /* largest rel_change of an UNDETECTED trial */
 } abft_svg_counts_t;
 
 /* Counts one trial (controls are ignored). */

@@ -102,7 +102,7 @@ endif()
 # ---- help and version ----------------------------------------------------------------------
 run("campaign --help" 0 "usage: abft campaign" campaign --help)
 foreach(word gemm getrf getrf-online encode mid after checksum lu-panel after-lu any sign exponent
-        mant-high mant-low "row\\|full" "worst\\|prob" "auto\\|cpu\\|cuda" "abft-campaign/1"
+        mant-high mant-low "row\\|full" "worst\\|prob" "auto\\|cpu\\|cuda" "abft-campaign/2"
         "sites: checksum, lu-panel, after-lu")
   if(NOT RUN_OUT MATCHES "${word}")
     fail("campaign --help does not mention '${word}'")
@@ -122,8 +122,8 @@ foreach(ext csv json svg md)
 endforeach()
 file(READ ${WORK_DIR}/out/c.json json)
 string(JSON schema ERROR_VARIABLE jerr GET "${json}" schema)
-if(NOT schema STREQUAL "abft-campaign/1")
-  fail("JSON schema is '${schema}' (${jerr}), want abft-campaign/1")
+if(NOT schema STREQUAL "abft-campaign/2")
+  fail("JSON schema is '${schema}' (${jerr}), want abft-campaign/2")
 endif()
 file(READ ${WORK_DIR}/out/c.svg svg)
 foreach(site encode mid after checksum)

@@ -158,9 +158,12 @@ typedef enum abft_campaign_op {
 
 /* Outcome of one trial (docs/campaign.md), judged against a fault-free golden run with the
  * per-row bound tau_i (docs/campaign.md) and the guarantee factor g (default 2):
- * rho = max_ij |C_ij - G_ij| / tau_i. */
+ * rho = max_ij |C_ij - G_ij| / tau_i; and, for an undetected change within the bound,
+ * against the rounding noise of the fault-free computation (MASKED or UNDETECTED). */
 typedef enum abft_outcome {
-    ABFT_OUTCOME_MASKED = 0,        /* nothing detected, rho <= 1 */
+    ABFT_OUTCOME_MASKED = 0,        /* nothing detected, rho <= 1, and the change within the
+                                       fault-free rounding noise (docs/campaign.md, "Masked
+                                       or undetected") */
     ABFT_OUTCOME_CORRECTED = 1,     /* detected, everything resolved, rho <= 1 */
     ABFT_OUTCOME_UNCORRECTABLE = 2, /* detected and reported uncorrectable to the caller */
     ABFT_OUTCOME_GRAY = 3,          /* not reported uncorrectable, 1 < rho <= g: the gray
@@ -174,11 +177,15 @@ typedef enum abft_outcome {
     ABFT_OUTCOME_CLEAN = 7,         /* control trial, nothing detected */
     ABFT_OUTCOME_NOT_FIRED = 8,     /* faulty trial whose site was never reached */
     ABFT_OUTCOME_ERROR = 9,         /* the protected call failed with an error status */
-    ABFT_OUTCOME_COUNT = 10
+    ABFT_OUTCOME_UNDETECTED = 10,   /* nothing detected, rho <= 1, but the change exceeds the
+                                       fault-free rounding noise: below what the bound can
+                                       see, beyond what rounding explains (counted, with its
+                                       relative size in abft_trial_t.rel_change) */
+    ABFT_OUTCOME_COUNT = 11
 } abft_outcome_t;
 
 /* "masked", "corrected", "uncorrectable", "gray", "sdc", "miscorrected", "false_positive",
- * "clean", "not_fired", "error"; "unknown" otherwise. */
+ * "clean", "not_fired", "error", "undetected"; "unknown" otherwise. */
 ABFT_API const char *abft_outcome_name(int outcome);
 
 /* Where each trial's configuration comes from (abft_campaign_config_t.space). */
@@ -255,6 +262,12 @@ typedef struct abft_trial {
     const abft_flip_t *flips;
     abft_report_t report;
     abft_trial_config_t config; /* the configuration and fault the trial ran with */
+    double rel_change;   /* undetected faulty trials (else 0): the change's relative size;
+                            GEMM: max over changed elements of |C_ij - G_ij| / rms_i(G), the
+                            root mean square of golden's row i; LU: max over rows and both
+                            checksums of the trial's residual |L·(U·v) - P·(A·v)|_i over
+                            golden's (|L|·(|U|·v))_i; each denominator at least the smallest
+                            normal number (docs/campaign.md) */
 } abft_trial_t;
 
 typedef struct abft_campaign_config {
@@ -317,6 +330,7 @@ typedef struct abft_campaign_summary {
                                    exceeds g·tau while the change the checksums see does not
                                    (a change spread over a row): outside the guarantee,
                                    counted GRAY */
+    double max_undetected_rel;  /* largest rel_change among UNDETECTED trials */
 } abft_campaign_summary_t;
 
 /* Run a campaign: for each input set a golden run (injector attached, not firing), then the

@@ -43,13 +43,14 @@ static void collect(void *user, const abft_trial_t *t) {
 static void expect_clean(const char *what, const abft_campaign_config_t *c,
                          const abft_campaign_summary_t *s) {
     printf("%s (%c, n=%lld, %s, seed %llu): masked %lld corrected %lld uncorrectable %lld gray "
-           "%lld sdc %lld miscorrected %lld fp %lld clean %lld not_fired %lld error %lld, %.2f s\n",
+           "%lld sdc %lld miscorrected %lld fp %lld clean %lld not_fired %lld error %lld "
+           "undetected %lld, %.2f s\n",
            what, c->precision, (long long)c->n,
            c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row", (unsigned long long)c->seed,
            (long long)s->count[0], (long long)s->count[1], (long long)s->count[2],
            (long long)s->count[3], (long long)s->count[4], (long long)s->count[5],
            (long long)s->count[6], (long long)s->count[7], (long long)s->count[8],
-           (long long)s->count[9], s->seconds);
+           (long long)s->count[9], (long long)s->count[ABFT_OUTCOME_UNDETECTED], s->seconds);
     TU_CHECK(s->count[ABFT_OUTCOME_SDC] == 0, "%s: %lld SDC", what,
              (long long)s->count[ABFT_OUTCOME_SDC]);
     TU_CHECK(s->count[ABFT_OUTCOME_MISCORRECTED] == 0, "%s: %lld miscorrected", what,
@@ -319,6 +320,54 @@ int main(void) {
         TU_CHECK_STATUS(abft_campaign_run(&c, &s), ABFT_STATUS_SUCCESS);
         expect_clean(op == ABFT_CAMPAIGN_GETRF ? "getrf" : "getrf_online", &c, &s);
     }
+
+    /* 2b'. Masked or undetected (docs/campaign.md): a flip of the last bit of an element of
+     * C, or of a factor, is within the fault-free rounding noise (masked whenever it goes
+     * undetected); a flip of bit 16 of an fp32 element of C (a change of 2^-7 to 2^-8 of
+     * it, thousands of roundings) that goes undetected is beyond it (undetected, with its
+     * relative size), and the worst-case bound lets a large share of them pass at this
+     * size (about half). */
+    for (int op = ABFT_CAMPAIGN_GEMM; op <= ABFT_CAMPAIGN_GETRF; ++op)
+        for (int bit = 0; bit <= 16; bit += 16) {
+            if (op == ABFT_CAMPAIGN_GETRF && bit != 0) continue;
+            abft_campaign_config_t c = abft_campaign_config_default();
+            c.backend = ABFT_BACKEND_CPU;
+            c.op = op;
+            c.precision = op == ABFT_CAMPAIGN_GEMM ? 's' : 'd';
+            c.m = c.n = c.k = 96;
+            c.trials = 120;
+            c.controls = 0;
+            c.refresh = 40;
+            c.sites = op == ABFT_CAMPAIGN_GEMM ? 1u << ABFT_SITE_AFTER_GEMM : 1u << ABFT_SITE_AFTER_LU;
+            c.spec.bit_class = ABFT_BITS_EXACT;
+            c.spec.bit = bit;
+            c.seed = seed + 30 + (uint64_t)(op * 2 + bit / 16);
+            abft_campaign_summary_t s;
+            TU_CHECK_STATUS(abft_campaign_run(&c, &s), ABFT_STATUS_SUCCESS);
+            printf("%s bit %d: masked %lld undetected %lld corrected %lld uncorrectable %lld, "
+                   "largest undetected relative change %.3g\n",
+                   op == ABFT_CAMPAIGN_GEMM ? "gemm fp32" : "getrf fp64", bit,
+                   (long long)s.count[ABFT_OUTCOME_MASKED],
+                   (long long)s.count[ABFT_OUTCOME_UNDETECTED],
+                   (long long)s.count[ABFT_OUTCOME_CORRECTED],
+                   (long long)s.count[ABFT_OUTCOME_UNCORRECTABLE], s.max_undetected_rel);
+            if (bit == 0) {
+                TU_CHECK(s.count[ABFT_OUTCOME_UNDETECTED] == 0 &&
+                             s.count[ABFT_OUTCOME_MASKED] > 0,
+                         "last-bit flips: %lld undetected, %lld masked (want 0, > 0)",
+                         (long long)s.count[ABFT_OUTCOME_UNDETECTED],
+                         (long long)s.count[ABFT_OUTCOME_MASKED]);
+            } else {
+                TU_CHECK(s.count[ABFT_OUTCOME_MASKED] == 0 &&
+                             s.count[ABFT_OUTCOME_UNDETECTED] > c.trials / 4 &&
+                             s.max_undetected_rel > 1e-4,
+                         "bit 16 flips: %lld masked, %lld undetected (want 0, > %lld), largest "
+                         "relative change %.3g",
+                         (long long)s.count[ABFT_OUTCOME_MASKED],
+                         (long long)s.count[ABFT_OUTCOME_UNDETECTED], (long long)c.trials / 4,
+                         s.max_undetected_rel);
+            }
+        }
 
     /* 2c. The full space, every operation, fp64 and fp32 (the seed printed above replays
      * every trial; a bad trial is printed with its whole configuration and fault). */

@@ -56,6 +56,13 @@ int main(void) {
                 ++fails;
             }
     expect("status", abft_status_name(ABFT_STATUS_INVALID_VALUE), "ABFT_STATUS_INVALID_VALUE");
+    /* campaign outcomes: the names of docs/api.md, in the enum's order */
+    static const char *const outcomes[ABFT_OUTCOME_COUNT] = {
+        "masked", "corrected", "uncorrectable", "gray", "sdc", "miscorrected",
+        "false_positive", "clean", "not_fired", "error", "undetected"};
+    for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) expect("outcome", abft_outcome_name(o), outcomes[o]);
+    expect("outcome count", abft_outcome_name(ABFT_OUTCOME_COUNT), "unknown");
+    expect("outcome undetected", abft_outcome_name(ABFT_OUTCOME_UNDETECTED), "undetected");
     if (fails == 0) printf("enum names: ok\n");
     return fails ? 1 : 0;
 }
