@@ -1,6 +1,6 @@
 /* abft campaign runner: fault-injection trials against fault-free golden runs, classified
- * into the outcomes of docs/campaign.md (masked, corrected, uncorrectable, gray, SDC,
- * miscorrected, false positive). The `abft campaign` tool and the tests are thin layers
+ * into the outcomes of docs/campaign.md (masked, undetected, corrected, uncorrectable, gray,
+ * SDC, miscorrected, false positive). The `abft campaign` tool and the tests are thin layers
  * over abft_campaign_run.
  *
  * Each operation is one entry in `ops[]` below: how to allocate, load inputs, run the
@@ -413,11 +413,16 @@ static long double ulp_at(abft_prec_t prec, double x) {
 
 /* Masked or undetected (docs/campaign.md): every element of C that differs from golden G is
  * compared with the exact result R_ij = alpha·op(A)_i·op(B)_j + beta·C0_ij, computed in long
- * double from the pristine inputs. The change is within the fault-free rounding noise when
- * |C_ij - G_ij| <= |G_ij - R_ij| + ulp(G_ij): the trial's element is no further from golden
- * than golden is from the exact value, plus one unit in its last place. Returns the largest
- * |C_ij - G_ij| / rms_i(G) (rms_i: the root mean square of row i of G, at least the smallest
- * normal number, so a change to a zero row is measured against that; +Inf for a NaN). */
+ * double from the pristine inputs, and with the rounding scale of that element,
+ * nu_ij = u·sqrt(k + 1)·sqrt(sum_l (alpha·a_il·b_lj)^2 + (beta·C0_ij)^2) (u the golden call's
+ * unit roundoff): the size of the error of a length-k dot product whose roundings are
+ * independent (the standard probabilistic model), so that a golden element that happens to
+ * be exactly rounded does not make a 2-ulp change look like a fault. The change is within
+ * the fault-free rounding noise when
+ *   |C_ij - G_ij| <= max(|G_ij - R_ij|, nu_ij) + ulp(G_ij).
+ * Returns the largest |C_ij - G_ij| / rms_i(G) (rms_i: the root mean square of row i of G,
+ * at least the smallest normal number, so a change to a zero row is measured against that;
+ * +Inf for a NaN). */
 static double gemm_noise(const camp_t *c, int *beyond) {
     const abft_trial_config_t *t = &c->tc;
     const int64_t m = t->m, n = t->n, k = t->k;
@@ -429,24 +434,36 @@ static double gemm_noise(const camp_t *c, int *beyond) {
             const int64_t x = i + j * t->ldc;
             const double cv = elem(c->prec, c->C, x), gv = elem(c->prec, c->G, x);
             if (cv == gv || (isnan(cv) && isnan(gv))) continue;
-            if (rms < 0) {
-                long double s2 = 0;
+            if (rms < 0) { /* scaled by the row's largest entry: no overflow of the squares */
+                long double top = 0, s2 = 0;
                 for (int64_t q = 0; q < n; ++q) {
-                    long double v = elem(c->prec, c->G, i + q * t->ldc);
+                    long double v = fabsl((long double)elem(c->prec, c->G, i + q * t->ldc));
+                    if (v > top) top = v;
+                }
+                for (int64_t q = 0; q < n && top > 0 && isfinite((double)top); ++q) {
+                    long double v = (long double)elem(c->prec, c->G, i + q * t->ldc) / top;
                     s2 += v * v;
                 }
-                rms = sqrtl(s2 / (long double)n);
+                rms = top > 0 && isfinite((double)top) ? top * sqrtl(s2 / (long double)n) : top;
             }
-            long double r = 0;
+            long double r = 0, p2 = 0;
             if (t->alpha != 0.0) {
-                for (int64_t l = 0; l < k; ++l)
-                    r += (long double)elem(c->prec, c->A, t->transa ? l + i * t->lda : i + l * t->lda) *
-                         (long double)elem(c->prec, c->B, t->transb ? j + l * t->ldb : l + j * t->ldb);
-                r *= (long double)t->alpha;
+                for (int64_t l = 0; l < k; ++l) {
+                    long double p =
+                        (long double)t->alpha *
+                        (long double)elem(c->prec, c->A, t->transa ? l + i * t->lda : i + l * t->lda) *
+                        (long double)elem(c->prec, c->B, t->transb ? j + l * t->ldb : l + j * t->ldb);
+                    r += p, p2 += p * p;
+                }
             }
-            if (t->beta != 0.0) r += (long double)t->beta * (long double)elem(c->prec, c->C0, x);
+            if (t->beta != 0.0) {
+                long double p = (long double)t->beta * (long double)elem(c->prec, c->C0, x);
+                r += p, p2 += p * p;
+            }
             long double d = fabsl((long double)cv - (long double)gv);
-            long double noise = fabsl((long double)gv - r) + ulp_at(c->prec, gv);
+            long double nu = (long double)c->u * sqrtl((long double)(k + 1)) * sqrtl(p2);
+            long double err = fabsl((long double)gv - r);
+            long double noise = (err > nu ? err : nu) + ulp_at(c->prec, gv);
             if (!(d <= noise)) *beyond = 1;
             long double floor_n = c->prec == ABFT_PREC_S ? 0x1p-126L : 0x1p-1022L;
             double e = (double)(d / (rms > floor_n ? rms : floor_n));
@@ -641,9 +658,10 @@ static double getrf_change(const camp_t *c) {
  * Row i of checksum q is within the fault-free rounding noise when the trial's residual
  * |L·(U·v_q) - P·(A·v_q)|_i is at most golden's plus 2u·(|L|·(|U|·v_q))_i with golden's
  * factors (one unit in the last place of every product; u the golden call's unit
- * roundoff). Returns
- * the largest trial residual / (|L|·(|U|·v_q))_i of golden (at least the smallest normal
- * number). */
+ * roundoff). Returns the largest excess of the trial's residual over golden's, relative to
+ * golden's (|L|·(|U|·v_q))_i (at least the smallest normal number). When the trial pivoted
+ * differently its row i is another row of A than golden's row i: every row is then held to
+ * golden's largest residual, noise and magnitude. */
 static double getrf_noise(const camp_t *c, int *beyond) {
     const int64_t m = c->tc.m, k = min64(m, c->tc.n);
     long double *rt = (long double *)malloc(sizeof(long double) * (size_t)(3 * m + 1));
@@ -659,18 +677,22 @@ static double getrf_noise(const camp_t *c, int *beyond) {
             free(rt);
             return INFINITY;
         }
-        /* other pivots: row i of P·A is another row of A than golden's row i, so every row
-         * gets golden's largest noise */
-        long double top = 0;
+        long double top_noise = 0, top_r = 0, top_m = 0; /* golden's largest, other pivots */
         for (int64_t i = 0; i < m && !same_pivots; ++i) {
             long double x = rg[i] + 2.0L * (long double)c->u * mg[i];
-            if (x > top) top = x;
+            if (x > top_noise) top_noise = x;
+            if (rg[i] > top_r) top_r = rg[i];
+            if (mg[i] > top_m) top_m = mg[i];
         }
+        const long double floor_n = c->prec == ABFT_PREC_S ? 0x1p-126L : 0x1p-1022L;
         for (int64_t i = 0; i < m; ++i) {
-            long double noise = same_pivots ? rg[i] + 2.0L * (long double)c->u * mg[i] : top;
+            long double noise = same_pivots ? rg[i] + 2.0L * (long double)c->u * mg[i] : top_noise;
+            long double base = same_pivots ? rg[i] : top_r, mag = same_pivots ? mg[i] : top_m;
             if (!(rt[i] <= noise)) beyond_any = 1;
-            long double floor_n = c->prec == ABFT_PREC_S ? 0x1p-126L : 0x1p-1022L;
-            double e = rt[i] == 0 ? 0.0 : (double)(rt[i] / (mg[i] > floor_n ? mg[i] : floor_n));
+            long double excess = rt[i] - base;
+            double e = isnan((double)rt[i]) ? INFINITY
+                       : excess <= 0      ? 0.0
+                                          : (double)(excess / (mag > floor_n ? mag : floor_n));
             if (!(e <= rel)) rel = isnan(e) ? INFINITY : e;
         }
     }
@@ -1120,15 +1142,15 @@ static int classify(const abft_campaign_config_t *g, const abft_trial_t *t, int 
 
 /* The outcome of a faulty trial that ran. An undetected one is first measured against the
  * fault-free rounding noise (op->noise: tr->rel_change, and whether it is MASKED or
- * UNDETECTED). Call before undoing input corruption: the noise is judged against the
- * pristine host inputs, not the backend's. */
+ * UNDETECTED), from the pristine host copies of the inputs (the backend's may be the
+ * corrupted ones until op->restore puts them back). */
 static int judge(const camp_t *c, const op_desc_t *op, abft_trial_t *tr) {
     const abft_report_t *r = &tr->report;
     const abft_status_t st = (abft_status_t)tr->status;
     int beyond = 0;
     if (tr->nflips > 0 && r->detected == 0 && !r->nonfinite_input && r->uncorrectable == 0 &&
         (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_SINGULAR))
-        tr->rel_change = op->noise(c, &beyond);
+        tr->rel_change = op->noise != NULL ? op->noise(c, &beyond) : 0.0;
     return classify(c->cfg, tr, beyond);
 }
 

@@ -560,6 +560,9 @@ void cli_print_trial(FILE *f, const abft_trial_t *t, char precision) {
     }
     if (!t->control)
         fprintf(f, "  result: rho = %.4g (change against golden, or LU backward error, over tau)\n", t->rho);
+    if (t->outcome == ABFT_OUTCOME_UNDETECTED || t->outcome == ABFT_OUTCOME_MASKED)
+        fprintf(f, "  relative change: %.4g (docs/campaign.md, \"Masked or undetected\")\n",
+                t->rel_change);
     fprintf(f, "  outcome: %s\n", abft_outcome_name(t->outcome));
 }
 

@@ -62,21 +62,21 @@ static void panel_text(int site, int slot, const char **what, const char **expec
     case ABFT_SITE_AFTER_ENCODE:
         *what = slot ? "input B changed after its checksums were encoded"
                      : "input A changed after its checksums were encoded";
-        *expect = "the checksums no longer match the inputs: expected reported (or masked "
-                  "when below the bound), never corrected towards them";
+        *expect = "the checksums no longer match the inputs: expected reported (or not "
+                  "detected when below the bound), never corrected towards them";
         return;
     case ABFT_SITE_MID_GEMM:
         *what = "C between the two halves of a k-split GEMM";
-        *expect = "expected corrected (or masked when below the bound)";
+        *expect = "expected corrected (or not detected when below the bound)";
         return;
     case ABFT_SITE_AFTER_GEMM:
         *what = "C after the GEMM, before verification";
-        *expect = "expected corrected (or masked when below the bound)";
+        *expect = "expected corrected (or not detected when below the bound)";
         return;
     case ABFT_SITE_CHECKSUM:
         *what = "the encoded checksums";
-        *expect = "the data are intact: expected a checksum fault found (or masked when "
-                  "below the bound), else reported";
+        *expect = "the data are intact: expected a checksum fault found (or not detected "
+                  "when below the bound), else reported";
         return;
     case ABFT_SITE_LU_PANEL:
         *what = "the matrix between two panels of the online LU";
@@ -182,8 +182,8 @@ void abft_svg_by_site(FILE *f, const char *title, int nbits, const abft_svg_coun
                 double mx = 0;
                 for (int b = 0; b < 64; ++b)
                     if (!(c->max_rel[s][q][b] <= mx)) mx = c->max_rel[s][q][b];
-                snprintf(lab, sizeof lab, "%s %" PRId64 " (relative change up to %.2g)",
-                         layers[l].shortl, k, mx);
+                snprintf(lab, sizeof lab, "%s %" PRId64 " (up to %.2g)", layers[l].shortl, k,
+                         mx);
             } else {
                 snprintf(lab, sizeof lab, "%s %" PRId64, layers[l].shortl, k);
             }

@@ -68,11 +68,12 @@ int main(void) {
         c.seed = seed + (uint64_t)p;
         abft_campaign_summary_t s;
         TU_CHECK_STATUS(abft_campaign_run(&c, &s), ABFT_STATUS_SUCCESS);
-        printf("gpu campaign %c: masked %lld corrected %lld uncorrectable %lld gray %lld sdc %lld "
-               "miscorrected %lld fp %lld (+%lld golden) error %lld\n", c.precision,
-               (long long)s.count[0], (long long)s.count[1], (long long)s.count[2],
-               (long long)s.count[3], (long long)s.count[4], (long long)s.count[5],
-               (long long)s.count[6], (long long)s.golden_detections, (long long)s.count[9]);
+        printf("gpu campaign %c: masked %lld undetected %lld corrected %lld uncorrectable %lld "
+               "gray %lld sdc %lld miscorrected %lld fp %lld (+%lld golden) error %lld\n",
+               c.precision, (long long)s.count[0], (long long)s.count[ABFT_OUTCOME_UNDETECTED],
+               (long long)s.count[1], (long long)s.count[2], (long long)s.count[3],
+               (long long)s.count[4], (long long)s.count[5], (long long)s.count[6],
+               (long long)s.golden_detections, (long long)s.count[9]);
         TU_CHECK(s.count[ABFT_OUTCOME_SDC] + s.count[ABFT_OUTCOME_MISCORRECTED] +
                          s.count[ABFT_OUTCOME_FALSE_POSITIVE] + s.golden_detections +
                          s.count[ABFT_OUTCOME_ERROR] + s.control_errors == 0,
