@@ -2,7 +2,7 @@
 #
 # The prefix is written relative to the .pc file (${pcfiledir}), so the file stays right
 # wherever the tree is installed (cmake --install --prefix, DESTDIR, a relocated copy).
-# Libs.private lists what a static link of libabft.a needs: LAPACK, BLAS, libm, OpenMP, and
+# Libs.private lists what a static link of libabft.a needs: LAPACK, BLAS, libm, threads, OpenMP, and
 # with the CUDA backend the CUDA runtime, cuBLAS, cuSOLVER, cuRAND and the C++ runtime that
 # nvcc-compiled objects call into.
 
@@ -36,6 +36,9 @@ function(abft_pc_link_words out)
 endfunction()
 
 set(_abft_pc_items ${LAPACK_LIBRARIES} ${BLAS_LIBRARIES} m)
+if(CMAKE_THREAD_LIBS_INIT)
+  list(APPEND _abft_pc_items ${CMAKE_THREAD_LIBS_INIT}) # -pthread (campaign workers)
+endif()
 if(OpenMP_C_FOUND)
   # The compiler's own flag (-fopenmp) links its runtime, wherever that compiler keeps it.
   separate_arguments(_abft_pc_omp UNIX_COMMAND "${OpenMP_C_FLAGS}")

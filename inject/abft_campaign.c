@@ -14,6 +14,7 @@
  * campaign's hook (camp_hook), which counts every hook call; the trial then fires at a call
  * drawn among its site's calls, with a fault model drawn for that call's array. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -775,6 +776,7 @@ abft_campaign_config_t abft_campaign_config_default(void) {
     c.seed = 1;
     c.only_trial = -1;
     c.space = ABFT_SPACE_FIXED;
+    c.jobs = 1;
     return c;
 }
 
@@ -1077,6 +1079,7 @@ static abft_status_t check_config(const abft_campaign_config_t *g) {
     ABFT_RETURN_IF(g->only_trial >= g->trials + g->controls, ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(g->space != ABFT_SPACE_FIXED && g->space != ABFT_SPACE_FULL,
                    ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(g->jobs < 1 || g->jobs > 64, ABFT_STATUS_INVALID_VALUE);
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -1287,13 +1290,44 @@ static abft_status_t run_full(camp_t *c, const op_desc_t *op, int64_t t, uint32_
     return ABFT_STATUS_SUCCESS;
 }
 
-static abft_status_t campaign(camp_t *c, abft_campaign_summary_t *s) {
-    const abft_campaign_config_t *g = c->cfg;
-    const op_desc_t *op = &ops[g->op];
-    const int full = g->space == ABFT_SPACE_FULL;
-    uint32_t sites = g->sites != 0u ? g->sites : op->default_sites;
+/* ---- running the trials: blocks on worker threads, results in index order ------------ */
+
+/* A trial's record, kept until the calling thread has passed it on: the trial with its own
+ * copy of the flips, and the golden run that came before it in its block (if any). */
+typedef struct trial_rec {
+    abft_trial_t tr;
+    abft_flip_t *flips;
+    int golden;    /* a golden run preceded this trial */
+    int golden_fp; /* ... and flagged something */
+    double u;      /* the golden's unit roundoff (0: no golden) */
+} trial_rec_t;
+
+/* A block: consecutive trials that one worker runs. Fixed space: the faulty trials of one
+ * input set (their golden first), or up to BLOCK controls; full space: up to BLOCK trials. */
+enum { BLOCK = 16, WINDOW = 64 /* blocks in flight: memory stays bounded */ };
+typedef struct block {
+    int64_t first, last;
+    trial_rec_t *rec;
+    int done;
+    abft_status_t st;
+} block_t;
+
+typedef struct shared {
+    const abft_campaign_config_t *cfg;
+    block_t *blocks;
+    int64_t nblocks, next, emitted; /* next block to take; blocks passed on so far */
+    int stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} shared_t;
+
+/* One handle, injector and set of buffers per worker. */
+static abft_status_t camp_init(camp_t *c, const abft_campaign_config_t *g) {
+    memset(c, 0, sizeof *c);
+    c->cfg = g;
+    c->prec = g->precision == 'd' ? ABFT_PREC_D : ABFT_PREC_S;
+    c->es = g->precision == 'd' ? sizeof(double) : sizeof(float);
     ABFT_TRY(abft_create(&c->h, (abft_backend_t)g->backend));
-    ABFT_TRY(abft_get_backend(c->h, (abft_backend_t *)&s->backend));
     fixed_config(c);
     ABFT_TRY(apply_config(c));
     ABFT_TRY(abft_injector_create(c->h, &c->inj));
@@ -1303,54 +1337,249 @@ static abft_status_t campaign(camp_t *c, abft_campaign_summary_t *s) {
     } else {
         c->maxr = g->n, c->maxc = g->n, c->maxk = 1;
     }
-    ABFT_TRY(op->setup(c));
+    return ops[g->op].setup(c);
+}
 
-    int64_t first = 0, last = g->trials + g->controls;
-    if (g->only_trial >= 0) {
-        first = g->only_trial;
-        last = first + 1;
+static abft_status_t keep(trial_rec_t *r, const abft_trial_t *tr) {
+    r->tr = *tr;
+    r->flips = NULL;
+    if (tr->nflips > 0) {
+        r->flips = (abft_flip_t *)malloc((size_t)tr->nflips * sizeof(abft_flip_t));
+        if (r->flips == NULL) return ABFT_STATUS_ALLOC_FAILED;
+        memcpy(r->flips, tr->flips, (size_t)tr->nflips * sizeof(abft_flip_t));
     }
-    int64_t total = last - first, cur_set = -1, golden_fp = 0, goldens = 0;
-    for (int64_t t = first; t < last; ++t) {
+    r->tr.flips = r->flips;
+    return ABFT_STATUS_SUCCESS;
+}
+
+static abft_status_t run_block(camp_t *c, block_t *b) {
+    const abft_campaign_config_t *g = c->cfg;
+    const op_desc_t *op = &ops[g->op];
+    const uint32_t sites = g->sites != 0u ? g->sites : op->default_sites;
+    const int full = g->space == ABFT_SPACE_FULL;
+    for (int64_t t = b->first; t < b->last; ++t) {
+        trial_rec_t *r = &b->rec[t - b->first];
         abft_trial_t tr;
         memset(&tr, 0, sizeof tr);
         tr.index = t;
+        int64_t fp = 0;
         if (t < g->trials && full) {
-            ABFT_TRY(run_full(c, op, t, sites, &golden_fp, &tr));
-            goldens += 1;
-            if (c->u > s->unit_roundoff) s->unit_roundoff = c->u;
+            ABFT_TRY(run_full(c, op, t, sites, &fp, &tr));
+            r->golden = 1, r->u = c->u;
         } else if (t < g->trials) {
-            if (t / g->refresh != cur_set) {
-                cur_set = t / g->refresh;
-                ABFT_TRY(golden(c, op, cur_set, &golden_fp));
-                goldens = cur_set + 1;
-                if (c->u > s->unit_roundoff) s->unit_roundoff = c->u;
+            if (t == b->first) { /* the block's input set */
+                ABFT_TRY(golden(c, op, t / g->refresh, &fp));
+                r->golden = 1, r->u = c->u;
             }
             ABFT_TRY(run_faulty(c, op, t, sites, &tr));
         } else {
             ABFT_TRY(run_control(c, op, t, &tr));
         }
-        tally(s, &tr, g->guarantee);
-        if (g->on_trial) g->on_trial(g->user, &tr);
+        r->golden_fp = fp > 0;
+        ABFT_TRY(keep(r, &tr));
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The blocks of trials [first, last). */
+static abft_status_t make_blocks(const abft_campaign_config_t *g, int64_t first, int64_t last,
+                                 block_t **out, int64_t *count) {
+    int64_t n = 0, cap = 64;
+    block_t *b = (block_t *)malloc((size_t)cap * sizeof(block_t));
+    if (b == NULL) return ABFT_STATUS_ALLOC_FAILED;
+    for (int64_t t = first; t < last;) {
+        int64_t end;
+        if (t < g->trials && g->space != ABFT_SPACE_FULL) /* to the end of t's input set */
+            end = (t / g->refresh + 1) * g->refresh;
+        else
+            end = t + BLOCK;
+        if (t < g->trials && end > g->trials) end = g->trials;
+        if (end > last) end = last;
+        if (n == cap) {
+            block_t *nb = (block_t *)realloc(b, (size_t)(2 * cap) * sizeof(block_t));
+            if (nb == NULL) {
+                free(b);
+                return ABFT_STATUS_ALLOC_FAILED;
+            }
+            b = nb, cap *= 2;
+        }
+        memset(&b[n], 0, sizeof b[n]);
+        b[n].first = t, b[n].last = end;
+        ++n;
+        t = end;
+    }
+    *out = b;
+    *count = n;
+    return ABFT_STATUS_SUCCESS;
+}
+
+static void free_block(block_t *b) {
+    if (b->rec == NULL) return;
+    for (int64_t i = 0; i < b->last - b->first; ++i) free(b->rec[i].flips);
+    free(b->rec);
+    b->rec = NULL;
+}
+
+/* A worker: takes the next block (at most WINDOW ahead of what was passed on), runs it on
+ * its own camp, marks it done. A failure stops every worker. */
+static void work(shared_t *sh, camp_t *c) {
+    for (;;) {
+        pthread_mutex_lock(&sh->mu);
+        while (!sh->stop && sh->next < sh->nblocks && sh->next >= sh->emitted + WINDOW)
+            pthread_cond_wait(&sh->cv, &sh->mu);
+        if (sh->stop || sh->next >= sh->nblocks) {
+            pthread_mutex_unlock(&sh->mu);
+            return;
+        }
+        block_t *b = &sh->blocks[sh->next++];
+        pthread_mutex_unlock(&sh->mu);
+        abft_status_t st = ABFT_STATUS_SUCCESS;
+        b->rec = (trial_rec_t *)calloc((size_t)(b->last - b->first), sizeof(trial_rec_t));
+        if (b->rec == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+        if (st == ABFT_STATUS_SUCCESS) st = run_block(c, b);
+        pthread_mutex_lock(&sh->mu);
+        b->st = st;
+        b->done = 1;
+        if (st != ABFT_STATUS_SUCCESS) sh->stop = 1;
+        pthread_cond_broadcast(&sh->cv);
+        pthread_mutex_unlock(&sh->mu);
+    }
+}
+
+typedef struct worker {
+    shared_t *sh;
+    camp_t c;
+    abft_status_t init;
+    pthread_t th;
+} worker_t;
+
+static void *worker_main(void *arg) {
+    worker_t *w = (worker_t *)arg;
+    w->init = camp_init(&w->c, w->sh->cfg);
+    if (w->init != ABFT_STATUS_SUCCESS) {
+        pthread_mutex_lock(&w->sh->mu);
+        w->sh->stop = 1;
+        pthread_cond_broadcast(&w->sh->cv);
+        pthread_mutex_unlock(&w->sh->mu);
+        return NULL;
+    }
+    work(w->sh, &w->c);
+    return NULL;
+}
+
+/* Passes block b's trials on, in order: the summary, the callbacks. */
+static void emit(const abft_campaign_config_t *g, block_t *b, abft_campaign_summary_t *s,
+                 int64_t first, int64_t total) {
+    for (int64_t t = b->first; t < b->last; ++t) {
+        const trial_rec_t *r = &b->rec[t - b->first];
+        if (r->golden) {
+            s->golden_runs += 1;
+            s->golden_detections += r->golden_fp;
+            if (r->u > s->unit_roundoff) s->unit_roundoff = r->u;
+        }
+        tally(s, &r->tr, g->guarantee);
+        if (g->on_trial) g->on_trial(g->user, &r->tr);
         if (g->progress) g->progress(g->user, t - first + 1, total);
     }
-    s->golden_runs = goldens;
-    s->golden_detections = golden_fp;
-    return ABFT_STATUS_SUCCESS;
+}
+
+static abft_status_t campaign(const abft_campaign_config_t *g, abft_campaign_summary_t *s) {
+    int64_t first = 0, last = g->trials + g->controls;
+    if (g->only_trial >= 0) {
+        first = g->only_trial;
+        last = first + 1;
+    }
+    shared_t sh;
+    memset(&sh, 0, sizeof sh);
+    sh.cfg = g;
+    ABFT_TRY(make_blocks(g, first, last, &sh.blocks, &sh.nblocks));
+    const int64_t total = last - first;
+    abft_status_t st = ABFT_STATUS_SUCCESS;
+    if (g->jobs <= 1 || sh.nblocks <= 1) {
+        /* on this thread: block after block, each passed on as soon as it is done */
+        camp_t c;
+        st = camp_init(&c, g);
+        if (st == ABFT_STATUS_SUCCESS) st = abft_get_backend(c.h, (abft_backend_t *)&s->backend);
+        for (int64_t i = 0; i < sh.nblocks && st == ABFT_STATUS_SUCCESS; ++i) {
+            block_t *b = &sh.blocks[i];
+            b->rec = (trial_rec_t *)calloc((size_t)(b->last - b->first), sizeof(trial_rec_t));
+            st = b->rec == NULL ? ABFT_STATUS_ALLOC_FAILED : run_block(&c, b);
+            if (st == ABFT_STATUS_SUCCESS) emit(g, b, s, first, total);
+            free_block(b);
+        }
+        camp_free(&c);
+        free(sh.blocks);
+        return st;
+    }
+
+    const int nw = g->jobs < sh.nblocks ? g->jobs : (int)sh.nblocks;
+    worker_t *w = (worker_t *)calloc((size_t)nw, sizeof(worker_t));
+    if (w == NULL || pthread_mutex_init(&sh.mu, NULL) != 0) {
+        free(w);
+        free(sh.blocks);
+        return ABFT_STATUS_ALLOC_FAILED;
+    }
+    if (pthread_cond_init(&sh.cv, NULL) != 0) {
+        pthread_mutex_destroy(&sh.mu);
+        free(w);
+        free(sh.blocks);
+        return ABFT_STATUS_ALLOC_FAILED;
+    }
+    int started = 0;
+    for (; started < nw; ++started) {
+        w[started].sh = &sh;
+        if (pthread_create(&w[started].th, NULL, worker_main, &w[started]) != 0) break;
+    }
+    if (started == 0) st = ABFT_STATUS_ALLOC_FAILED;
+    /* pass the blocks on in order as they complete */
+    for (int64_t i = 0; i < sh.nblocks && st == ABFT_STATUS_SUCCESS; ++i) {
+        pthread_mutex_lock(&sh.mu);
+        while (!sh.blocks[i].done && !sh.stop) pthread_cond_wait(&sh.cv, &sh.mu);
+        int done = sh.blocks[i].done;
+        abft_status_t bst = sh.blocks[i].st;
+        pthread_mutex_unlock(&sh.mu);
+        if (!done) break; /* a worker failed: its status is found below */
+        if (bst != ABFT_STATUS_SUCCESS) {
+            st = bst;
+            break;
+        }
+        emit(g, &sh.blocks[i], s, first, total);
+        free_block(&sh.blocks[i]);
+        pthread_mutex_lock(&sh.mu);
+        sh.emitted = i + 1;
+        pthread_cond_broadcast(&sh.cv);
+        pthread_mutex_unlock(&sh.mu);
+    }
+    pthread_mutex_lock(&sh.mu);
+    sh.stop = 1;
+    pthread_cond_broadcast(&sh.cv);
+    pthread_mutex_unlock(&sh.mu);
+    for (int i = 0; i < started; ++i) pthread_join(w[i].th, NULL);
+    for (int64_t i = 0; i < sh.nblocks; ++i) { /* the first failure, in block order */
+        if (st == ABFT_STATUS_SUCCESS && sh.blocks[i].done && sh.blocks[i].st != ABFT_STATUS_SUCCESS)
+            st = sh.blocks[i].st;
+        free_block(&sh.blocks[i]);
+    }
+    for (int i = 0; i < started; ++i)
+        if (st == ABFT_STATUS_SUCCESS && w[i].init != ABFT_STATUS_SUCCESS) st = w[i].init;
+    if (st == ABFT_STATUS_SUCCESS && sh.emitted < sh.nblocks) /* no thread could start */
+        st = started < nw ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_INTERNAL_ERROR;
+    if (started > 0 && w[0].init == ABFT_STATUS_SUCCESS)
+        (void)abft_get_backend(w[0].c.h, (abft_backend_t *)&s->backend);
+    for (int i = 0; i < started; ++i) camp_free(&w[i].c);
+    pthread_cond_destroy(&sh.cv);
+    pthread_mutex_destroy(&sh.mu);
+    free(w);
+    free(sh.blocks);
+    return st;
 }
 
 abft_status_t abft_campaign_run(const abft_campaign_config_t *cfg, abft_campaign_summary_t *s) {
     ABFT_RETURN_IF(s == NULL, ABFT_STATUS_INVALID_VALUE);
     ABFT_TRY(check_config(cfg));
     memset(s, 0, sizeof *s);
-    camp_t c;
-    memset(&c, 0, sizeof c);
-    c.cfg = cfg;
-    c.prec = cfg->precision == 'd' ? ABFT_PREC_D : ABFT_PREC_S;
-    c.es = cfg->precision == 'd' ? sizeof(double) : sizeof(float);
     double t0 = now_seconds();
-    abft_status_t st = campaign(&c, s);
-    camp_free(&c);
+    abft_status_t st = campaign(cfg, s);
     s->seconds = now_seconds() - t0;
     return st;
 }

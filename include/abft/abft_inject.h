@@ -295,15 +295,22 @@ typedef struct abft_campaign_config {
                               exact bit) is kept, its width, elements, row and column are
                               drawn; checksum_kind, bound_mode, bound_factor and lu_recovery
                               are drawn */
-    /* Callbacks (may be NULL), called on the calling thread. */
+    /* Callbacks (may be NULL), called on the calling thread, trial after trial in index
+     * order whatever jobs is. */
     void (*progress)(void *user, int64_t done, int64_t total);
     void (*on_trial)(void *user, const abft_trial_t *trial);
     void *user;
+    int32_t jobs;          /* worker threads, 1..64 (default 1): each has its own handle
+                              (on the GPU its own streams) and takes the trials a block at
+                              a time; the results, and the order they reach the callbacks
+                              in, are those of jobs = 1 (only the timings differ) */
+    int32_t pad2_;
 } abft_campaign_config_t;
 
 /* Defaults: GEMM, 'd', m = n = k = 128, 200 trials, 200 controls, refresh 50, default
  * sites, AUTO backend, the default fault spec, ROW checksums, worst-case bound factor 1,
- * guarantee 2, seed 1, only_trial -1, no LU recovery copy, FIXED space, no callbacks. */
+ * guarantee 2, seed 1, only_trial -1, no LU recovery copy, FIXED space, no callbacks,
+ * jobs 1. */
 ABFT_API abft_campaign_config_t abft_campaign_config_default(void);
 
 typedef struct abft_campaign_summary {

@@ -24,7 +24,9 @@
 #              fp64 and fp32, FULL_TRIALS (100000) faulty + a fifth as many controls, FULL_SEED
 #              (20261126) -> results/campaign_full_<op>_<d|s>.{md,csv,svg,json.gz}; one after
 #              the other (about 200 s gemm, 110 s getrf, 240 s getrf-online per 120,000 trials
-#              on the H100): six at once on one GPU, beside a ctest, finished none in 17 min
+#              on the H100): six at once on one GPU, beside a ctest, finished none in 17 min;
+#              FULL_JOBS (default 1) worker threads per campaign, each with its own handle
+#              and streams (the results are those of 1; the gain on the GPU is not measured yet)
 #
 # Knobs (environment):
 #   OUT=./out          results in $OUT/results (the files bench/results/ holds), logs in $OUT/logs
@@ -207,6 +209,7 @@ if has fullspace; then
       # shellcheck disable=SC2086
       "$abft" campaign --backend cuda --space full --op "$op" --precision "$p" $sz \
         --trials "$FULL_TRIALS" --controls $((FULL_TRIALS / 5)) --seed "$FULL_SEED" --quiet \
+        --jobs "${FULL_JOBS:-1}" \
         --out "$R" --name "campaign_full_${op}_$p" >"$L/campaign_full_${op}_$p.txt" 2>&1 || rc=1
       grep -E "^(PASS|FAIL)" "$L/campaign_full_${op}_$p.txt" | sed "s/^/full $op $p: /"
       md=$R/campaign_full_${op}_$p.md

@@ -379,6 +379,51 @@ int main(void) {
                 full_space(opl[o], p ? 's' : 'd', seed + 20 + (uint64_t)(2 * o + p), 400, 100);
     }
 
+    /* 2d. Worker threads: jobs = 3 gives the trials, in the same order, and the summary of
+     * jobs = 1 (fixed space with input sets split across workers, and the full space). */
+    for (int sp = 0; sp < 2; ++sp) {
+        abft_campaign_config_t c = abft_campaign_config_default();
+        c.backend = ABFT_BACKEND_CPU;
+        c.op = sp ? ABFT_CAMPAIGN_GETRF_ONLINE : ABFT_CAMPAIGN_GEMM;
+        c.space = sp ? ABFT_SPACE_FULL : ABFT_SPACE_FIXED;
+        c.precision = 's';
+        c.m = c.n = c.k = 48;
+        c.trials = 200;
+        c.controls = 50;
+        c.refresh = 30;
+        c.seed = seed + 40 + (uint64_t)sp;
+        c.on_trial = collect;
+        abft_campaign_summary_t s1, s3;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        c.user = &a;
+        TU_CHECK_STATUS(abft_campaign_run(&c, &s1), ABFT_STATUS_SUCCESS);
+        c.user = &b;
+        c.jobs = 3;
+        TU_CHECK_STATUS(abft_campaign_run(&c, &s3), ABFT_STATUS_SUCCESS);
+        TU_CHECK(a.n == 250 && b.n == 250, "jobs: trials seen %lld and %lld", (long long)a.n,
+                 (long long)b.n);
+        int same = 1;
+        for (int64_t t = 0; t < a.n && t < b.n; ++t)
+            same &= a.seed[t] == b.seed[t] && a.outcome[t] == b.outcome[t] &&
+                    a.rho[t] == b.rho[t] && memcmp(&a.flip[t], &b.flip[t], sizeof(abft_flip_t)) == 0;
+        TU_CHECK(same, "%s space: jobs 3 gave other trials than jobs 1 (seed %llu)",
+                 sp ? "full" : "fixed", (unsigned long long)c.seed);
+        TU_CHECK(memcmp(s1.count, s3.count, sizeof s1.count) == 0 &&
+                     memcmp(s1.by_site, s3.by_site, sizeof s1.by_site) == 0 &&
+                     memcmp(s1.by_bit, s3.by_bit, sizeof s1.by_bit) == 0 &&
+                     s1.golden_runs == s3.golden_runs &&
+                     s1.golden_detections == s3.golden_detections &&
+                     s1.max_undetected_rho == s3.max_undetected_rho &&
+                     s1.max_undetected_rel == s3.max_undetected_rel &&
+                     s1.unit_roundoff == s3.unit_roundoff,
+                 "%s space: the summary of jobs 3 differs from jobs 1", sp ? "full" : "fixed");
+        printf("jobs 1 and 3, %s space: %lld trials alike, golden runs %lld\n",
+               sp ? "full" : "fixed", (long long)a.n, (long long)s3.golden_runs);
+        c.jobs = 65;
+        TU_CHECK_STATUS(abft_campaign_run(&c, &s3), ABFT_STATUS_INVALID_VALUE);
+    }
+
     /* 3. Replay: the same config gives the same trials; --replay of one trial gives the
      * same flip and outcome as in the full run. */
     {
