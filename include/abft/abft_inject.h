@@ -172,7 +172,9 @@ typedef enum abft_outcome {
                                        rho_check <= g) */
     ABFT_OUTCOME_SDC = 4,           /* nothing detected, rho > g (full space: rho_check > g,
                                        the guarantee violated): must be 0 */
-    ABFT_OUTCOME_MISCORRECTED = 5,  /* detected, "resolved", rho > g: must be 0 */
+    ABFT_OUTCOME_MISCORRECTED = 5,  /* detected, "resolved", rho > g in the rows and columns
+                                       the report resolved: must be 0 (a change elsewhere
+                                       is judged as undetected: docs/campaign.md) */
     ABFT_OUTCOME_FALSE_POSITIVE = 6,/* control trial with a detection: must be 0 */
     ABFT_OUTCOME_CLEAN = 7,         /* control trial, nothing detected */
     ABFT_OUTCOME_NOT_FIRED = 8,     /* faulty trial whose site was never reached */
@@ -333,10 +335,11 @@ typedef struct abft_campaign_summary {
                                    count[], so count[ERROR] is the faulty trials' */
     int64_t by_model[ABFT_FAULT_MODEL_COUNT][ABFT_OUTCOME_COUNT]; /* full space: faulty
                                    trials by fault model */
-    int64_t spread_undetected;  /* full space: undetected trials whose largest element change
-                                   exceeds g·tau while the change the checksums see does not
-                                   (a change spread over a row): outside the guarantee,
-                                   counted GRAY */
+    int64_t spread_undetected;  /* full space: trials with an undetected change (alone, or
+                                   in rows and columns beside faults the report resolved)
+                                   whose largest element change exceeds g·tau while the
+                                   change the checksums see does not (a change spread over a
+                                   row): outside the guarantee, counted GRAY */
     double max_undetected_rel;  /* largest rel_change among UNDETECTED trials */
 } abft_campaign_summary_t;
 
