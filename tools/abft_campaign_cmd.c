@@ -14,13 +14,30 @@
 #include "abft_cli.h"
 #include "abft_svg.h"
 
-/* rel_change of every UNDETECTED trial by site and first flipped bit: the quantiles of the
- * summary and the JSON. */
+/* What the tool gathers from the trials beyond the library's summary: rel_change of every
+ * UNDETECTED trial by site and first flipped bit (the quantiles of the summary and the
+ * JSON), and the faulty trials' outcomes by configuration class (full space). */
 typedef struct rel_sets {
     double *v[ABFT_SITE_COUNT][64];
     int64_t n[ABFT_SITE_COUNT][64], cap[ABFT_SITE_COUNT][64];
     int oom; /* a value could not be kept: the quantiles say so */
+    int64_t by_cfg[16][ABFT_OUTCOME_COUNT]; /* cfg_class() */
 } rel_sets_t;
+
+/* The configuration class of a full-space trial: what decides how a fault can be resolved.
+ * GEMM: checksum kind, beta != 0, recompute; LU: the recovery copy. */
+static int cfg_class(const abft_trial_config_t *c) {
+    return (c->checksum_kind == ABFT_CHECKSUM_FULL ? 8 : 0) | (c->beta != 0.0 ? 4 : 0) |
+           (c->recompute ? 2 : 0) | (c->lu_recovery ? 1 : 0);
+}
+
+static void cfg_label(int op, int k, char *buf, size_t len) {
+    if (op == ABFT_CAMPAIGN_GEMM)
+        snprintf(buf, len, "%s checksums, beta %s, recompute %s", k & 8 ? "full" : "row",
+                 k & 4 ? "!= 0" : "= 0", k & 2 ? "on" : "off");
+    else
+        snprintf(buf, len, "recovery copy %s", k & 1 ? "on" : "off");
+}
 
 static void rel_add(rel_sets_t *r, int site, int bit, double x) {
     if (r == NULL || site < 0 || site >= ABFT_SITE_COUNT || bit < 0 || bit >= 64) return;
@@ -230,6 +247,9 @@ static void on_trial(void *user, const abft_trial_t *t) {
     if (rc->svg) abft_svg_add(rc->svg, t);
     if (t->outcome == ABFT_OUTCOME_UNDETECTED && t->nflips > 0)
         rel_add(rc->rel, t->site, t->flips[0].bit, t->rel_change);
+    if (rc->rel != NULL && !t->control && t->nflips > 0 && t->outcome >= 0 &&
+        t->outcome < ABFT_OUTCOME_COUNT)
+        rc->rel->by_cfg[cfg_class(&t->config)][t->outcome] += 1;
     if (rc->csv) {
         const abft_flip_t *p = t->nflips > 0 ? &t->flips[0] : NULL;
         fprintf(rc->csv, "%" PRId64 ",%d,%" PRIu64 ",%" PRId64 ",%s,%d,%s,%s,%" PRId64 ",",
@@ -478,6 +498,31 @@ static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_c
     }
     if (rel != NULL && rel->oom)
         fprintf(f, "(memory ran out: the quantiles leave some undetected trials out)\n");
+    /* what the confirmation rules cost in corrections, by configuration (full space) */
+    if (c->space == ABFT_SPACE_FULL && rel != NULL) {
+        if (md)
+            fprintf(f, "\nfaults that struck, by configuration: the share corrected (resolved) "
+                       "and reported\n\n| configuration | trials | corrected | reported "
+                       "(uncorrectable) | corrected share |\n| --- | ---: | ---: | ---: | ---: |\n");
+        else
+            fprintf(f, "\n%-44s %8s %10s %10s %9s\n", "by configuration", "trials", "corrected",
+                    "reported", "share");
+        for (int k = 0; k < 16; ++k) {
+            const int64_t *b = rel->by_cfg[k];
+            int64_t n = 0;
+            for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) n += b[o];
+            if (n == 0) continue;
+            char lab[96];
+            cfg_label(c->op, k, lab, sizeof lab);
+            double share = 100.0 * (double)b[ABFT_OUTCOME_CORRECTED] / (double)n;
+            if (md)
+                fprintf(f, "| %s | %" PRId64 " | %" PRId64 " | %" PRId64 " | %.1f %% |\n", lab, n,
+                        b[ABFT_OUTCOME_CORRECTED], b[ABFT_OUTCOME_UNCORRECTABLE], share);
+            else
+                fprintf(f, "%-44s %8" PRId64 " %10" PRId64 " %10" PRId64 " %8.1f%%\n", lab, n,
+                        b[ABFT_OUTCOME_CORRECTED], b[ABFT_OUTCOME_UNCORRECTABLE], share);
+        }
+    }
     if (svg_path != NULL)
         fprintf(f, "\noutcomes by site and bit position: %s\n", svg_path);
 }
@@ -540,6 +585,23 @@ static void write_json_tail(FILE *f, const abft_campaign_config_t *c,
         fputs("}", f);
     }
     /* the undetected faults' relative changes: by site, and by site and first flipped bit */
+    if (c->space == ABFT_SPACE_FULL) { /* faulty trials that struck, by configuration class */
+        fprintf(f, "\n    ],\n    \"by_config\": [");
+        int fc = 1;
+        for (int k = 0; k < 16; ++k) {
+            int64_t n = 0;
+            for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) n += rel->by_cfg[k][o];
+            if (n == 0) continue;
+            char lab[96];
+            cfg_label(c->op, k, lab, sizeof lab);
+            fprintf(f, "%s\n      {\"configuration\": \"%s\", \"trials\": %" PRId64, fc ? "" : ",",
+                    lab, n);
+            for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o)
+                fprintf(f, ", \"%s\": %" PRId64, abft_outcome_name(o), rel->by_cfg[k][o]);
+            fputs("}", f);
+            fc = 0;
+        }
+    }
     fprintf(f, "\n    ],\n    \"max_undetected_rel\": ");
     json_num(f, s->max_undetected_rel);
     fprintf(f, ",\n    \"undetected_rel_change\": {\"quantiles\": [0.5, 0.9, 0.99, 1], "
