@@ -429,11 +429,15 @@ static double gemm_change(const camp_t *c) { return gemm_change_sel(c, NULL, NUL
 /* A detected trial whose change exceeds the bound, with every flagged vector resolved: is
  * the change in what the report resolved, or in rows and columns it never flagged (two
  * faults of one row cancelling in its checksums while faults elsewhere were found)? The
- * latter is an undetected change, judged as such (classify). Returns 0 when the report's
- * list of faults is incomplete (then the trial is judged as a whole). */
+ * latter is an undetected change, judged as such (classify). Every action of the GEMM
+ * engine (corrected element, recomputed vector, checksum fault, uncorrectable entry) adds
+ * one entry to the report's list; the list is complete when it holds them all and was not
+ * cut at ABFT_REPORT_MAX_FAULTS. Returns 0 when it is not (then the trial is judged as a
+ * whole). */
 static int gemm_split(const camp_t *c, const abft_report_t *r, split_t *sp) {
     const int64_t m = c->tc.m, n = c->tc.n;
-    if (r->nfaults < r->detected || r->nfaults > ABFT_REPORT_MAX_FAULTS) return 0;
+    const int64_t actions = r->corrected + r->recomputed + r->checksum_faults + r->uncorrectable;
+    if (r->nfaults != actions || r->nfaults >= ABFT_REPORT_MAX_FAULTS) return 0;
     unsigned char *mr = (unsigned char *)calloc((size_t)(m + n), 1);
     if (mr == NULL) return 0;
     unsigned char *mc = mr + m;
@@ -1125,7 +1129,7 @@ static abft_status_t check_config(const abft_campaign_config_t *g) {
     ABFT_RETURN_IF(g->only_trial >= g->trials + g->controls, ABFT_STATUS_INVALID_VALUE);
     ABFT_RETURN_IF(g->space != ABFT_SPACE_FIXED && g->space != ABFT_SPACE_FULL,
                    ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(g->jobs < 1 || g->jobs > 64, ABFT_STATUS_INVALID_VALUE);
+    ABFT_RETURN_IF(g->jobs < 0 || g->jobs > 64, ABFT_STATUS_INVALID_VALUE); /* 0: one */
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -1148,7 +1152,11 @@ static void tally(abft_campaign_summary_t *s, const abft_trial_t *t, double guar
         s->by_bit[t->flips[0].bit][t->outcome] += 1;
     if (t->nflips == 0 || t->outcome == ABFT_OUTCOME_ERROR) return;
     int detected = t->report.detected > 0 || t->report.nonfinite_input;
-    if (detected && t->outcome != ABFT_OUTCOME_UNCORRECTABLE && t->rho > s->max_corrected_rho)
+    /* left after a correction: a change beside the corrections, in rows and columns the
+     * report never flagged (gray or SDC by the split, above g), is not the correction's */
+    if (detected && t->outcome != ABFT_OUTCOME_UNCORRECTABLE && t->rho > s->max_corrected_rho &&
+        (t->outcome == ABFT_OUTCOME_CORRECTED || t->outcome == ABFT_OUTCOME_MISCORRECTED ||
+         t->rho <= guarantee))
         s->max_corrected_rho = t->rho;
     if (!detected && !(t->rho <= s->max_undetected_rho)) s->max_undetected_rho = t->rho;
     if (t->outcome == ABFT_OUTCOME_UNDETECTED && !(t->rel_change <= s->max_undetected_rel))
@@ -1361,11 +1369,14 @@ typedef struct trial_rec {
     double u;      /* the golden's unit roundoff (0: no golden) */
 } trial_rec_t;
 
-/* A block: consecutive trials that one worker runs. Fixed space: the faulty trials of one
- * input set (their golden first), or up to BLOCK controls; full space: up to BLOCK trials. */
-enum { BLOCK = 16, WINDOW = 64 /* blocks in flight: memory stays bounded */ };
+/* A block: consecutive trials that one worker runs. Fixed space: up to SET_BLOCK faulty
+ * trials of one input set (its golden first: a set larger than that runs its golden again
+ * in each of its blocks, counted once), or up to BLOCK controls; full space: up to BLOCK
+ * trials. */
+enum { BLOCK = 16, SET_BLOCK = 256, WINDOW = 64 /* blocks in flight: memory stays bounded */ };
 typedef struct block {
     int64_t first, last;
+    int count_golden; /* fixed space: this block's golden is its set's first (counted) */
     trial_rec_t *rec;
     int done;
     abft_status_t st;
@@ -1428,7 +1439,8 @@ static abft_status_t run_block(camp_t *c, block_t *b) {
         } else if (t < g->trials) {
             if (t == b->first) { /* the block's input set */
                 ABFT_TRY(golden(c, op, t / g->refresh, &fp));
-                r->golden = 1, r->u = c->u;
+                r->golden = b->count_golden, r->u = c->u;
+                if (!b->count_golden) fp = 0; /* the same golden run again */
             }
             ABFT_TRY(run_faulty(c, op, t, sites, &tr));
         } else {
@@ -1448,10 +1460,14 @@ static abft_status_t make_blocks(const abft_campaign_config_t *g, int64_t first,
     if (b == NULL) return ABFT_STATUS_ALLOC_FAILED;
     for (int64_t t = first; t < last;) {
         int64_t end;
-        if (t < g->trials && g->space != ABFT_SPACE_FULL) /* to the end of t's input set */
+        int count_golden = 0;
+        if (t < g->trials && g->space != ABFT_SPACE_FULL) { /* at most to the end of t's set */
             end = (t / g->refresh + 1) * g->refresh;
-        else
+            if (end - t > SET_BLOCK) end = t + SET_BLOCK;
+            count_golden = t % g->refresh == 0 || t == first;
+        } else {
             end = t + BLOCK;
+        }
         if (t < g->trials && end > g->trials) end = g->trials;
         if (end > last) end = last;
         if (n == cap) {
@@ -1464,6 +1480,7 @@ static abft_status_t make_blocks(const abft_campaign_config_t *g, int64_t first,
         }
         memset(&b[n], 0, sizeof b[n]);
         b[n].first = t, b[n].last = end;
+        b[n].count_golden = count_golden;
         ++n;
         t = end;
     }

@@ -25,10 +25,12 @@ typedef struct rel_sets {
 } rel_sets_t;
 
 /* The configuration class of a full-space trial: what decides how a fault can be resolved.
- * GEMM: checksum kind, beta != 0, recompute; LU: the recovery copy. */
-static int cfg_class(const abft_trial_config_t *c) {
+ * GEMM: checksum kind, beta != 0, recompute; LU: the recovery copy (the LU ignores the
+ * checksum kind and recompute a trial draws). */
+static int cfg_class(int op, const abft_trial_config_t *c) {
+    if (op != ABFT_CAMPAIGN_GEMM) return c->lu_recovery ? 1 : 0;
     return (c->checksum_kind == ABFT_CHECKSUM_FULL ? 8 : 0) | (c->beta != 0.0 ? 4 : 0) |
-           (c->recompute ? 2 : 0) | (c->lu_recovery ? 1 : 0);
+           (c->recompute ? 2 : 0);
 }
 
 static void cfg_label(int op, int k, char *buf, size_t len) {
@@ -249,7 +251,7 @@ static void on_trial(void *user, const abft_trial_t *t) {
         rel_add(rc->rel, t->site, t->flips[0].bit, t->rel_change);
     if (rc->rel != NULL && !t->control && t->nflips > 0 && t->outcome >= 0 &&
         t->outcome < ABFT_OUTCOME_COUNT)
-        rc->rel->by_cfg[cfg_class(&t->config)][t->outcome] += 1;
+        rc->rel->by_cfg[cfg_class(rc->cfg->op, &t->config)][t->outcome] += 1;
     if (rc->csv) {
         const abft_flip_t *p = t->nflips > 0 ? &t->flips[0] : NULL;
         fprintf(rc->csv, "%" PRId64 ",%d,%" PRIu64 ",%" PRId64 ",%s,%d,%s,%s,%" PRId64 ",",

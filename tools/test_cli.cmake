@@ -139,6 +139,21 @@ if(leftovers)
   fail("temporary files left after a complete run: ${leftovers}")
 endif()
 
+# A full-space LU campaign: the outcomes by configuration name each class once (the LU is
+# classed by its recovery copy alone), in the table and in the JSON.
+run("campaign getrf full" 0 "PASS: no SDC" campaign --backend cpu --space full --op getrf
+    --n 24 --trials 300 --controls 20 --quiet --seed 9 --out out --name lu)
+string(REGEX MATCHALL "\nrecovery copy off +[0-9]" offs "${RUN_OUT}")
+list(LENGTH offs noffs)
+if(NOT noffs EQUAL 1)
+  fail("the LU table names 'recovery copy off' ${noffs} times, want 1:\n${RUN_OUT}")
+endif()
+file(READ ${WORK_DIR}/out/lu.json json)
+string(JSON ncfg ERROR_VARIABLE jerr LENGTH "${json}" summary by_config)
+if(NOT ncfg EQUAL 2)
+  fail("the LU JSON has ${ncfg} configuration classes (${jerr}), want 2")
+endif()
+
 # --row/--col that some sites cannot hold: those sites are left out, the run passes
 run("campaign --col 5" 0 "PASS: no SDC" campaign ${common} --col 5 --out out --name col5)
 if(NOT RUN_ERR MATCHES "note: --col 5 is not a column of the row checksums.*leaving out checksum")

@@ -302,7 +302,7 @@ typedef struct abft_campaign_config {
     void (*progress)(void *user, int64_t done, int64_t total);
     void (*on_trial)(void *user, const abft_trial_t *trial);
     void *user;
-    int32_t jobs;          /* worker threads, 1..64 (default 1): each has its own handle
+    int32_t jobs;          /* worker threads, 1..64 (default 1; 0 counts as 1): each has its own handle
                               (on the GPU its own streams) and takes the trials a block at
                               a time; the results, and the order they reach the callbacks
                               in, are those of jobs = 1 (only the timings differ) */
