@@ -170,6 +170,15 @@ double tu_lu_backward(int64_t m, int64_t n, const double *A0, const double *F, i
     return worst;
 }
 
+int tu_single_fault_resolved(abft_checksum_kind_t kind, double beta, int64_t m, int64_t n,
+                             const abft_report_t *rep) {
+    const double lim = 8.0 * (double)((m > n ? m : n) + 1);
+    if (kind == ABFT_CHECKSUM_ROW && beta != 0.0)
+        return rep->corrected == 0 && rep->uncorrectable == rep->detected;
+    return (rep->corrected == 1 && rep->uncorrectable == 0) ||
+           (rep->corrected == 0 && rep->nfaults > 0 && rep->faults[0].ratio <= lim);
+}
+
 double tu_rel_diff(int64_t m, int64_t n, const double *A, const double *B, int64_t ld) {
     double num = 0, den = 0;
     for (int64_t j = 0; j < n; ++j)

@@ -228,19 +228,9 @@ static void test_single(abft_handle_t h, tu_rng_t *r, abft_checksum_kind_t kind)
                 problem_free(&p);
                 continue;
             }
-            /* Detected: corrected at the injected place, or, when the error is too close to
-             * the noise to be located unambiguously (|d|/t <= 8(len+1), docs/bound.md),
-             * recomputed or reported; never anything else. */
-            double lim = 8.0 * (double)((p.m > p.n ? p.m : p.n) + 1);
-            /* Row checksums alone never correct: with beta != 0 nothing can recompute the
-             * element, so the row is reported (its data untouched) whatever the ratio. */
-            int unconfirmable = kind == ABFT_CHECKSUM_ROW && p.beta != 0.0;
-            int ok = unconfirmable
-                         ? (rep.corrected == 0 && rep.uncorrectable == rep.detected)
-                         : ((rep.corrected == 1 && rep.uncorrectable == 0) ||
-                            (rep.corrected == 0 && rep.nfaults > 0 &&
-                             rep.faults[0].ratio <= lim));
-            TU_CHECK(ok,
+            /* Detected: resolved as documented, never anything else (corrected at the
+             * injected place: checked below). */
+            TU_CHECK(tu_single_fault_resolved(kind, p.beta, p.m, p.n, &rep),
                      "prec=%d t=%d bit=%d at (%lld,%lld): detected=%lld corrected=%lld "
                      "uncorrectable=%lld recomputed=%lld ratio=%g", prec, t, f.bits[0],
                      (long long)f.rows[0], (long long)f.cols[0], (long long)rep.detected,

@@ -196,18 +196,8 @@ static void test_faults(abft_handle_t h, tu_rng_t *r, abft_checksum_kind_t kind)
                 TU_CHECK(rep.detected >= 1, "prec=%d site=%d t=%d: not detected", prec, s, t);
                 n_det += rep.detected >= 1;
                 if (s <= 1) {
-                    /* corrected, or (too close to the noise to be located unambiguously:
-                     * |d|/t <= 8(len+1), docs/bound.md) recomputed or reported */
-                    double lim = 8.0 * (double)((p.m > p.n ? p.m : p.n) + 1);
-                    /* row checksums alone never correct: with beta != 0 nothing can
-                     * recompute the element, so the row is reported, data untouched */
-                    int unconfirmable = kind == ABFT_CHECKSUM_ROW && p.beta != 0.0;
-                    int ok = unconfirmable
-                                 ? (rep.corrected == 0 && rep.uncorrectable == rep.detected)
-                                 : ((rep.corrected == 1 && rep.uncorrectable == 0) ||
-                                    (rep.corrected == 0 && rep.nfaults > 0 &&
-                                     rep.faults[0].ratio <= lim));
-                    TU_CHECK(ok, "kind=%d prec=%d site=%d: corrected %lld uncorrectable %lld "
+                    /* resolved as documented (tu_single_fault_resolved) */
+                    TU_CHECK(tu_single_fault_resolved(kind, p.beta, p.m, p.n, &rep), "kind=%d prec=%d site=%d: corrected %lld uncorrectable %lld "
                              "recomputed %lld ratio %g", (int)kind, prec, s,
                              (long long)rep.corrected,
                              (long long)rep.uncorrectable, (long long)rep.recomputed,
