@@ -542,6 +542,37 @@ static long long recompute_left(const call_t *c, long long left, again_fn again,
     return left;
 }
 
+/* The scratch of a factorization or solve: npiv 64-bit pivots, then, when the recompute
+ * action may need it, a packed copy (*saved) of the rows x cols array X the call
+ * overwrites. NULL when out of memory. */
+static int64_t *pivots_and_copy(thread_state_t *s, int npiv, const void *X, int ldx, int rows,
+                                int cols, size_t es, void **saved) {
+    const int keep = (cfg.on_unc & ON_RECOMPUTE) != 0;
+    const size_t piv_bytes = round16((size_t)npiv * sizeof(int64_t));
+    char *buf = (char *)scratch(s, piv_bytes + (keep ? (size_t)rows * (size_t)cols * es : 0));
+    *saved = NULL;
+    if (buf == NULL) return NULL;
+    if (keep) {
+        *saved = buf + piv_bytes;
+        pack(*saved, X, ldx, rows, cols, es);
+    }
+    return (int64_t *)buf;
+}
+
+/* A protected call that failed after it began to overwrite X: reported; with the saved
+ * copy X is put back and 1 returned (the caller runs the next library's routine), else the
+ * call is left uncorrectable and 0 returned. */
+static int failed_call(const call_t *c, abft_status_t st, void *X, int ldx, const void *saved,
+                       int rows, int cols, size_t es) {
+    report_line("error call=%lld op=%s: %s", c->index, c->op, abft_status_name(st));
+    if (saved != NULL) {
+        unpack(X, ldx, saved, rows, cols, es);
+        return 1;
+    }
+    uncorrectable_left(c, 1);
+    return 0;
+}
+
 /* Errors that leave every output untouched (docs/api.md): the call passes through. */
 static int untouched_refusal(abft_status_t st) {
     return st == ABFT_STATUS_NON_FINITE_INPUT || st == ABFT_STATUS_INVALID_VALUE ||
@@ -875,13 +906,9 @@ static void getrf_core(int t, int m, int n, void *A, int lda, int *ipiv, int *in
     if (work < cfg.threshold) goto pass;
     call_begin(&c, t, OP_GETRF, m, n, mn, work);
     if (c.s == NULL || handle(c.s, c.gpu) == NULL) goto pass;
-    const int keep = (cfg.on_unc & ON_RECOMPUTE) != 0; /* A is overwritten: keep a copy */
-    size_t piv_bytes = round16((size_t)mn * sizeof(int64_t));
-    char *buf = (char *)scratch(c.s, piv_bytes + (keep ? (size_t)m * (size_t)n * ty->size : 0));
-    if (buf == NULL) goto pass;
-    int64_t *ip = (int64_t *)buf;
-    void *saved = keep ? buf + piv_bytes : NULL;
-    if (saved != NULL) pack(saved, A, lda, m, n, ty->size);
+    void *saved; /* A is overwritten: a copy for the recompute action */
+    int64_t *ip = pivots_and_copy(c.s, mn, A, lda, m, n, ty->size, &saved);
+    if (ip == NULL) goto pass;
     c.index = atomic_fetch_add(&n_index, 1) + 1;
     inject_arm(&c, ABFT_SITE_AFTER_LU, m, n);
     abft_report_t rep;
@@ -890,12 +917,7 @@ static void getrf_core(int t, int m, int n, void *A, int lda, int *ipiv, int *in
     inject_disarm(&c);
     if (untouched_refusal(st)) goto pass; /* A untouched */
     if (st != ABFT_STATUS_SUCCESS && st != ABFT_STATUS_SINGULAR) {
-        report_line("error call=%lld op=%s: %s", c.index, c.op, abft_status_name(st));
-        if (saved != NULL) {
-            unpack(A, lda, saved, m, n, ty->size);
-            goto pass;
-        }
-        uncorrectable_left(&c, 1);
+        if (failed_call(&c, st, A, lda, saved, m, n, ty->size)) goto pass;
         *info = 0;
         return;
     }
@@ -992,15 +1014,10 @@ static void getrs_core(int t, char tr, int n, int nrhs, const void *A, int lda, 
     /* m, n, k of the report lines: the order, the right-hand sides, the order */
     call_begin(&c, t, OP_GETRS, n, nrhs, n, work);
     if (c.s == NULL || handle(c.s, c.gpu) == NULL) goto pass;
-    const int keep = (cfg.on_unc & ON_RECOMPUTE) != 0; /* B is overwritten: keep a copy */
-    size_t piv_bytes = round16((size_t)n * sizeof(int64_t));
-    char *buf =
-        (char *)scratch(c.s, piv_bytes + (keep ? (size_t)n * (size_t)nrhs * ty->size : 0));
-    if (buf == NULL) goto pass;
-    int64_t *ip = (int64_t *)buf;
+    void *saved; /* B is overwritten: a copy for the recompute action */
+    int64_t *ip = pivots_and_copy(c.s, n, B, ldb, n, nrhs, ty->size, &saved);
+    if (ip == NULL) goto pass;
     for (int i = 0; i < n; ++i) ip[i] = ipiv[i];
-    void *saved = keep ? buf + piv_bytes : NULL;
-    if (saved != NULL) pack(saved, B, ldb, n, nrhs, ty->size);
     const abft_operation_t op = lsame(tr, 'N') ? ABFT_OP_N : ABFT_OP_T;
     c.index = atomic_fetch_add(&n_index, 1) + 1;
     if (cfg.inject && c.index == cfg.inj_call)
@@ -1010,12 +1027,7 @@ static void getrs_core(int t, char tr, int n, int nrhs, const void *A, int lda, 
     abft_status_t st = getrs_once(ty, &c, op, A, lda, ip, B, ldb, &rep);
     if (untouched_refusal(st)) goto pass; /* B untouched */
     if (st != ABFT_STATUS_SUCCESS) {
-        report_line("error call=%lld op=%s: %s", c.index, c.op, abft_status_name(st));
-        if (saved != NULL) {
-            unpack(B, ldb, saved, n, nrhs, ty->size);
-            goto pass;
-        }
-        uncorrectable_left(&c, 1);
+        if (failed_call(&c, st, B, ldb, saved, n, nrhs, ty->size)) goto pass;
         return;
     }
     account(&c, &rep);
