@@ -204,7 +204,11 @@ int main(int argc, char **argv) {
            "OMP_NUM_THREADS=%s, %d reps\n", cpu, nprocs(), host_blas, obt ? obt : "(unset)",
            omp ? omp : "(unset)", reps);
     const char *backend_env = getenv("ABFT_BLAS_BACKEND");
-    printf("drop-in backend: ABFT_BLAS_BACKEND=%s\n", backend_env);
+    const char *st_thr = getenv("ABFT_BLAS_STAGE_THREADS");
+    const char *st_chunk = getenv("ABFT_BLAS_STAGE_CHUNK");
+    printf("drop-in backend: ABFT_BLAS_BACKEND=%s; staging ABFT_BLAS_STAGE_THREADS=%s "
+           "ABFT_BLAS_STAGE_CHUNK=%s\n", backend_env, st_thr ? st_thr : "(default)",
+           st_chunk ? st_chunk : "(default)");
     if (gpu)
         printf("%6s %5s %10s %10s %11s\n", "n", "beta", "shim_s", "nvblas_s", "shim/nvblas");
     else
@@ -354,13 +358,16 @@ int main(int argc, char **argv) {
                 date, commit, cpu, nprocs(), host_blas, obt ? obt : "(unset)",
                 omp ? omp : "(unset)", reps, prot, shim_calls, det);
         if (gpu) {
-            fprintf(f, "GPU: %s. The drop-in (ABFT_BLAS_BACKEND=%s) stages A, B and C to the "
-                       "GPU and runs the protected abft_dgemm there; NVBLAS (%s, tile 2048, "
+            fprintf(f, "GPU: %s. The drop-in (ABFT_BLAS_BACKEND=%s) stages A, B and C (beta != 0) "
+                       "to the GPU through pinned buffers (ABFT_BLAS_STAGE_THREADS=%s, "
+                       "ABFT_BLAS_STAGE_CHUNK=%s; docs/dropin.md), runs the protected "
+                       "abft_dgemm there and copies C back; NVBLAS (%s, tile 2048, "
                        "pinned automatically) runs the unprotected dgemm_ from the same host "
                        "arrays. Overhead: median over reps of t(drop-in) / t(NVBLAS) - 1.\n\n"
                        "| n | beta | drop-in dgemm_ (s) | NVBLAS dgemm_ (s) | drop-in vs NVBLAS "
                        "| max abs difference |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n",
-                    gpu_name, backend_env, nv_path);
+                    gpu_name, backend_env, st_thr ? st_thr : "default",
+                    st_chunk ? st_chunk : "default", nv_path);
             for (int i = 0; i < nrows; ++i) {
                 const row_t *w = &rows[i];
                 fprintf(f, "| %d | %g | %.4f | %.4f | %+.2f %% | %.3g |\n", w->n, w->beta,

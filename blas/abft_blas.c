@@ -119,10 +119,14 @@ static struct config {
     long long inj_row, inj_col;
     int inj_bit;
     int cuda_present;
+    int stage_threads;            /* ABFT_BLAS_STAGE_THREADS: host threads per staged operand */
+    double stage_chunk;           /* ABFT_BLAS_STAGE_CHUNK: bytes per pinned staging buffer */
 } cfg;
 
 #define DEFAULT_THRESHOLD 262144.0        /* 64^3 */
 #define DEFAULT_GPU_THRESHOLD 134217728.0 /* 512^3 */
+#define DEFAULT_STAGE_THREADS 4
+#define DEFAULT_STAGE_CHUNK 8388608.0     /* 8 MiB */
 
 static FILE *report_file;
 static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -175,6 +179,8 @@ static void parse_config(void) {
     cfg.backend = ABFT_BACKEND_AUTO;
     cfg.threshold = DEFAULT_THRESHOLD;
     cfg.gpu_threshold = DEFAULT_GPU_THRESHOLD;
+    cfg.stage_threads = DEFAULT_STAGE_THREADS;
+    cfg.stage_chunk = DEFAULT_STAGE_CHUNK;
     cfg.checksum = ABFT_CHECKSUM_ROW;
     cfg.bound = ABFT_BOUND_WORST_CASE;
     cfg.factor = 1.0;
@@ -194,6 +200,22 @@ static void parse_config(void) {
     if ((v = env("ABFT_BLAS_GPU_THRESHOLD")) != NULL && !parse_nonneg(v, &cfg.gpu_threshold))
         report_line("config ABFT_BLAS_GPU_THRESHOLD=%s not understood (a number >= 0): %.0f", v,
                     cfg.gpu_threshold);
+    if ((v = env("ABFT_BLAS_STAGE_THREADS")) != NULL) {
+        double x = 0.0;
+        if (parse_nonneg(v, &x) && x >= 1.0 && x <= ABFT_BLAS_STAGE_MAX_LANES && x == (int)x)
+            cfg.stage_threads = (int)x;
+        else
+            report_line("config ABFT_BLAS_STAGE_THREADS=%s not understood (1 to %d): %d", v,
+                        ABFT_BLAS_STAGE_MAX_LANES, cfg.stage_threads);
+    }
+    if ((v = env("ABFT_BLAS_STAGE_CHUNK")) != NULL) {
+        double x = 0.0;
+        if (parse_nonneg(v, &x) && x >= 4096.0 && x <= 1073741824.0)
+            cfg.stage_chunk = x;
+        else
+            report_line("config ABFT_BLAS_STAGE_CHUNK=%s not understood (bytes, 4096 to 2^30): "
+                        "%.0f", v, cfg.stage_chunk);
+    }
     if ((v = env("ABFT_BLAS_CHECKSUM")) != NULL) {
         if (strcmp(v, "row") == 0) cfg.checksum = ABFT_CHECKSUM_ROW;
         else if (strcmp(v, "full") == 0) cfg.checksum = ABFT_CHECKSUM_FULL;
@@ -373,7 +395,11 @@ static void state_free(void *p) {
 static thread_state_t *state(void) {
     if (tls_state == NULL) {
         tls_state = (thread_state_t *)calloc(1, sizeof(thread_state_t));
-        if (tls_state != NULL) pthread_setspecific(state_key, tls_state);
+        if (tls_state != NULL) {
+            tls_state->stage.lanes = cfg.stage_threads;
+            tls_state->stage.chunk = (size_t)cfg.stage_chunk;
+            pthread_setspecific(state_key, tls_state);
+        }
     }
     return tls_state;
 }
@@ -410,15 +436,11 @@ static size_t round16(size_t b) { return (b + 15) & ~(size_t)15; }
 
 /* rows x cols of es-byte elements between a strided matrix and a packed copy */
 static void pack(void *dst, const void *src, int64_t ld, int64_t rows, int64_t cols, size_t es) {
-    for (int64_t j = 0; j < cols; ++j)
-        memcpy((char *)dst + (size_t)(j * rows) * es, (const char *)src + (size_t)(j * ld) * es,
-               (size_t)rows * es);
+    abft_blas_pack_bytes(dst, src, ld, rows, es, 0, (size_t)rows * (size_t)cols * es);
 }
 static void unpack(void *dst, int64_t ld, const void *src, int64_t rows, int64_t cols,
                    size_t es) {
-    for (int64_t j = 0; j < cols; ++j)
-        memcpy((char *)dst + (size_t)(j * ld) * es, (const char *)src + (size_t)(j * rows) * es,
-               (size_t)rows * es);
+    abft_blas_unpack_bytes(dst, ld, src, rows, es, 0, (size_t)rows * (size_t)cols * es);
 }
 
 static int use_gpu(double work) {
@@ -644,28 +666,9 @@ static int gemm_info(char ta, char tb, int m, int n, int k, int lda, int ldb, in
     return 0;
 }
 
-static abft_status_t gemm_once(const abft_blas_type_t *ty, call_t *c, abft_operation_t oa,
-                               abft_operation_t ob, const void *alpha, const void *A, int lda,
-                               const void *B, int ldb, const void *beta, void *C, int ldc,
-                               abft_report_t *rep) {
-    abft_handle_t h = c->s->h[c->gpu];
-    if (c->gpu) {
-        abft_status_t st = abft_blas_cuda_gemm(&c->s->stage, ty, h, oa, ob, c->m, c->n, c->k,
-                                               alpha, A, lda, B, ldb, beta, C, ldc, rep);
-        if (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_NON_FINITE_INPUT) return st;
-        /* the host arrays are untouched: protect it on the CPU instead */
-        report_line("cuda call=%lld op=%s: %s, run on the CPU", c->index, c->op,
-                    abft_status_name(st));
-        if (c->inj != NULL) inject_disarm(c);
-        c->gpu = 0;
-        h = handle(c->s, 0);
-        if (h == NULL) return ABFT_STATUS_NOT_SUPPORTED;
-    }
-    return ty->gemm(h, oa, ob, c->m, c->n, c->k, alpha, A, lda, B, ldb, beta, C, ldc, rep);
-}
-
-/* gemm_once's arguments, for recompute_left */
-typedef struct gemm_again {
+/* One protected GEMM call's arguments, and the old C where a run on the CPU may have to be
+ * repeated (recompute) or undone (an error after it began to write C). */
+typedef struct gemm_call {
     const abft_blas_type_t *ty;
     call_t *c;
     abft_operation_t oa, ob;
@@ -676,11 +679,49 @@ typedef struct gemm_again {
     const void *beta;
     void *C;
     int ldc;
-} gemm_again_t;
+    int beta_zero;
+    void *saved; /* the old C, packed: made before the first run on the CPU when beta != 0
+                  * and the recompute action is on. A staged call needs none: it leaves the
+                  * host C as it was until its result is final (gemm_core). */
+} gemm_call_t;
+
+static void keep_old_c(gemm_call_t *g) {
+    if (g->saved != NULL || g->beta_zero || !(cfg.on_unc & ON_RECOMPUTE)) return;
+    g->saved = scratch(g->c->s, (size_t)g->c->m * (size_t)g->c->n * g->ty->size);
+    if (g->saved != NULL) pack(g->saved, g->C, g->ldc, g->c->m, g->c->n, g->ty->size);
+}
+
+/* One run of the protected GEMM: staged to the GPU (the result stays there; the host C is
+ * untouched), or on the CPU, where a staged run that failed is also repeated. */
+static abft_status_t gemm_once(gemm_call_t *g, abft_report_t *rep) {
+    call_t *c = g->c;
+    const abft_blas_type_t *ty = g->ty;
+    abft_handle_t h = c->s->h[c->gpu];
+    if (c->gpu) {
+        abft_status_t st = abft_blas_cuda_gemm(&c->s->stage, ty, h, g->oa, g->ob, c->m, c->n,
+                                               c->k, g->alpha, g->A, g->lda, g->B, g->ldb,
+                                               g->beta, g->C, g->ldc, rep);
+        if (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_NON_FINITE_INPUT) return st;
+        /* the host arrays are untouched: protect it on the CPU instead */
+        report_line("cuda call=%lld op=%s: %s, run on the CPU", c->index, c->op,
+                    abft_status_name(st));
+        if (c->inj != NULL) inject_disarm(c);
+        c->gpu = 0;
+        h = handle(c->s, 0);
+        if (h == NULL) return ABFT_STATUS_NOT_SUPPORTED;
+    }
+    keep_old_c(g); /* the host C is still the old one here */
+    return ty->gemm(h, g->oa, g->ob, c->m, c->n, c->k, g->alpha, g->A, g->lda, g->B, g->ldb,
+                    g->beta, g->C, g->ldc, rep);
+}
+
+/* recompute_left's run: on the CPU from the old C (put back first); staged to the GPU the
+ * host C is still the old C */
 static abft_status_t gemm_again(void *ctx, abft_report_t *rep) {
-    gemm_again_t *g = (gemm_again_t *)ctx;
-    return gemm_once(g->ty, g->c, g->oa, g->ob, g->alpha, g->A, g->lda, g->B, g->ldb, g->beta,
-                     g->C, g->ldc, rep);
+    gemm_call_t *g = (gemm_call_t *)ctx;
+    if (!g->c->gpu && g->saved != NULL)
+        unpack(g->C, g->ldc, g->saved, g->c->m, g->c->n, g->ty->size);
+    return gemm_once(g, rep);
 }
 
 /* After the argument checks: quick returns, pass-through or the protected call. */
@@ -710,29 +751,23 @@ static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *
         real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-    const abft_operation_t oa = lsame(ta, 'N') ? ABFT_OP_N : ABFT_OP_T;
-    const abft_operation_t ob = lsame(tb, 'N') ? ABFT_OP_N : ABFT_OP_T;
-    const int beta_zero = ty->is_zero(beta);
-    /* the old C, kept only where a recomputation needs it (beta != 0) */
-    void *saved = NULL;
-    if (!beta_zero && (cfg.on_unc & ON_RECOMPUTE)) {
-        saved = scratch(c.s, (size_t)m * (size_t)n * ty->size);
-        if (saved != NULL) pack(saved, C, ldc, m, n, ty->size);
-    }
+    gemm_call_t g = {ty, &c, lsame(ta, 'N') ? ABFT_OP_N : ABFT_OP_T,
+                     lsame(tb, 'N') ? ABFT_OP_N : ABFT_OP_T, alpha, A, lda, B, ldb, beta, C,
+                     ldc, ty->is_zero(beta), NULL};
     c.index = atomic_fetch_add(&n_index, 1) + 1;
     inject_arm(&c, ABFT_SITE_AFTER_GEMM, m, n);
     abft_report_t rep;
-    abft_status_t st = gemm_once(ty, &c, oa, ob, alpha, A, lda, B, ldb, beta, C, ldc, &rep);
+    abft_status_t st = gemm_once(&g, &rep);
     inject_disarm(&c);
     if (untouched_refusal(st)) { /* C untouched: NaN/Inf inputs, aliasing, sizes */
         atomic_fetch_add(&n_passed, 1);
         real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-    if (st != ABFT_STATUS_SUCCESS) { /* failed after the multiplication started */
+    if (st != ABFT_STATUS_SUCCESS) { /* a CPU run failed after the multiplication started */
         report_line("error call=%lld op=%s: %s", c.index, c.op, abft_status_name(st));
-        if (beta_zero || saved != NULL) {
-            if (saved != NULL) unpack(C, ldc, saved, m, n, ty->size);
+        if (g.beta_zero || g.saved != NULL) {
+            if (g.saved != NULL) unpack(C, ldc, g.saved, m, n, ty->size);
             atomic_fetch_add(&n_passed, 1);
             real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
         } else {
@@ -742,10 +777,20 @@ static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *
     }
     account(&c, &rep);
     long long left = rep.uncorrectable;
-    if (left > 0 && (cfg.on_unc & ON_RECOMPUTE) && (beta_zero || saved != NULL)) {
+    if (left > 0 && (cfg.on_unc & ON_RECOMPUTE) && (g.beta_zero || c.gpu || g.saved != NULL)) {
         /* the real BLAS again, verified again; twice at most */
-        gemm_again_t g = {ty, &c, oa, ob, alpha, A, lda, B, ldb, beta, C, ldc};
-        left = recompute_left(&c, left, gemm_again, &g, C, ldc, saved, m, n, ty->size, 0);
+        left = recompute_left(&c, left, gemm_again, &g, C, ldc, NULL, m, n, ty->size, 0);
+    }
+    if (c.gpu) { /* still on the GPU: the final result to the host */
+        st = abft_blas_cuda_gemm_result(&c.s->stage, ty, c.s->h[1], m, n, C, ldc);
+        if (st != ABFT_STATUS_SUCCESS) {
+            /* C may be partly written: with beta = 0 the host BLAS computes it again (C is
+             * not read); with beta != 0 the old C is lost */
+            report_line("error call=%lld op=%s: %s (copying the result back)", c.index, c.op,
+                        abft_status_name(st));
+            if (g.beta_zero) real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+            else left = left > 0 ? left : 1;
+        }
     }
     if (left > 0) uncorrectable_left(&c, left);
 }

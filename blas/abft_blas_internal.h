@@ -56,25 +56,65 @@ typedef struct abft_blas_type {
                             const void *beta, void *C, int ldc);
 } abft_blas_type_t;
 
+/* ---- packed images (abft_blas_pack.c) ----------------------------------------------------- */
+
+/* Bytes [off, off + len) of the packed image of a rows-row column-major matrix of es-byte
+ * elements with leading dimension ld >= rows (its columns one after the other, without the
+ * padding): pack copies them from the matrix into buf, unpack from buf into the matrix. A
+ * range may begin and end inside a column; the padding is never touched. */
+void abft_blas_pack_bytes(void *buf, const void *mat, int64_t ld, int64_t rows, size_t es,
+                          size_t off, size_t len);
+void abft_blas_unpack_bytes(void *mat, int64_t ld, const void *buf, int64_t rows, size_t es,
+                            size_t off, size_t len);
+
 /* ---- staging to the GPU (abft_blas_cuda.c; stubs without the CUDA backend) -------------- */
 
-/* Per-thread device buffers for the staged operands. */
+#define ABFT_BLAS_STAGE_MAX_LANES 16
+
+/* One transfer lane: a host thread's two pinned buffers (double buffering), its stream and
+ * the events that tell when a buffer is free again. CUDA objects as void *. */
+typedef struct abft_blas_lane {
+    void *pinned[2];
+    void *stream;
+    void *ev[2];
+} abft_blas_lane_t;
+
+/* Per-thread staging state: device buffers for the operands (kept between calls, grown when
+ * too small) and the transfer lanes. lanes and chunk are set by the caller before a call
+ * (ABFT_BLAS_STAGE_THREADS, ABFT_BLAS_STAGE_CHUNK); the lanes are made on first use with
+ * that chunk and kept. */
 typedef struct abft_blas_stage {
     void *dev[3];
     size_t bytes[3];
+    int lanes;    /* host threads moving one operand (1 = the calling thread alone) */
+    size_t chunk; /* bytes of each pinned buffer */
+    int made;     /* lanes made: 0 none yet, > 0 that many, -1 pinned memory refused
+                   * (the transfers then go through pageable copies) */
+    size_t made_chunk;
+    abft_blas_lane_t lane[ABFT_BLAS_STAGE_MAX_LANES];
 } abft_blas_stage_t;
 
 /* 1 when this build has the CUDA backend and a GPU is present. */
 int abft_blas_cuda_present(void);
-/* Stage the operands of a protected call to the GPU, run it on the CUDA handle h (checked
- * there) and copy the result back: C (gemm), A and ipiv (getrf), B (getrs). The host result
- * is written only when the status is SUCCESS (or SINGULAR for getrf); on any other status
- * the host arrays are untouched. */
+/* Stage A, B and (beta != 0) C to the GPU and run the protected GEMM on the CUDA handle h,
+ * which checks (and corrects) it there. The host C is not written: the result stays on the
+ * device until abft_blas_cuda_gemm_result copies it (so a staged call that fails, or that a
+ * recomputation repeats, still finds the old C on the host). */
 abft_status_t abft_blas_cuda_gemm(abft_blas_stage_t *st, const abft_blas_type_t *t,
                                   abft_handle_t h, abft_operation_t ta, abft_operation_t tb,
                                   int64_t m, int64_t n, int64_t k, const void *alpha,
                                   const void *A, int64_t lda, const void *B, int64_t ldb,
-                                  const void *beta, void *C, int64_t ldc, abft_report_t *rep);
+                                  const void *beta, const void *C, int64_t ldc,
+                                  abft_report_t *rep);
+/* Copies the result of this thread's last successful abft_blas_cuda_gemm (m x n) into the
+ * host C. On an error C may be partly written. */
+abft_status_t abft_blas_cuda_gemm_result(abft_blas_stage_t *st, const abft_blas_type_t *t,
+                                         abft_handle_t h, int64_t m, int64_t n, void *C,
+                                         int64_t ldc);
+/* Stage the operands of a factorization or solve to the GPU, run it on the CUDA handle h
+ * (checked there) and copy the result back: A and ipiv (getrf), B (getrs). The host result
+ * is written only when the status is SUCCESS (or SINGULAR for getrf); on any other status
+ * the host arrays are untouched unless the copy back itself failed. */
 abft_status_t abft_blas_cuda_getrf(abft_blas_stage_t *st, const abft_blas_type_t *t,
                                    abft_handle_t h, int64_t m, int64_t n, void *A, int64_t lda,
                                    int64_t *ipiv, int64_t *info, abft_report_t *rep);
@@ -83,7 +123,7 @@ abft_status_t abft_blas_cuda_getrs(abft_blas_stage_t *st, const abft_blas_type_t
                                    int64_t nrhs, const void *A, int64_t lda,
                                    const int64_t *ipiv, void *B, int64_t ldb,
                                    abft_report_t *rep);
-/* Frees the device buffers. */
+/* Frees the device buffers and the lanes. */
 void abft_blas_cuda_release(abft_blas_stage_t *st);
 
 #endif /* ABFT_BLAS_INTERNAL_H */
