@@ -544,16 +544,25 @@ static void uncorrectable_left(const call_t *c, long long left) {
 /* The "recompute" action: up to two more runs of a call left with uncorrectable entries, each
  * from the output as it was before the call (restored from `saved` when not NULL), verified
  * again; the runs are reported. `again` runs the protected operation once more. Returns the
- * uncorrectable entries still left (0 when a run came out clean). */
+ * uncorrectable entries still left (0 when a run came out clean); *failed gets the status
+ * of a run that failed (then the output may be partly written and the caller must put it
+ * right), else SUCCESS. */
 typedef abft_status_t (*again_fn)(void *ctx, abft_report_t *rep);
 static long long recompute_left(const call_t *c, long long left, again_fn again, void *ctx,
                                 void *out, int64_t ld, const void *saved, int64_t rows,
-                                int64_t cols, size_t es, int singular_ok) {
+                                int64_t cols, size_t es, int singular_ok,
+                                abft_status_t *failed) {
+    *failed = ABFT_STATUS_SUCCESS;
     for (int attempt = 1; attempt <= 2 && left > 0; ++attempt) {
         if (saved != NULL) unpack(out, ld, saved, rows, cols, es);
         abft_report_t r2;
         abft_status_t s2 = again(ctx, &r2);
-        if (s2 != ABFT_STATUS_SUCCESS && !(singular_ok && s2 == ABFT_STATUS_SINGULAR)) break;
+        if (s2 != ABFT_STATUS_SUCCESS && !(singular_ok && s2 == ABFT_STATUS_SINGULAR)) {
+            report_line("error call=%lld op=%s: %s (recompute attempt %d)", c->index, c->op,
+                        abft_status_name(s2), attempt);
+            *failed = s2;
+            break;
+        }
         report_line("recompute call=%lld op=%s attempt=%d detected=%lld uncorrectable=%lld",
                     c->index, c->op, attempt, (long long)r2.detected, (long long)r2.uncorrectable);
         if (r2.uncorrectable == 0) {
@@ -680,13 +689,15 @@ typedef struct gemm_call {
     void *C;
     int ldc;
     int beta_zero;
-    void *saved; /* the old C, packed: made before the first run on the CPU when beta != 0
-                  * and the recompute action is on. A staged call needs none: it leaves the
-                  * host C as it was until its result is final (gemm_core). */
+    void *saved;   /* the old C, packed: made before the first run on the CPU when beta != 0
+                    * and the recompute action is on. A staged call needs none: it leaves
+                    * the host C as it was until its result is final (gemm_core). */
+    int c_written; /* a run on the CPU has begun to write the host C */
 } gemm_call_t;
 
 static void keep_old_c(gemm_call_t *g) {
-    if (g->saved != NULL || g->beta_zero || !(cfg.on_unc & ON_RECOMPUTE)) return;
+    if (g->saved != NULL || g->c_written || g->beta_zero || !(cfg.on_unc & ON_RECOMPUTE))
+        return;
     g->saved = scratch(g->c->s, (size_t)g->c->m * (size_t)g->c->n * g->ty->size);
     if (g->saved != NULL) pack(g->saved, g->C, g->ldc, g->c->m, g->c->n, g->ty->size);
 }
@@ -710,7 +721,8 @@ static abft_status_t gemm_once(gemm_call_t *g, abft_report_t *rep) {
         h = handle(c->s, 0);
         if (h == NULL) return ABFT_STATUS_NOT_SUPPORTED;
     }
-    keep_old_c(g); /* the host C is still the old one here */
+    keep_old_c(g); /* unless a CPU run wrote it, the host C is still the old one here */
+    g->c_written = 1;
     return ty->gemm(h, g->oa, g->ob, c->m, c->n, c->k, g->alpha, g->A, g->lda, g->B, g->ldb,
                     g->beta, g->C, g->ldc, rep);
 }
@@ -719,9 +731,27 @@ static abft_status_t gemm_once(gemm_call_t *g, abft_report_t *rep) {
  * host C is still the old C */
 static abft_status_t gemm_again(void *ctx, abft_report_t *rep) {
     gemm_call_t *g = (gemm_call_t *)ctx;
-    if (!g->c->gpu && g->saved != NULL)
+    if (!g->c->gpu && g->c_written && !g->beta_zero) {
+        /* the host C holds a CPU run's result: only its saved old value can restart it */
+        if (g->saved == NULL) return ABFT_STATUS_ALLOC_FAILED;
         unpack(g->C, g->ldc, g->saved, g->c->m, g->c->n, g->ty->size);
+    }
     return gemm_once(g, rep);
+}
+
+/* A protected run that failed after the call was under way: the routine after this library
+ * computes C from the old C (restored from the saved copy where a CPU run wrote it; with
+ * beta = 0 C is not read), and 0 is returned; where the old C is lost, the call is left
+ * uncorrectable and m·n is returned (C may be partly written). */
+static long long gemm_fallback(int t, gemm_call_t *g, char ta, char tb, int m, int n, int k,
+                               const void *alpha, const void *A, int lda, const void *B,
+                               int ldb, const void *beta, void *C, int ldc) {
+    if (g->c_written && !g->beta_zero) {
+        if (g->saved == NULL) return (long long)m * (long long)n;
+        unpack(C, ldc, g->saved, m, n, g->ty->size);
+    }
+    real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return 0;
 }
 
 /* After the argument checks: quick returns, pass-through or the protected call. */
@@ -753,7 +783,7 @@ static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *
     }
     gemm_call_t g = {ty, &c, lsame(ta, 'N') ? ABFT_OP_N : ABFT_OP_T,
                      lsame(tb, 'N') ? ABFT_OP_N : ABFT_OP_T, alpha, A, lda, B, ldb, beta, C,
-                     ldc, ty->is_zero(beta), NULL};
+                     ldc, ty->is_zero(beta), NULL, 0};
     c.index = atomic_fetch_add(&n_index, 1) + 1;
     inject_arm(&c, ABFT_SITE_AFTER_GEMM, m, n);
     abft_report_t rep;
@@ -766,30 +796,34 @@ static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *
     }
     if (st != ABFT_STATUS_SUCCESS) { /* a CPU run failed after the multiplication started */
         report_line("error call=%lld op=%s: %s", c.index, c.op, abft_status_name(st));
-        if (g.beta_zero || g.saved != NULL) {
-            if (g.saved != NULL) unpack(C, ldc, g.saved, m, n, ty->size);
-            atomic_fetch_add(&n_passed, 1);
-            real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-        } else {
-            uncorrectable_left(&c, 1);
-        }
+        long long lost = gemm_fallback(t, &g, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                                       ldc);
+        if (lost > 0) uncorrectable_left(&c, lost);
+        else atomic_fetch_add(&n_passed, 1); /* computed by the routine after this one */
         return;
     }
     account(&c, &rep);
     long long left = rep.uncorrectable;
     if (left > 0 && (cfg.on_unc & ON_RECOMPUTE) && (g.beta_zero || c.gpu || g.saved != NULL)) {
         /* the real BLAS again, verified again; twice at most */
-        left = recompute_left(&c, left, gemm_again, &g, C, ldc, NULL, m, n, ty->size, 0);
+        abft_status_t failed;
+        left = recompute_left(&c, left, gemm_again, &g, C, ldc, NULL, m, n, ty->size, 0,
+                              &failed);
+        if (failed != ABFT_STATUS_SUCCESS) { /* a GPU result was given up, or C partly written */
+            c.gpu = 0;
+            left = gemm_fallback(t, &g, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        }
     }
     if (c.gpu) { /* still on the GPU: the final result to the host */
-        st = abft_blas_cuda_gemm_result(&c.s->stage, ty, c.s->h[1], m, n, C, ldc);
+        int written = 0;
+        st = abft_blas_cuda_gemm_result(&c.s->stage, ty, c.s->h[1], m, n, C, ldc, &written);
         if (st != ABFT_STATUS_SUCCESS) {
-            /* C may be partly written: with beta = 0 the host BLAS computes it again (C is
-             * not read); with beta != 0 the old C is lost */
+            /* not begun: the host C is the old one; begun: C may be partly written, which
+             * only beta = 0 (C not read) can recompute */
             report_line("error call=%lld op=%s: %s (copying the result back)", c.index, c.op,
                         abft_status_name(st));
-            if (g.beta_zero) real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-            else left = left > 0 ? left : 1;
+            g.c_written = written;
+            left = gemm_fallback(t, &g, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
         }
     }
     if (left > 0) uncorrectable_left(&c, left);
@@ -915,11 +949,12 @@ static abft_status_t getrf_once(const abft_blas_type_t *ty, call_t *c, void *A, 
                                 int64_t *ipiv, int64_t *info, abft_report_t *rep) {
     abft_handle_t h = c->s->h[c->gpu];
     if (c->gpu) {
+        int written = 0;
         abft_status_t st = abft_blas_cuda_getrf(&c->s->stage, ty, h, c->m, c->n, A, lda, ipiv,
-                                                info, rep);
+                                                info, rep, &written);
         if (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_SINGULAR ||
-            st == ABFT_STATUS_NON_FINITE_INPUT)
-            return st;
+            st == ABFT_STATUS_NON_FINITE_INPUT || written)
+            return st; /* written: A may be partly overwritten, no rerun over it here */
         report_line("cuda call=%lld op=%s: %s, run on the CPU", c->index, c->op,
                     abft_status_name(st));
         if (c->inj != NULL) inject_disarm(c);
@@ -970,7 +1005,14 @@ static void getrf_core(int t, int m, int n, void *A, int lda, int *ipiv, int *in
     long long left = rep.uncorrectable;
     if (left > 0 && saved != NULL) {
         getrf_again_t g = {ty, &c, A, lda, ip, &inf};
-        left = recompute_left(&c, left, getrf_again, &g, A, lda, saved, m, n, ty->size, 1);
+        abft_status_t failed;
+        left = recompute_left(&c, left, getrf_again, &g, A, lda, saved, m, n, ty->size, 1,
+                              &failed);
+        if (failed != ABFT_STATUS_SUCCESS) { /* A from the copy, the routine after this one */
+            unpack(A, lda, saved, m, n, ty->size);
+            next[t].getrf(&m, &n, A, &lda, ipiv, info);
+            return;
+        }
     }
     for (int i = 0; i < mn; ++i) ipiv[i] = (int)ip[i];
     *info = (int)inf;
@@ -1022,9 +1064,11 @@ static abft_status_t getrs_once(const abft_blas_type_t *ty, call_t *c, abft_oper
                                 abft_report_t *rep) {
     abft_handle_t h = c->s->h[c->gpu];
     if (c->gpu) {
+        int written = 0;
         abft_status_t st = abft_blas_cuda_getrs(&c->s->stage, ty, h, op, c->m, c->n, A, lda,
-                                                ipiv, B, ldb, rep);
-        if (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_NON_FINITE_INPUT) return st;
+                                                ipiv, B, ldb, rep, &written);
+        if (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_NON_FINITE_INPUT || written)
+            return st; /* written: B may be partly overwritten, no rerun over it here */
         report_line("cuda call=%lld op=%s: %s, run on the CPU", c->index, c->op,
                     abft_status_name(st));
         c->gpu = 0;
@@ -1079,7 +1123,14 @@ static void getrs_core(int t, char tr, int n, int nrhs, const void *A, int lda, 
     long long left = rep.uncorrectable;
     if (left > 0 && saved != NULL) {
         getrs_again_t g = {ty, &c, op, A, lda, ip, B, ldb};
-        left = recompute_left(&c, left, getrs_again, &g, B, ldb, saved, n, nrhs, ty->size, 0);
+        abft_status_t failed;
+        left = recompute_left(&c, left, getrs_again, &g, B, ldb, saved, n, nrhs, ty->size, 0,
+                              &failed);
+        if (failed != ABFT_STATUS_SUCCESS) { /* B from the copy, the routine after this one */
+            unpack(B, ldb, saved, n, nrhs, ty->size);
+            next[t].getrs(&tr, &n, &nrhs, A, &lda, ipiv, B, &ldb, info, 1);
+            return;
+        }
     }
     if (left > 0) uncorrectable_left(&c, left);
     return;

@@ -176,6 +176,9 @@ static abft_status_t transfer(abft_blas_stage_t *st, int to_dev, void *dev, void
                                : cudaMemcpy2D(host, (size_t)ld * es, dev, (size_t)rows * es,
                                               (size_t)rows * es, (size_t)cols,
                                               cudaMemcpyDeviceToHost);
+        /* a pageable upload may return before its data reach the device, and the
+         * handle's stream is not ordered after the legacy stream */
+        if (e == cudaSuccess && to_dev) e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
             return ABFT_STATUS_CUDA_ERROR;
@@ -230,7 +233,9 @@ static abft_status_t to_host(abft_blas_stage_t *st, void *h, int64_t ldh, const 
         if (s_ != ABFT_STATUS_SUCCESS) return s_;                                            \
     } while (0)
 
-/* Everything queued on the handle's stream (the GEMM, the checks, the corrections) is done. */
+/* Everything queued on the handle's stream is done: before the staged operands are written
+ * (a call that failed may have left work queued that reads or writes the device buffers)
+ * and before a result is copied back (the GEMM, the checks, the corrections). */
 static abft_status_t handle_idle(abft_handle_t h) {
     void *s = NULL;
     TRY(abft_get_stream(h, &s));
@@ -251,6 +256,7 @@ abft_status_t abft_blas_cuda_gemm(abft_blas_stage_t *st, const abft_blas_type_t 
     int64_t ar = ta == ABFT_OP_N ? m : k, ac = ta == ABFT_OP_N ? k : m;
     int64_t br = tb == ABFT_OP_N ? k : n, bc = tb == ABFT_OP_N ? n : k;
     void *dA, *dB, *dC;
+    TRY(handle_idle(h));
     TRY(dev_buffer(st, 0, (size_t)ar * (size_t)ac * es, &dA));
     TRY(dev_buffer(st, 1, (size_t)br * (size_t)bc * es, &dB));
     TRY(dev_buffer(st, 2, (size_t)m * (size_t)n * es, &dC));
@@ -263,28 +269,30 @@ abft_status_t abft_blas_cuda_gemm(abft_blas_stage_t *st, const abft_blas_type_t 
 
 abft_status_t abft_blas_cuda_gemm_result(abft_blas_stage_t *st, const abft_blas_type_t *t,
                                          abft_handle_t h, int64_t m, int64_t n, void *C,
-                                         int64_t ldc) {
+                                         int64_t ldc, int *written) {
+    *written = 0;
     TRY(handle_idle(h));
+    *written = 1;
     return to_host(st, C, ldc, st->dev[2], m, n, t->size);
 }
 
 abft_status_t abft_blas_cuda_getrf(abft_blas_stage_t *st, const abft_blas_type_t *t,
                                    abft_handle_t h, int64_t m, int64_t n, void *A, int64_t lda,
-                                   int64_t *ipiv, int64_t *info, abft_report_t *rep) {
+                                   int64_t *ipiv, int64_t *info, abft_report_t *rep,
+                                   int *written) {
     const size_t es = t->size;
     const int64_t mn = m < n ? m : n;
     void *dA, *dP;
+    *written = 0;
+    TRY(handle_idle(h));
     TRY(dev_buffer(st, 0, (size_t)m * (size_t)n * es, &dA));
     TRY(dev_buffer(st, 1, (size_t)mn * sizeof(int64_t), &dP));
     TRY(to_dev(st, dA, A, lda, m, n, es));
     abft_status_t s = t->getrf(h, m, n, dA, m > 1 ? m : 1, (int64_t *)dP, info, rep);
     if (s != ABFT_STATUS_SUCCESS && s != ABFT_STATUS_SINGULAR) return s;
     TRY(handle_idle(h));
-    if (mn > 0 && cudaMemcpy(ipiv, dP, (size_t)mn * sizeof(int64_t), cudaMemcpyDeviceToHost) !=
-                      cudaSuccess) {
-        (void)cudaGetLastError();
-        return ABFT_STATUS_CUDA_ERROR;
-    }
+    *written = 1; /* from here on ipiv and A are being overwritten */
+    TRY(to_host(st, ipiv, mn, dP, mn, 1, sizeof(int64_t)));
     TRY(to_host(st, A, lda, dA, m, n, es));
     return s;
 }
@@ -293,23 +301,22 @@ abft_status_t abft_blas_cuda_getrs(abft_blas_stage_t *st, const abft_blas_type_t
                                    abft_handle_t h, abft_operation_t trans, int64_t n,
                                    int64_t nrhs, const void *A, int64_t lda,
                                    const int64_t *ipiv, void *B, int64_t ldb,
-                                   abft_report_t *rep) {
+                                   abft_report_t *rep, int *written) {
     const size_t es = t->size;
     void *dA, *dP, *dB;
+    *written = 0;
+    TRY(handle_idle(h));
     TRY(dev_buffer(st, 0, (size_t)n * (size_t)n * es, &dA));
     TRY(dev_buffer(st, 1, (size_t)n * sizeof(int64_t), &dP));
     TRY(dev_buffer(st, 2, (size_t)n * (size_t)nrhs * es, &dB));
     TRY(to_dev(st, dA, A, lda, n, n, es));
     TRY(to_dev(st, dB, B, ldb, n, nrhs, es));
-    if (n > 0 && cudaMemcpy(dP, ipiv, (size_t)n * sizeof(int64_t), cudaMemcpyHostToDevice) !=
-                     cudaSuccess) {
-        (void)cudaGetLastError();
-        return ABFT_STATUS_CUDA_ERROR;
-    }
+    TRY(to_dev(st, dP, ipiv, n, n, 1, sizeof(int64_t)));
     abft_status_t s = t->getrs(h, trans, n, nrhs, dA, n > 1 ? n : 1, (const int64_t *)dP, dB,
                                n > 1 ? n : 1, rep);
     if (s != ABFT_STATUS_SUCCESS) return s;
     TRY(handle_idle(h));
+    *written = 1;
     return to_host(st, B, ldb, dB, n, nrhs, es);
 }
 
@@ -338,16 +345,19 @@ abft_status_t abft_blas_cuda_gemm(abft_blas_stage_t *st, const abft_blas_type_t 
 
 abft_status_t abft_blas_cuda_gemm_result(abft_blas_stage_t *st, const abft_blas_type_t *t,
                                          abft_handle_t h, int64_t m, int64_t n, void *C,
-                                         int64_t ldc) {
+                                         int64_t ldc, int *written) {
     (void)st, (void)t, (void)h, (void)m, (void)n, (void)C, (void)ldc;
+    *written = 0;
     return ABFT_STATUS_NOT_SUPPORTED;
 }
 
 abft_status_t abft_blas_cuda_getrf(abft_blas_stage_t *st, const abft_blas_type_t *t,
                                    abft_handle_t h, int64_t m, int64_t n, void *A, int64_t lda,
-                                   int64_t *ipiv, int64_t *info, abft_report_t *rep) {
+                                   int64_t *ipiv, int64_t *info, abft_report_t *rep,
+                                   int *written) {
     (void)st, (void)t, (void)h, (void)m, (void)n, (void)A, (void)lda, (void)ipiv, (void)info;
     (void)rep;
+    *written = 0;
     return ABFT_STATUS_NOT_SUPPORTED;
 }
 
@@ -355,9 +365,10 @@ abft_status_t abft_blas_cuda_getrs(abft_blas_stage_t *st, const abft_blas_type_t
                                    abft_handle_t h, abft_operation_t trans, int64_t n,
                                    int64_t nrhs, const void *A, int64_t lda,
                                    const int64_t *ipiv, void *B, int64_t ldb,
-                                   abft_report_t *rep) {
+                                   abft_report_t *rep, int *written) {
     (void)st, (void)t, (void)h, (void)trans, (void)n, (void)nrhs, (void)A, (void)lda;
     (void)ipiv, (void)B, (void)ldb, (void)rep;
+    *written = 0;
     return ABFT_STATUS_NOT_SUPPORTED;
 }
 

@@ -107,23 +107,25 @@ abft_status_t abft_blas_cuda_gemm(abft_blas_stage_t *st, const abft_blas_type_t 
                                   const void *beta, const void *C, int64_t ldc,
                                   abft_report_t *rep);
 /* Copies the result of this thread's last successful abft_blas_cuda_gemm (m x n) into the
- * host C. On an error C may be partly written. */
+ * host C. *written: 0 when the copy did not begin (C untouched), 1 when it did (on an error
+ * C may then be partly written). */
 abft_status_t abft_blas_cuda_gemm_result(abft_blas_stage_t *st, const abft_blas_type_t *t,
                                          abft_handle_t h, int64_t m, int64_t n, void *C,
-                                         int64_t ldc);
+                                         int64_t ldc, int *written);
 /* Stage the operands of a factorization or solve to the GPU, run it on the CUDA handle h
- * (checked there) and copy the result back: A and ipiv (getrf), B (getrs). The host result
- * is written only when the status is SUCCESS (or SINGULAR for getrf); on any other status
- * the host arrays are untouched unless the copy back itself failed. */
+ * (checked there) and copy the result back: ipiv and A (getrf), B (getrs). *written: 1 once
+ * the copy back began. On an error status with *written = 0 the host arrays are untouched
+ * (the call can run elsewhere); with *written = 1 they may be partly written. */
 abft_status_t abft_blas_cuda_getrf(abft_blas_stage_t *st, const abft_blas_type_t *t,
                                    abft_handle_t h, int64_t m, int64_t n, void *A, int64_t lda,
-                                   int64_t *ipiv, int64_t *info, abft_report_t *rep);
+                                   int64_t *ipiv, int64_t *info, abft_report_t *rep,
+                                   int *written);
 abft_status_t abft_blas_cuda_getrs(abft_blas_stage_t *st, const abft_blas_type_t *t,
                                    abft_handle_t h, abft_operation_t trans, int64_t n,
                                    int64_t nrhs, const void *A, int64_t lda,
                                    const int64_t *ipiv, void *B, int64_t ldb,
-                                   abft_report_t *rep);
-/* Frees the device buffers and the lanes. */
+                                   abft_report_t *rep, int *written);
+/* Frees the device buffers and the lanes (the pinned buffers, streams and events). */
 void abft_blas_cuda_release(abft_blas_stage_t *st);
 
 #endif /* ABFT_BLAS_INTERNAL_H */
