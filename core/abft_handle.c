@@ -186,6 +186,23 @@ abft_status_t abft_set_recompute(abft_handle_t h, int enable) {
     return ABFT_STATUS_SUCCESS;
 }
 
+abft_status_t abft_set_random_checksum(abft_handle_t h, int enable, uint64_t seed) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_ARG_IF(enable != 0 && enable != 1, 2);
+    h->rnd = enable;
+    h->rnd_seed = seed;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_get_random_checksum(abft_handle_t h, int *enable, uint64_t *seed) {
+    ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
+    ABFT_ARG_IF(enable == NULL, 2);
+    ABFT_ARG_IF(seed == NULL, 3);
+    *enable = h->rnd;
+    *seed = h->rnd_seed;
+    return ABFT_STATUS_SUCCESS;
+}
+
 abft_status_t abft_set_lu_recovery(abft_handle_t h, int enable) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
     ABFT_ARG_IF(enable != 0 && enable != 1, 2);

@@ -77,6 +77,8 @@ struct abft_context {
     double bound_factor;
     int recompute;
     int lu_recovery; /* keep a copy of A in protected LU (abft_set_lu_recovery) */
+    int rnd;           /* a third, detection-only row checksum with seeded random weights */
+    uint64_t rnd_seed; /* (abft_set_random_checksum) */
     abft_hook_fn hook;
     void *hook_user;
 };

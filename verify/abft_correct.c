@@ -54,7 +54,15 @@ static void vec_sums(const double *v, int64_t len, double r[2], double ra[2]) {
     r[0] = s0, r[1] = s1, ra[0] = a0, ra[1] = a1;
 }
 
-/* Does vector idx of side cs (values v) pass its bound? d: residuals, t: bounds. */
+/* The detection-only checksum's ratio of row idx (values v); 0 without one. */
+static double extra_ratio(const engine_t *e, int cs, int64_t idx, const double *v) {
+    double x = 0.0;
+    if (cs == 0 && e->ops->extra != NULL) e->ops->extra(e->ctx, idx, v, &x);
+    return x;
+}
+
+/* Does vector idx of side cs (values v) pass its bound (and, for a row, the detection-only
+ * checksum's)? d: residuals, t: bounds of the two located checksums. */
 static int passes(const engine_t *e, int cs, int64_t idx, const double *v, double d[2],
                   double t[2]) {
     double r[2], ra[2], s[2];
@@ -65,6 +73,7 @@ static int passes(const engine_t *e, int cs, int64_t idx, const double *v, doubl
         d[q] = r[q] - s[q];
         if (!(fabs(d[q]) <= t[q]) || isinf(t[q])) ok = 0;
     }
+    if (ok && !(extra_ratio(e, cs, idx, v) <= 1.0)) ok = 0;
     return ok;
 }
 
@@ -77,6 +86,13 @@ static double ratio_of(const double d[2], const double t[2]) {
     return m;
 }
 
+/* ratio_of, with the detection-only checksum's ratio of a row folded in */
+static double entry_ratio(const engine_t *e, int cs, int64_t idx, const double *v,
+                          const double d[2], const double t[2]) {
+    double m = ratio_of(d, t), x = extra_ratio(e, cs, idx, v);
+    return x > m || isnan(x) ? (isnan(x) ? INFINITY : x) : m;
+}
+
 /* Keep in open[cs] only the entries of list that fail the full check now. */
 static abft_status_t refine(engine_t *e, int cs, const int64_t *list, int64_t nlist,
                             double *max_ratio) {
@@ -86,7 +102,7 @@ static abft_status_t refine(engine_t *e, int cs, const int64_t *list, int64_t nl
         ABFT_TRY(e->ops->get(e->ctx, cs, list[f], e->v));
         int ok = passes(e, cs, list[f], e->v, d, t);
         if (max_ratio != NULL) {
-            double r = ratio_of(d, t);
+            double r = entry_ratio(e, cs, list[f], e->v, d, t);
             if (!(r <= *max_ratio)) *max_ratio = r;
         }
         if (!ok) e->open[cs][keep++] = list[f];
@@ -235,7 +251,7 @@ static abft_status_t settle(engine_t *e, int cs, int64_t idx, abft_report_t *rep
     ABFT_TRY(e->ops->get(e->ctx, cs, idx, e->v));
     if (passes(e, cs, idx, e->v, d, t)) return ABFT_STATUS_SUCCESS;
     int64_t row = cs ? -1 : idx, col = cs ? idx : -1;
-    double ratio = ratio_of(d, t);
+    double ratio = entry_ratio(e, cs, idx, e->v, d, t);
     if (e->ops->checksum != NULL) {
         int changed = 0;
         double d2[2], t2[2];

@@ -48,6 +48,12 @@ typedef struct abft_corr_ops {
      * the flagged entries of each side, ascending, into list[cs] (capacity n[cs]), their
      * count into nf[cs]. */
     abft_status_t (*recheck)(void *ctx, int64_t *list[2], int64_t nf[2]);
+    /* A detection-only checksum of the rows (side 0), beside the two above: *ratio gets the
+     * largest |residual| / bound of row idx (values v) over its columns (+Inf for NaN or an
+     * infinite bound); a row passes only when it is <= 1. It never locates anything: a row
+     * it alone fails is recomputed (when allowed and confirmed) or reported. May be NULL.
+     * The recheck op's list[0] must include the rows it flags. */
+    void (*extra)(void *ctx, int64_t idx, const double *v, double *ratio);
 } abft_corr_ops_t;
 
 typedef struct abft_corr_cfg {

@@ -31,6 +31,12 @@ enum {
     W_RC, W_RCA,           /* n x 2: C^T·V, |C|^T·V                     (FULL) */
     W_TMP,                 /* 2 x 2: one recomputed element or checksum entry */
     W_SIG, W_SIGT,         /* 2 x 2: S^T·V and T^T·V at encoding: the checksums' own checksum */
+    /* the detection-only random checksum (abft_set_random_checksum), rows only: */
+    W_RW,                  /* n x 2: its weights Vr */
+    W_YR, W_YRA,           /* k x 2: op(B)·Vr, |op(B)|·Vr */
+    W_SR, W_SRA,           /* m x 2: op(A)·Yr, |op(A)|·Yra */
+    W_PR, W_PRA,           /* m x 2: C_old·Vr, |C_old|·Vr */
+    W_RR, W_RRA,           /* m x 2: C·Vr, |C|·Vr */
     W_COUNT
 };
 
@@ -41,6 +47,8 @@ struct abft_gemm_plan {
     int64_t m, n, k;
     double alpha, beta;
     abft_checksum_kind_t kind;
+    int rnd;            /* the random checksum, with its seed (the handle's at creation) */
+    uint64_t rnd_seed;
     int encoded;
     abft_arith_t arith; /* the GEMM's arithmetic, read at encode and verify (plan_arith) */
     abft_math_t math;   /* the split form's declaration (ABFT_MATH_HANDLE: the handle's) */
@@ -57,7 +65,8 @@ static size_t elem_size(abft_prec_t p) { return p == ABFT_PREC_D ? sizeof(double
 /* Lay the work arrays out in `mem` (or compute the size when mem == NULL). */
 static size_t plan_layout(struct abft_gemm_plan *p, void *mem) {
     int64_t rows[W_COUNT] = {p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m,
-                             p->k, p->k, p->n, p->n, p->n, p->n, p->n, p->n, 2, 2, 2};
+                             p->k, p->k, p->n, p->n, p->n, p->n, p->n, p->n, 2, 2, 2,
+                             p->n, p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m};
     const int full = p->kind == ABFT_CHECKSUM_FULL;
     size_t off = 0;
     for (int i = 0; i < W_COUNT; ++i) {
@@ -65,6 +74,7 @@ static size_t plan_layout(struct abft_gemm_plan *p, void *mem) {
         p->ld[i] = r;
         p->w[i] = NULL;
         if (!full && ((i >= W_ZA && i < W_TMP) || i == W_SIGT)) continue;
+        if (!p->rnd && i >= W_RW) continue;
         if (mem != NULL) p->w[i] = (double *)((char *)mem + off);
         /* keep every array 256-byte aligned so kernels may use wide loads */
         off += ((size_t)r * 2 * sizeof(double) + 255) & ~(size_t)255;
@@ -138,6 +148,59 @@ static abft_status_t run_tsmm(abft_handle_t h, abft_prec_t prec, int trans, int6
     if ((trans ? cols : rows) == 0) return ABFT_STATUS_SUCCESS;
     abft_tsmm_args_t a = {prec, trans, rows, cols, 2, A, lda, X, ldx, Xa, ldxa, Y, ldy, Ya, ldya};
     return h->ops->tsmm(&h->kctx, &a);
+}
+
+/* ---- the random checksum ------------------------------------------------------------- */
+
+/* Weight q of column j: 1 + x, x in [0, 1) from 53 bits of a splitmix64 hash of the seed, q
+ * and j. Every weight is at least 1, so a change of one element by delta moves the residual
+ * by at least |delta| (the fixed weights' guarantee holds for it too), and below 2, so the
+ * bound's sums grow by at most 2x. */
+static double rnd_weight(uint64_t seed, int q, int64_t j) {
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull * ((uint64_t)j * 2u + (uint64_t)q + 1u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return 1.0 + (double)(z >> 11) * 0x1p-53;
+}
+
+/* The n x 2 weights on the host (column-major, ld n). */
+static void rnd_weights(uint64_t seed, int64_t n, double *v) {
+    for (int q = 0; q < 2; ++q)
+        for (int64_t j = 0; j < n; ++j) v[j + q * n] = rnd_weight(seed, q, j);
+}
+
+/* Upload the weights into W_RW. */
+static abft_status_t rnd_upload(struct abft_gemm_plan *p) {
+    double *v = (double *)malloc(sizeof(double) * (size_t)p->n * 2 + 1);
+    ABFT_RETURN_IF(v == NULL, ABFT_STATUS_ALLOC_FAILED);
+    rnd_weights(p->rnd_seed, p->n, v);
+    abft_copy_args_t c = {1, sizeof(double), p->n, 2, v, p->n, p->w[W_RW], p->ld[W_RW]};
+    abft_status_t st = p->h->ops->copy(&p->h->kctx, &c);
+    free(v);
+    return st;
+}
+
+/* The random checksum's encodings: Yr = op(B)·Vr, Sr = op(A)·Yr with their absolute
+ * companions (alpha term), and Pr = C_old·Vr (beta != 0). One more pass over B, A and C. */
+static abft_status_t rnd_encode(struct abft_gemm_plan *p, const void *A, int64_t lda,
+                                const void *B, int64_t ldb, const void *C, int64_t ldc) {
+    abft_handle_t h = p->h;
+    double **w = p->w;
+    int64_t *ld = p->ld;
+    int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
+    int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
+    ABFT_TRY(rnd_upload(p));
+    if (p->k > 0 && p->alpha != 0.0) {
+        ABFT_TRY(run_tsmm(h, p->prec, p->transb, br, bc, B, ldb, w[W_RW], ld[W_RW], NULL, 0,
+                          w[W_YR], ld[W_YR], w[W_YRA], ld[W_YRA]));
+        ABFT_TRY(run_tsmm(h, p->prec, p->transa, ar, ac, A, lda, w[W_YR], ld[W_YR], w[W_YRA],
+                          ld[W_YRA], w[W_SR], ld[W_SR], w[W_SRA], ld[W_SRA]));
+    }
+    if (p->beta != 0.0)
+        ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, C, ldc, w[W_RW], ld[W_RW], NULL, 0,
+                          w[W_PR], ld[W_PR], w[W_PRA], ld[W_PRA]));
+    return ABFT_STATUS_SUCCESS;
 }
 
 /* Row (and for FULL column) checksums of an m x n matrix M with abs companions, from one
@@ -276,6 +339,7 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
                                full ? w[W_PC] : NULL, full ? w[W_PCA] : NULL, ld[W_PC]));
         if (nonfinite == NULL) ABFT_TRY(h->ops->screen(&h->kctx, w[W_PA], p->m, ld[W_PA]));
     }
+    if (p->rnd) ABFT_TRY(rnd_encode(p, A, lda, B, ldb, C, ldc));
     if (nonfinite != NULL) ABFT_TRY(screen_inputs(p, A, lda, B, ldb, C, ldc, nonfinite));
     return ABFT_STATUS_SUCCESS;
 }
@@ -343,6 +407,13 @@ typedef struct gemm_ctx {
     int use_ab;       /* the alpha term exists (k > 0, alpha != 0) */
     gemm_side_t s[2];
     double *va, *vb;  /* k doubles each: a row of op(A), a column of op(B) */
+    /* the random checksum (p->rnd): the rows its compare flagged (merged into s[0].flags),
+     * and, on the rare path, host copies of its encodings Sr, Sra, Pr, Pra (m x 2 each) and
+     * weights (n x 2), with the sums of |op(B)|·Vr over the inner dimension */
+    int64_t *xflags, *xmerge;
+    int64_t nx;
+    double *xS, *xSa, *xP, *xPa, *xw;
+    double xysum[2];
 } gemm_ctx_t;
 
 /* Copy `len` elements of data precision starting at `base` with stride `stride` (1 or a
@@ -699,6 +770,102 @@ static abft_compare_args_t compare_job(const gemm_ctx_t *g, int cs, double *max_
     return c;
 }
 
+static abft_status_t fetch_n2(abft_handle_t h, double *host, const double *dev, int64_t n,
+                              int64_t ldd);
+
+/* The random checksum of C against its encodings: one more pass over C and a compare; the
+ * rows it flags join the row side's flags (ascending, each once), its largest ratio joins
+ * *mr. */
+static abft_status_t rnd_check(gemm_ctx_t *g, double *mr) {
+    struct abft_gemm_plan *p = g->p;
+    abft_handle_t h = p->h;
+    double **w = p->w;
+    int64_t *ld = p->ld;
+    gemm_side_t *s = &g->s[0];
+    ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, g->C, g->ldc, w[W_RW], ld[W_RW], NULL, 0,
+                      w[W_RR], ld[W_RR], w[W_RRA], ld[W_RRA]));
+    const int use_ab = g->use_ab;
+    double mrx = 0.0;
+    abft_compare_args_t c = {p->m, w[W_RR], ld[W_RR], w[W_RRA], ld[W_RRA],
+                             use_ab ? w[W_SR] : w[W_RR], ld[W_SR],
+                             use_ab ? w[W_SRA] : w[W_RRA], ld[W_SRA],
+                             w[W_PR], ld[W_PR], w[W_PRA], ld[W_PRA],
+                             use_ab ? p->alpha : 0.0, p->beta, s->bc.coef_s, s->bc.coef_r,
+                             s->bc.abs_floor, p->m, g->xflags, &g->nx, &mrx};
+    ABFT_TRY(h->ops->compare(&h->kctx, &c, 1));
+    if (!(mrx <= *mr)) *mr = mrx;
+    /* merge two ascending lists into s->flags */
+    int64_t a = 0, b = 0, n = 0;
+    while (a < s->nflag || b < g->nx) {
+        int64_t x;
+        if (b >= g->nx || (a < s->nflag && s->flags[a] < g->xflags[b])) x = s->flags[a++];
+        else if (a >= s->nflag || g->xflags[b] < s->flags[a]) x = g->xflags[b++];
+        else x = s->flags[a++], ++b; /* in both */
+        g->xmerge[n++] = x;
+    }
+    memcpy(s->flags, g->xmerge, sizeof(int64_t) * (size_t)n);
+    s->nflag = n;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Host copies of the random checksum's encodings and weights (the rare path). */
+static abft_status_t fetch_rnd(gemm_ctx_t *g) {
+    struct abft_gemm_plan *p = g->p;
+    abft_handle_t h = p->h;
+    const double *const *w = (const double *const *)p->w;
+    const int64_t *ld = p->ld, m = p->m, n = p->n;
+    g->xS = (double *)calloc((size_t)(8 * m + 2 * n) + 1, sizeof(double));
+    ABFT_RETURN_IF(g->xS == NULL, ABFT_STATUS_ALLOC_FAILED);
+    g->xSa = g->xS + 2 * m, g->xP = g->xS + 4 * m, g->xPa = g->xS + 6 * m, g->xw = g->xS + 8 * m;
+    rnd_weights(p->rnd_seed, n, g->xw);
+    ABFT_TRY(fetch_n2(h, g->xS, g->use_ab ? w[W_SR] : NULL, m, ld[W_SR]));
+    ABFT_TRY(fetch_n2(h, g->xSa, g->use_ab ? w[W_SRA] : NULL, m, ld[W_SRA]));
+    ABFT_TRY(fetch_n2(h, g->xP, p->beta != 0.0 ? w[W_PR] : NULL, m, ld[W_PR]));
+    ABFT_TRY(fetch_n2(h, g->xPa, p->beta != 0.0 ? w[W_PRA] : NULL, m, ld[W_PRA]));
+    g->xysum[0] = g->xysum[1] = 0.0;
+    if (!g->use_ab) return ABFT_STATUS_SUCCESS;
+    double *y = (double *)malloc(sizeof(double) * (size_t)p->k * 2);
+    ABFT_RETURN_IF(y == NULL, ABFT_STATUS_ALLOC_FAILED);
+    abft_status_t st = fetch_n2(h, y, w[W_YRA], p->k, ld[W_YRA]);
+    for (int64_t l = 0; l < p->k && st == ABFT_STATUS_SUCCESS; ++l)
+        g->xysum[0] += y[l], g->xysum[1] += y[l + p->k];
+    double pad = 1.0 + (double)(p->k + 2) * 0x1p-52;
+    g->xysum[0] *= pad, g->xysum[1] *= pad;
+    free(y);
+    return st;
+}
+
+/* The engine's detection-only check of row idx (values v): its residual in each weight
+ * column against the bound of docs/bound.md with these weights (at most 2 each, so their
+ * sum over the row is at most 2n), no allowance for written values. */
+static void cb_extra(void *ctx, int64_t idx, const double *v, double *ratio) {
+    gemm_ctx_t *g = (gemm_ctx_t *)ctx;
+    const struct abft_gemm_plan *p = g->p;
+    const gemm_side_t *s = &g->s[0];
+    const int64_t m = p->m, n = p->n;
+    double worst = 0.0;
+    for (int q = 0; q < 2; ++q) {
+        const double *wq = g->xw + q * n;
+        double r = 0.0, ra = 0.0;
+        for (int64_t j = 0; j < n; ++j) r += wq[j] * v[j], ra += wq[j] * fabs(v[j]);
+        double e = 0.0, b = 0.0;
+        int64_t o = idx + q * m;
+        if (g->use_ab) e = p->alpha * g->xS[o], b = fabs(p->alpha) * g->xSa[o];
+        if (p->beta != 0.0) e += p->beta * g->xP[o], b += fabs(p->beta) * g->xPa[o];
+        double t = s->bc.coef_s * b + s->bc.coef_r * ra + s->bc.abs_floor;
+        if (g->use_ab) {
+            double l1 = s->l1[idx] >= 0.0 ? s->l1[idx] : l1_bound(g, s, idx);
+            t += s->bc.eta_amp * (2.0 * (double)n * l1 + g->xysum[q]);
+        }
+        double d = r - e;
+        double x = isinf(t) ? INFINITY
+                   : t > 0.0 ? fabs(d) / t
+                             : (d == 0.0 ? 0.0 : INFINITY);
+        if (!(x <= worst)) worst = isnan(x) ? INFINITY : x;
+    }
+    *ratio = worst;
+}
+
 /* 4. the pass over C (rows and, fused, columns) and the compare of every side: one
  * synchronisation. */
 static abft_status_t check_all(gemm_ctx_t *g, double mr[2]) {
@@ -710,7 +877,9 @@ static abft_status_t check_all(gemm_ctx_t *g, double mr[2]) {
                            p->ld[W_RC]));
     abft_compare_args_t jobs[2];
     for (int cs = 0; cs < g->nsides; ++cs) jobs[cs] = compare_job(g, cs, &mr[cs]);
-    return h->ops->compare(&h->kctx, jobs, g->nsides);
+    ABFT_TRY(h->ops->compare(&h->kctx, jobs, g->nsides));
+    if (p->rnd) ABFT_TRY(rnd_check(g, &mr[0]));
+    return ABFT_STATUS_SUCCESS;
 }
 
 static abft_status_t cb_recheck(void *ctx, int64_t *list[2], int64_t nf[2]) {
@@ -777,11 +946,17 @@ static void ctx_free(gemm_ctx_t *g) {
         free(g->s[cs].flags);
     }
     free(g->va);
+    free(g->xflags);
+    free(g->xS);
 }
 
 static const abft_corr_ops_t gemm_corr_ops = {cb_get,  cb_put_vec,  cb_put,       cb_expect,
                                               cb_elem, cb_vec,      cb_checksum,  cb_check_vec,
-                                              cb_recheck};
+                                              cb_recheck, NULL};
+/* the same, with the random checksum's check */
+static const abft_corr_ops_t gemm_corr_ops_rnd = {
+    cb_get, cb_put_vec, cb_put, cb_expect, cb_elem, cb_vec, cb_checksum, cb_check_vec,
+    cb_recheck, cb_extra};
 
 /* held != NULL: the GEMM went through the device-side gate; *held = 1 when the gate held it
  * back (a non-finite screen): then C is the old C, and nothing is checked or changed. */
@@ -805,6 +980,11 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
         abft_bound_gemm(h, &p->arith, p->alpha, p->beta, s->len, p->k, s->len, &s->bc);
         s->flags = (int64_t *)malloc(sizeof(int64_t) * (size_t)(s->n + 1));
         if (s->flags == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+    }
+    if (st == ABFT_STATUS_SUCCESS && p->rnd) {
+        g.xflags = (int64_t *)malloc(sizeof(int64_t) * (size_t)(2 * p->m + 2));
+        g.xmerge = g.xflags + p->m + 1;
+        if (g.xflags == NULL) st = ABFT_STATUS_ALLOC_FAILED;
     }
     double mr[2] = {0.0, 0.0};
     if (st == ABFT_STATUS_SUCCESS) st = check_all(&g, mr);
@@ -835,6 +1015,7 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
         st = fetch_side(&g, cs);
         if (st == ABFT_STATUS_SUCCESS) st = ensure_l1(&g, cs, g.s[cs].flags, g.s[cs].nflag);
     }
+    if (st == ABFT_STATUS_SUCCESS && p->rnd) st = fetch_rnd(&g);
     if (st == ABFT_STATUS_SUCCESS) {
         abft_corr_cfg_t cfg;
         memset(&cfg, 0, sizeof cfg);
@@ -846,7 +1027,8 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
         int64_t *flags[2] = {g.s[0].flags, g.s[1].flags};
         int64_t nflag[2] = {g.s[0].nflag, g.s[1].nflag};
         double refined = 0.0;
-        st = abft_correct(&gemm_corr_ops, &g, &cfg, flags, nflag, rep, &refined);
+        st = abft_correct(p->rnd ? &gemm_corr_ops_rnd : &gemm_corr_ops, &g, &cfg, flags, nflag,
+                          rep, &refined);
         /* the compare's flags measured against the full bound (docs/api.md) */
         rep->max_ratio = refined;
     }
@@ -866,6 +1048,8 @@ static void plan_init(struct abft_gemm_plan *p, abft_handle_t h, abft_prec_t pre
     p->m = m, p->n = n, p->k = k;
     p->alpha = alpha, p->beta = beta;
     p->kind = h->kind;
+    p->rnd = h->rnd;
+    p->rnd_seed = h->rnd_seed;
 }
 
 static abft_status_t protected_gemm_run(struct abft_gemm_plan *pp, const void *A, int64_t lda,

@@ -71,6 +71,16 @@ ABFT_API abft_status_t abft_set_bound_mode(abft_handle_t handle, abft_bound_mode
 ABFT_API abft_status_t abft_get_bound_mode(abft_handle_t handle, abft_bound_mode_t *mode, double *factor);
 /* Whether protected calls may recompute uncorrectable rows (only when beta = 0); default 1. */
 ABFT_API abft_status_t abft_set_recompute(abft_handle_t handle, int enable);
+/* A third row checksum for protected GEMMs (abft_dgemm/abft_sgemm and plans created after
+ * the call), detection only: two columns of pseudo-random weights in [1, 2) drawn from
+ * `seed`, checked beside the fixed weights [1, j+1]. It sees the faults of A or B after
+ * encoding that the fixed weights cannot (a row change orthogonal to both, as a stencil row
+ * (1, -2, 1) gives), with the probability docs/bound.md states; a row it flags is recomputed
+ * where possible or reported, never corrected on its evidence. It costs one more pass over
+ * A, B and C (and the old C with beta != 0). Default off (enable 0). */
+ABFT_API abft_status_t abft_set_random_checksum(abft_handle_t handle, int enable, uint64_t seed);
+ABFT_API abft_status_t abft_get_random_checksum(abft_handle_t handle, int *enable,
+                                                uint64_t *seed);
 
 /* Fault-injection hook (see abft_types.h); fn = NULL removes it. */
 ABFT_API abft_status_t abft_set_hook(abft_handle_t handle, abft_hook_fn fn, void *user);
