@@ -107,6 +107,7 @@ typedef struct camp {
     int64_t ncall, callcap;
     fault_plan_t plan;
     abft_status_t hook_error; /* a recording failure (memory) */
+    uint64_t rnd_seed;        /* the random checksum's seed for c->tc */
 } camp_t;
 
 /* The change of a detected trial, apart: in the rows and columns its report resolved
@@ -850,6 +851,8 @@ static void fixed_config(camp_t *c) {
     t->bound_factor = g->bound_factor;
     t->recompute = 1;
     t->lu_recovery = g->lu_recovery ? 1 : 0;
+    t->random_checksum = g->op == ABFT_CAMPAIGN_GEMM && g->random_checksum ? 1 : 0;
+    c->rnd_seed = mix64(g->seed ^ 0x72616e646f6d2121ull);
     t->model = ABFT_FAULT_SPEC;
     t->width = g->spec.width;
     t->call = 0;
@@ -925,6 +928,11 @@ static void draw_config(camp_t *c, uint64_t seed) {
             t->lookahead = rbelow(&r, 3) - 1;
         }
     }
+    /* the random checksum, from a stream of its own (the draws above are those of a trial
+     * seed before it existed, so earlier trials keep their configurations) */
+    uint64_t z = mix64(seed ^ 0x72616e646f6d2121ull);
+    t->random_checksum = g->op == ABFT_CAMPAIGN_GEMM ? (int32_t)(z & 1u) : 0;
+    c->rnd_seed = mix64(z);
     t->model = -1;
     t->call = -1;
 }
@@ -936,6 +944,7 @@ static abft_status_t apply_config(camp_t *c) {
     ABFT_TRY(abft_set_checksum_kind(c->h, (abft_checksum_kind_t)t->checksum_kind));
     ABFT_TRY(abft_set_bound_mode(c->h, (abft_bound_mode_t)t->bound_mode, t->bound_factor));
     ABFT_TRY(abft_set_lu_recovery(c->h, t->lu_recovery ? 1 : 0));
+    ABFT_TRY(abft_set_random_checksum(c->h, t->random_checksum ? 1 : 0, c->rnd_seed));
     if (c->cfg->space == ABFT_SPACE_FULL) ABFT_TRY(abft_set_recompute(c->h, t->recompute));
 #if ABFT_HAVE_CUDA
     if (c->h->backend == ABFT_BACKEND_CUDA && c->cfg->space == ABFT_SPACE_FULL) {

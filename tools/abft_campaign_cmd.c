@@ -25,18 +25,18 @@ typedef struct rel_sets {
 } rel_sets_t;
 
 /* The configuration class of a full-space trial: what decides how a fault can be resolved.
- * GEMM: checksum kind, beta != 0, recompute; LU: the recovery copy (the LU ignores the
+ * GEMM: checksum kind, random checksum, beta != 0, recompute; LU: the recovery copy (the LU ignores the
  * checksum kind and recompute a trial draws). */
 static int cfg_class(int op, const abft_trial_config_t *c) {
     if (op != ABFT_CAMPAIGN_GEMM) return c->lu_recovery ? 1 : 0;
     return (c->checksum_kind == ABFT_CHECKSUM_FULL ? 8 : 0) | (c->beta != 0.0 ? 4 : 0) |
-           (c->recompute ? 2 : 0);
+           (c->recompute ? 2 : 0) | (c->random_checksum ? 1 : 0);
 }
 
 static void cfg_label(int op, int k, char *buf, size_t len) {
     if (op == ABFT_CAMPAIGN_GEMM)
-        snprintf(buf, len, "%s checksums, beta %s, recompute %s", k & 8 ? "full" : "row",
-                 k & 4 ? "!= 0" : "= 0", k & 2 ? "on" : "off");
+        snprintf(buf, len, "%s checksums%s, beta %s, recompute %s", k & 8 ? "full" : "row",
+                 k & 1 ? " + random" : "", k & 4 ? "!= 0" : "= 0", k & 2 ? "on" : "off");
     else
         snprintf(buf, len, "recovery copy %s", k & 1 ? "on" : "off");
 }
@@ -140,6 +140,8 @@ static void campaign_usage(FILE *f) {
     cli_help_sites(f, "                       ");
     fprintf(f,
             "  --checksum row|full  gemm: row checksums (default) or row and column checksums\n"
+            "  --random-checksum on|off  gemm: the detection-only random checksum\n"
+            "                     (abft_set_random_checksum; default off, drawn in --space full)\n"
             "  --bound worst|prob bound mode: worst (default; rigorous, zero false positives)\n"
             "                     or prob (probabilistic, tighter; docs/bound.md)\n"
             "  --bound-factor F   scale of the bound, > 0 (default 1; 4 with --bound prob)\n"
@@ -201,19 +203,21 @@ static void json_num(FILE *f, double v) {
  * columns after `rel_change` (FULL_CSV_HEADER) and as a JSON object. */
 #define FULL_CSV_HEADER                                                                         \
     ",rho_check,m,n,k,transa,transb,lda,ldb,ldc,alpha,beta,c_scale,checksum,bound,bound_factor," \
-    "math,recompute,lu_recovery,nb,check_every,panel_nb,lookahead,model,width,call,calls"
+    "math,recompute,lu_recovery,nb,check_every,panel_nb,lookahead,model,width,call,calls,"  \
+    "random_checksum"
 static void trial_config_csv(FILE *f, const abft_trial_t *t) {
     const abft_trial_config_t *c = &t->config;
     fprintf(f, ",%.6g,%" PRId64 ",%" PRId64 ",%" PRId64 ",%c,%c,%" PRId64 ",%" PRId64 ",%" PRId64
                ",%.17g,%.17g,%.17g,%s,%s,%g,%s,%d,%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-               ",%s,%d,%d,%d",
+               ",%s,%d,%d,%d,%d",
             t->rho_check, c->m, c->n, c->k, c->transa ? 'T' : 'N', c->transb ? 'T' : 'N', c->lda,
             c->ldb, c->ldc, c->alpha, c->beta, c->c_scale,
             c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
             c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "prob" : "worst", c->bound_factor,
             c->math_mode ? "tf32" : "default", c->recompute, c->lu_recovery, c->nb,
             c->check_every, c->panel_nb, c->lookahead,
-            t->control ? "-" : abft_fault_model_name(c->model), c->width, c->call, c->calls);
+            t->control ? "-" : abft_fault_model_name(c->model), c->width, c->call, c->calls,
+            c->random_checksum);
 }
 static void trial_config_json(FILE *f, const abft_trial_t *t) {
     const abft_trial_config_t *c = &t->config;
@@ -232,12 +236,14 @@ static void trial_config_json(FILE *f, const abft_trial_t *t) {
     fprintf(f, ", \"checksum\": \"%s\", \"bound\": \"%s\", \"bound_factor\": %g, \"math\": "
                "\"%s\", \"recompute\": %d, \"lu_recovery\": %d, \"nb\": %" PRId64
                ", \"check_every\": %" PRId64 ", \"panel_nb\": %" PRId64 ", \"lookahead\": %" PRId64
-               ", \"model\": \"%s\", \"width\": %d, \"call\": %d, \"calls\": %d}",
+               ", \"model\": \"%s\", \"width\": %d, \"call\": %d, \"calls\": %d"
+               ", \"random_checksum\": %d}",
             c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
             c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
             c->bound_factor, c->math_mode ? "tf32" : "default", c->recompute, c->lu_recovery,
             c->nb, c->check_every, c->panel_nb, c->lookahead,
-            t->control ? "-" : abft_fault_model_name(c->model), c->width, c->call, c->calls);
+            t->control ? "-" : abft_fault_model_name(c->model), c->width, c->call, c->calls,
+            c->random_checksum);
 }
 
 static void on_trial(void *user, const abft_trial_t *t) {
@@ -358,18 +364,22 @@ static void describe(FILE *f, const abft_campaign_config_t *c, const abft_campai
                  c->k);
     else /* LU: an n x n matrix */
         snprintf(dims, sizeof dims, "n = %" PRId64, c->n);
-    fprintf(f, "%s%s %s, %s, backend %s, %s checksums, "
+    fprintf(f, "%s%s %s, %s, backend %s, %s checksums%s, "
                "%s bound (factor %g), guarantee g = %g, seed %" PRIu64 "%s%s",
             md ? "" : "abft campaign: ", op_name, c->precision == 'd' ? "fp64" : "fp32", dims,
             cli_backend_name(s->backend), c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
+            c->op == ABFT_CAMPAIGN_GEMM && c->random_checksum && c->space != ABFT_SPACE_FULL
+                ? " + random"
+                : "",
             c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
             c->bound_factor, c->guarantee, c->seed,
             c->op == ABFT_CAMPAIGN_GEMM ? "" : c->lu_recovery ? ", LU recovery copy on"
                                                                : ", LU recovery copy off", sep);
     if (c->space == ABFT_SPACE_FULL)
         fprintf(f, "space full: each trial draws its configuration (sizes up to those above, "
-                   "transposes, alpha, beta, leading dimensions, checksum kind, bound mode, math "
-                   "mode, LU options), fault model and firing call (docs/campaign.md)%s", sep);
+                   "transposes, alpha, beta, leading dimensions, checksum kind, random checksum, "
+                   "bound mode, math mode, LU options), fault model and firing call "
+                   "(docs/campaign.md)%s", sep);
     fprintf(f, "fault: %s bit%s, %d element%s, width %d, row %s, col %s; sites: ",
             cli_class_name(c->spec.bit_class), c->spec.bit_class == ABFT_BITS_EXACT ? "" : "s",
             c->spec.nelems, c->spec.nelems > 1 ? "s" : "", c->spec.width,
@@ -655,12 +665,13 @@ static void write_json_head(FILE *f, const abft_campaign_config_t *c, const char
                ", \"refresh\": %" PRId64 ", \"sites_mask\": %u, \"bits\": \"%s\", \"bit\": %d"
                ", \"width\": %d, \"elems\": %d, \"row\": %" PRId64 ", \"col\": %" PRId64
                ", \"checksum\": \"%s\", \"bound\": \"%s\", \"bound_factor\": %g, \"guarantee\": %g"
-               ", \"lu_recovery\": %d, \"seed\": %" PRIu64 "%s},\n  \"trials\": [",
+               ", \"lu_recovery\": %d, \"random_checksum\": %d, \"seed\": %" PRIu64
+               "%s},\n  \"trials\": [",
             op_name, c->precision, c->m, c->n, c->k, c->trials, c->controls, c->refresh, c->sites,
             cli_class_name(c->spec.bit_class), c->spec.bit, c->spec.width, c->spec.nelems,
             c->spec.row, c->spec.col, c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
             c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
-            c->bound_factor, c->guarantee, c->lu_recovery, c->seed,
+            c->bound_factor, c->guarantee, c->lu_recovery, c->random_checksum, c->seed,
             c->space == ABFT_SPACE_FULL ? ", \"space\": \"full\"" : "");
 }
 
@@ -812,6 +823,14 @@ int abft_cmd_campaign(int argc, char **argv) {
                 bad = 1;
             }
             if (v) given.lu_recovery = v;
+        } else if (cli_opt(argc, argv, &i, "--random-checksum", &v, &bad)) {
+            if (v && strcmp(v, "on") == 0) cfg.random_checksum = 1;
+            else if (v && strcmp(v, "off") == 0) cfg.random_checksum = 0;
+            else if (v) {
+                cli_err("--random-checksum", v, "is not a switch (accepted: on, off)");
+                bad = 1;
+            }
+            if (v) given.random_checksum = v;
         } else if (cli_opt(argc, argv, &i, "--space", &v, &bad)) {
             if (v && strcmp(v, "fixed") == 0) cfg.space = ABFT_SPACE_FIXED;
             else if (v && strcmp(v, "full") == 0) cfg.space = ABFT_SPACE_FULL;

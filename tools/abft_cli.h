@@ -56,7 +56,7 @@ const char *cli_site_list(uint32_t mask, char *buf, size_t cap);
 /* The options given on the command line that later checks need to name (NULL: not given). */
 typedef struct cli_given {
     const char *size, *m, *n, *k, *bits, *width, *elems, *row, *col, *sites, *checksum,
-        *lu_recovery, *backend, *bound_factor;
+        *lu_recovery, *backend, *bound_factor, *random_checksum;
     const char *sites_opt; /* the option that named the sites: "--sites" or "--site" */
 } cli_given_t;
 

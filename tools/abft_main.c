@@ -400,6 +400,9 @@ int cli_check_config(abft_campaign_config_t *c, const cli_op_t *op, const cli_gi
         if (g->checksum)
             ok = 0, cli_err("--checksum", g->checksum, "does not apply to --op %s: the LU "
                             "checks use row checksums only (--checksum is for gemm)", op->name);
+        if (g->random_checksum)
+            ok = 0, cli_err("--random-checksum", g->random_checksum, "does not apply to --op "
+                            "%s (it is for gemm)", op->name);
         c->m = c->k = c->n;
     } else if (g->lu_recovery) {
         ok = 0, cli_err("--lu-recovery", g->lu_recovery, "does not apply to --op %s (it is for "

@@ -233,7 +233,8 @@ typedef struct abft_trial_config {
                                  backend only; 0 elsewhere), 0: default math */
     int32_t recompute;        /* gemm: abft_set_recompute */
     int32_t lu_recovery;      /* getrf: abft_set_lu_recovery */
-    int32_t pad_;
+    int32_t random_checksum;  /* gemm: abft_set_random_checksum (its seed derives from the
+                                 trial seed, or the campaign seed in the fixed space) */
     int64_t nb, check_every, panel_nb, lookahead; /* getrf-online: abft_lu_options_t */
     /* the fault (faulty trials; -1 / 0 for controls) */
     int32_t model;            /* abft_fault_model_t */
@@ -295,8 +296,8 @@ typedef struct abft_campaign_config {
                               largest sizes drawn (getrf: m and n both up to n); refresh is ignored (every trial draws its
                               own inputs and runs its own golden); the spec's bit class (and
                               exact bit) is kept, its width, elements, row and column are
-                              drawn; checksum_kind, bound_mode, bound_factor and lu_recovery
-                              are drawn */
+                              drawn; checksum_kind, bound_mode, bound_factor, lu_recovery
+                              and random_checksum are drawn */
     /* Callbacks (may be NULL), called on the calling thread, trial after trial in index
      * order whatever jobs is. */
     void (*progress)(void *user, int64_t done, int64_t total);
@@ -306,7 +307,8 @@ typedef struct abft_campaign_config {
                               (on the GPU its own streams) and takes the trials a block at
                               a time; the results, and the order they reach the callbacks
                               in, are those of jobs = 1 (only the timings differ) */
-    int32_t pad2_;
+    int32_t random_checksum; /* gemm, fixed space: 1 = abft_set_random_checksum on (default
+                                0); the full space draws it */
 } abft_campaign_config_t;
 
 /* Defaults: GEMM, 'd', m = n = k = 128, 200 trials, 200 controls, refresh 50, default
