@@ -110,6 +110,8 @@ static struct config {
     double threshold;             /* ABFT_BLAS_THRESHOLD: calls with m·n·k below pass through */
     double gpu_threshold;         /* ABFT_BLAS_GPU_THRESHOLD: backend auto, GPU from here on */
     abft_checksum_kind_t checksum;
+    int rnd;                      /* ABFT_BLAS_CHECKSUM row+random / full+random */
+    unsigned long long rnd_seed;  /* ABFT_BLAS_RANDOM_SEED: each call's seed derives from it */
     abft_bound_mode_t bound;
     double factor;
     unsigned on_unc;              /* ON_* bits */
@@ -219,7 +221,19 @@ static void parse_config(void) {
     if ((v = env("ABFT_BLAS_CHECKSUM")) != NULL) {
         if (strcmp(v, "row") == 0) cfg.checksum = ABFT_CHECKSUM_ROW;
         else if (strcmp(v, "full") == 0) cfg.checksum = ABFT_CHECKSUM_FULL;
-        else report_line("config ABFT_BLAS_CHECKSUM=%s not understood (row, full): row", v);
+        else if (strcmp(v, "row+random") == 0) cfg.checksum = ABFT_CHECKSUM_ROW, cfg.rnd = 1;
+        else if (strcmp(v, "full+random") == 0) cfg.checksum = ABFT_CHECKSUM_FULL, cfg.rnd = 1;
+        else
+            report_line("config ABFT_BLAS_CHECKSUM=%s not understood (row, full, row+random, "
+                        "full+random): row", v);
+    }
+    cfg.rnd_seed = 0x5eed5eed5eed5eedull;
+    if ((v = env("ABFT_BLAS_RANDOM_SEED")) != NULL) {
+        char *end;
+        unsigned long long x = strtoull(v, &end, 0);
+        if (end != v && *end == '\0') cfg.rnd_seed = x;
+        else report_line("config ABFT_BLAS_RANDOM_SEED=%s not understood (an integer): %llu", v,
+                         cfg.rnd_seed);
     }
     if ((v = env("ABFT_BLAS_BOUND")) != NULL) {
         if (strcmp(v, "worst") == 0) {
@@ -410,6 +424,7 @@ static abft_handle_t handle(thread_state_t *s, int gpu) {
         abft_handle_t h = NULL;
         if (abft_create(&h, gpu ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU) == ABFT_STATUS_SUCCESS) {
             if (abft_set_checksum_kind(h, cfg.checksum) != ABFT_STATUS_SUCCESS ||
+                abft_set_random_checksum(h, cfg.rnd, cfg.rnd_seed) != ABFT_STATUS_SUCCESS ||
                 abft_set_bound_mode(h, cfg.bound, cfg.factor) != ABFT_STATUS_SUCCESS ||
                 abft_set_recompute(h, 1) != ABFT_STATUS_SUCCESS ||
                 abft_set_lu_recovery(h, cfg.lu_recovery) != ABFT_STATUS_SUCCESS) {
@@ -610,6 +625,19 @@ static int untouched_refusal(abft_status_t st) {
            st == ABFT_STATUS_NOT_SUPPORTED;
 }
 
+/* The random checksum's seed for a GEMM call (ABFT_BLAS_CHECKSUM=...+random): a new one per
+ * call, from ABFT_BLAS_RANDOM_SEED and the call's number, on both handles of the thread (a
+ * staged call may move to the CPU; a handle made later starts from the base seed). */
+static void random_checksum_for(const call_t *c) {
+    if (!cfg.rnd) return;
+    uint64_t z = (uint64_t)cfg.rnd_seed + 0x9E3779B97F4A7C15ull * (uint64_t)c->index;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    for (int b = 0; b < 2; ++b)
+        if (c->s->h[b] != NULL) (void)abft_set_random_checksum(c->s->h[b], 1, z);
+}
+
 static void call_begin(call_t *c, int t, int o, int64_t m, int64_t n, int64_t k,
                        double work) {
     c->t = t, c->o = o;
@@ -785,6 +813,7 @@ static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *
                      lsame(tb, 'N') ? ABFT_OP_N : ABFT_OP_T, alpha, A, lda, B, ldb, beta, C,
                      ldc, ty->is_zero(beta), NULL, 0};
     c.index = atomic_fetch_add(&n_index, 1) + 1;
+    random_checksum_for(&c);
     inject_arm(&c, ABFT_SITE_AFTER_GEMM, m, n);
     abft_report_t rep;
     abft_status_t st = gemm_once(&g, &rep);
