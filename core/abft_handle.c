@@ -56,6 +56,7 @@ abft_status_t abft_create(abft_handle_t *handle, abft_backend_t backend) {
     h->bound_mode = ABFT_BOUND_WORST_CASE;
     h->bound_factor = 1.0;
     h->recompute = 1;
+    h->rnd_w_n = -1;
     if (chosen == ABFT_BACKEND_CPU) {
         h->ops = &cpu_ops;
     }
@@ -80,6 +81,7 @@ abft_status_t abft_destroy(abft_handle_t h) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
     abft_buffer_release(h, &h->scratch);
     abft_buffer_release(h, &h->work);
+    abft_buffer_release(h, &h->rnd_w);
     abft_buffer_release(h, &h->aux_scratch);
     abft_status_t st = ABFT_STATUS_SUCCESS;
 #if ABFT_HAVE_CUDA

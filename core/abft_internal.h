@@ -79,6 +79,9 @@ struct abft_context {
     int lu_recovery; /* keep a copy of A in protected LU (abft_set_lu_recovery) */
     int rnd;           /* a third, detection-only row checksum with seeded random weights */
     uint64_t rnd_seed; /* (abft_set_random_checksum) */
+    abft_buffer_t rnd_w;       /* its weights in backend memory, for rnd_w_seed and rnd_w_n */
+    uint64_t rnd_w_seed;
+    int64_t rnd_w_n;           /* -1: none uploaded */
     abft_hook_fn hook;
     void *hook_user;
 };

@@ -517,7 +517,7 @@ static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_c
                        "and reported\n\n| configuration | trials | corrected | reported "
                        "(uncorrectable) | corrected share |\n| --- | ---: | ---: | ---: | ---: |\n");
         else
-            fprintf(f, "\n%-44s %8s %10s %10s %9s\n", "by configuration", "trials", "corrected",
+            fprintf(f, "\n%-56s %8s %10s %10s %9s\n", "by configuration", "trials", "corrected",
                     "reported", "share");
         for (int k = 0; k < 16; ++k) {
             const int64_t *b = rel->by_cfg[k];
@@ -531,7 +531,7 @@ static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_c
                 fprintf(f, "| %s | %" PRId64 " | %" PRId64 " | %" PRId64 " | %.1f %% |\n", lab, n,
                         b[ABFT_OUTCOME_CORRECTED], b[ABFT_OUTCOME_UNCORRECTABLE], share);
             else
-                fprintf(f, "%-44s %8" PRId64 " %10" PRId64 " %10" PRId64 " %8.1f%%\n", lab, n,
+                fprintf(f, "%-56s %8" PRId64 " %10" PRId64 " %10" PRId64 " %8.1f%%\n", lab, n,
                         b[ABFT_OUTCOME_CORRECTED], b[ABFT_OUTCOME_UNCORRECTABLE], share);
         }
     }
@@ -877,6 +877,11 @@ int abft_cmd_campaign(int argc, char **argv) {
         return 2;
     }
     if (!cli_check_config(&cfg, op, &given)) return 2;
+    if (given.random_checksum && cfg.space == ABFT_SPACE_FULL) {
+        cli_err("--random-checksum", given.random_checksum, "does not apply to --space full, "
+                "which draws it for every trial");
+        return 2;
+    }
     /* the probabilistic bound's usual factor, unless one was given */
     if (cfg.bound_mode == ABFT_BOUND_PROBABILISTIC && given.bound_factor == NULL)
         cfg.bound_factor = 4.0;

@@ -49,6 +49,7 @@ struct abft_gemm_plan {
     abft_checksum_kind_t kind;
     int rnd;            /* the random checksum, with its seed (the handle's at creation) */
     uint64_t rnd_seed;
+    int rnd_ready;      /* a plan's own copy of the weights is uploaded */
     int encoded;
     abft_arith_t arith; /* the GEMM's arithmetic, read at encode and verify (plan_arith) */
     abft_math_t math;   /* the split form's declaration (ABFT_MATH_HANDLE: the handle's) */
@@ -152,16 +153,20 @@ static abft_status_t run_tsmm(abft_handle_t h, abft_prec_t prec, int trans, int6
 
 /* ---- the random checksum ------------------------------------------------------------- */
 
-/* Weight q of column j: 1 + x, x in [0, 1) from 53 bits of a splitmix64 hash of the seed, q
- * and j. Every weight is at least 1, so a change of one element by delta moves the residual
- * by at least |delta| (the fixed weights' guarantee holds for it too), and below 2, so the
- * bound's sums grow by at most 2x. */
-static double rnd_weight(uint64_t seed, int q, int64_t j) {
-    uint64_t z = seed + 0x9E3779B97F4A7C15ull * ((uint64_t)j * 2u + (uint64_t)q + 1u);
+static uint64_t rnd_mix(uint64_t z) { /* splitmix64's finalizer */
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return 1.0 + (double)(z >> 11) * 0x1p-53;
+    return z ^ (z >> 31);
+}
+
+/* Weight q of column j: 1 + x, x one of the 2^52 multiples of 2^-52 in [0, 1) (exact in
+ * fp64), from a splitmix64 hash of the mixed seed, q and j. Every weight is at least 1, so a
+ * change of one element by delta moves the residual by at least |delta| (the fixed weights'
+ * guarantee holds for it too), and below 2, so the bound's sums grow by at most 2x. */
+static double rnd_weight(uint64_t seed, int q, int64_t j) {
+    uint64_t z = rnd_mix(seed ^ 0x6a09e667f3bcc909ull) +
+                 0x9E3779B97F4A7C15ull * ((uint64_t)j * 2u + (uint64_t)q + 1u);
+    return 1.0 + (double)(rnd_mix(z) >> 12) * 0x1p-52;
 }
 
 /* The n x 2 weights on the host (column-major, ld n). */
@@ -170,15 +175,38 @@ static void rnd_weights(uint64_t seed, int64_t n, double *v) {
         for (int64_t j = 0; j < n; ++j) v[j + q * n] = rnd_weight(seed, q, j);
 }
 
-/* Upload the weights into W_RW. */
+/* The weights in backend memory, pointed to by W_RW. A plan of the split form keeps them in
+ * its own memory, uploaded at its first encode; a protected call uses the handle's copy,
+ * uploaded again only when the seed or n changed (an upload waits for the stream: the
+ * weights are generated on the host). */
 static abft_status_t rnd_upload(struct abft_gemm_plan *p) {
+    abft_handle_t h = p->h;
+    double *dst = p->w[W_RW];
+    if (p->own_mem) {
+        if (p->rnd_ready) return ABFT_STATUS_SUCCESS;
+    } else {
+        if (h->rnd_w_n == p->n && h->rnd_w_seed == p->rnd_seed) {
+            p->w[W_RW] = (double *)h->rnd_w.ptr, p->ld[W_RW] = p->n;
+            return ABFT_STATUS_SUCCESS;
+        }
+        h->rnd_w_n = -1;
+        ABFT_TRY(abft_buffer_reserve(h, &h->rnd_w, sizeof(double) * (size_t)p->n * 2));
+        dst = (double *)h->rnd_w.ptr;
+    }
     double *v = (double *)malloc(sizeof(double) * (size_t)p->n * 2 + 1);
     ABFT_RETURN_IF(v == NULL, ABFT_STATUS_ALLOC_FAILED);
     rnd_weights(p->rnd_seed, p->n, v);
-    abft_copy_args_t c = {1, sizeof(double), p->n, 2, v, p->n, p->w[W_RW], p->ld[W_RW]};
-    abft_status_t st = p->h->ops->copy(&p->h->kctx, &c);
+    abft_copy_args_t c = {1, sizeof(double), p->n, 2, v, p->n, dst, p->n};
+    abft_status_t st = h->ops->copy(&h->kctx, &c);
     free(v);
-    return st;
+    ABFT_TRY(st);
+    if (p->own_mem) {
+        p->rnd_ready = 1;
+    } else {
+        h->rnd_w_n = p->n, h->rnd_w_seed = p->rnd_seed;
+        p->w[W_RW] = dst, p->ld[W_RW] = p->n;
+    }
+    return ABFT_STATUS_SUCCESS;
 }
 
 /* The random checksum's encodings: Yr = op(B)·Vr, Sr = op(A)·Yr with their absolute
@@ -773,28 +801,25 @@ static abft_compare_args_t compare_job(const gemm_ctx_t *g, int cs, double *max_
 static abft_status_t fetch_n2(abft_handle_t h, double *host, const double *dev, int64_t n,
                               int64_t ldd);
 
-/* The random checksum of C against its encodings: one more pass over C and a compare; the
- * rows it flags join the row side's flags (ascending, each once), its largest ratio joins
- * *mr. */
-static abft_status_t rnd_check(gemm_ctx_t *g, double *mr) {
+/* The random checksum's compare job over R = C·Vr (W_RR, from check_all's pass over C). */
+static abft_compare_args_t rnd_job(gemm_ctx_t *g, double *mrx) {
     struct abft_gemm_plan *p = g->p;
-    abft_handle_t h = p->h;
-    double **w = p->w;
-    int64_t *ld = p->ld;
-    gemm_side_t *s = &g->s[0];
-    ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, g->C, g->ldc, w[W_RW], ld[W_RW], NULL, 0,
-                      w[W_RR], ld[W_RR], w[W_RRA], ld[W_RRA]));
+    double *const *w = p->w;
+    const int64_t *ld = p->ld;
+    const gemm_side_t *s = &g->s[0];
     const int use_ab = g->use_ab;
-    double mrx = 0.0;
     abft_compare_args_t c = {p->m, w[W_RR], ld[W_RR], w[W_RRA], ld[W_RRA],
                              use_ab ? w[W_SR] : w[W_RR], ld[W_SR],
                              use_ab ? w[W_SRA] : w[W_RRA], ld[W_SRA],
                              w[W_PR], ld[W_PR], w[W_PRA], ld[W_PRA],
                              use_ab ? p->alpha : 0.0, p->beta, s->bc.coef_s, s->bc.coef_r,
-                             s->bc.abs_floor, p->m, g->xflags, &g->nx, &mrx};
-    ABFT_TRY(h->ops->compare(&h->kctx, &c, 1));
-    if (!(mrx <= *mr)) *mr = mrx;
-    /* merge two ascending lists into s->flags */
+                             s->bc.abs_floor, p->m, g->xflags, &g->nx, mrx};
+    return c;
+}
+
+/* The rows the random checksum flagged join the row side's flags (ascending, each once). */
+static void rnd_merge(gemm_ctx_t *g) {
+    gemm_side_t *s = &g->s[0];
     int64_t a = 0, b = 0, n = 0;
     while (a < s->nflag || b < g->nx) {
         int64_t x;
@@ -805,7 +830,6 @@ static abft_status_t rnd_check(gemm_ctx_t *g, double *mr) {
     }
     memcpy(s->flags, g->xmerge, sizeof(int64_t) * (size_t)n);
     s->nflag = n;
-    return ABFT_STATUS_SUCCESS;
 }
 
 /* Host copies of the random checksum's encodings and weights (the rare path). */
@@ -856,7 +880,13 @@ static void cb_extra(void *ctx, int64_t idx, const double *v, double *ratio) {
         if (g->use_ab) {
             double l1 = s->l1[idx] >= 0.0 ? s->l1[idx] : l1_bound(g, s, idx);
             t += s->bc.eta_amp * (2.0 * (double)n * l1 + g->xysum[q]);
+            /* weights that are not integers: each product r_j·b_lj of the encoding that is
+             * subnormal loses up to a subnormal spacing, n per entry of Yr, which op(A)
+             * and alpha then amplify */
+            t += fabs(p->alpha) * (double)n * 0x1p-1074 * l1 * (1.0 + 0x1p-40);
         }
+        /* likewise r_j·C_old(i, j), amplified by beta */
+        if (p->beta != 0.0) t += fabs(p->beta) * (double)n * 0x1p-1074 * (1.0 + 0x1p-40);
         double d = r - e;
         double x = isinf(t) ? INFINITY
                    : t > 0.0 ? fabs(d) / t
@@ -877,8 +907,22 @@ static abft_status_t check_all(gemm_ctx_t *g, double mr[2]) {
                            p->ld[W_RC]));
     abft_compare_args_t jobs[2];
     for (int cs = 0; cs < g->nsides; ++cs) jobs[cs] = compare_job(g, cs, &mr[cs]);
-    ABFT_TRY(h->ops->compare(&h->kctx, jobs, g->nsides));
-    if (p->rnd) ABFT_TRY(rnd_check(g, &mr[0]));
+    if (!p->rnd) return h->ops->compare(&h->kctx, jobs, g->nsides);
+    /* the random checksum: one more pass over C; its compare joins the rows' (a second
+     * synchronisation only beside full checksums: the compare takes two jobs) */
+    double mrx = 0.0;
+    ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, g->C, g->ldc, p->w[W_RW], p->ld[W_RW], NULL,
+                      0, p->w[W_RR], p->ld[W_RR], p->w[W_RRA], p->ld[W_RRA]));
+    if (!full) {
+        jobs[1] = rnd_job(g, &mrx);
+        ABFT_TRY(h->ops->compare(&h->kctx, jobs, 2));
+    } else {
+        abft_compare_args_t x = rnd_job(g, &mrx);
+        ABFT_TRY(h->ops->compare(&h->kctx, jobs, 2));
+        ABFT_TRY(h->ops->compare(&h->kctx, &x, 1));
+    }
+    if (!(mrx <= mr[0])) mr[0] = mrx;
+    rnd_merge(g);
     return ABFT_STATUS_SUCCESS;
 }
 

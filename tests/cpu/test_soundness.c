@@ -494,10 +494,13 @@ static void test_random_checksum(abft_handle_t h) {
     abft_set_random_checksum(h, 0, 0);
 }
 
-/* 7c. No false alarm from the random checksum: clean products of every shape (1 included),
- *     transposes, alpha (0 included), beta, padded leading dimensions, uniform, wide-range
- *     and cancelling data, fp64 and fp32, row and full checksums, and the split form
- *     verified without its inputs. Fixed seeds 7100..7499. */
+/* 7c. No false alarm from the random checksum: clean products of every shape (1 included,
+ *     k = 0 included), transposes, alpha (0 included) and beta in both precisions, padded
+ *     leading dimensions, uniform, wide-range, cancelling and positive data, row and full
+ *     checksums, and the split form verified with and without its inputs. Fixed seeds
+ *     7100..7499. Then subnormal products: op(B) of subnormals times a large A and alpha,
+ *     where each product of the encoding with a weight that is not an integer loses up to a
+ *     subnormal spacing, which A and alpha amplify (docs/bound.md). */
 static void test_random_clean(abft_handle_t h) {
     const double alphas[] = {1.0, -0.75, 0.0, 3.0}, betas[] = {0.0, 1.0, -0.5};
     int64_t products = 0, flagged = 0;
@@ -505,14 +508,16 @@ static void test_random_clean(abft_handle_t h) {
     for (uint64_t sd = 7100; sd < 7500; ++sd) {
         tu_rng_t r;
         tu_rng_init(&r, sd);
-        int64_t m = tu_int(&r, 1, 40), n = tu_int(&r, 1, 40), k = tu_int(&r, 1, 40);
+        int64_t m = tu_int(&r, 1, 40), n = tu_int(&r, 1, 40), k = tu_int(&r, 0, 40);
         int ta = (int)tu_int(&r, 0, 1), tb = (int)tu_int(&r, 0, 1), sp = (int)(sd % 2);
-        double alpha = alphas[sd % 4], beta = betas[(sd / 4) % 3];
-        tu_kind_t kind = (tu_kind_t)tu_int(&r, 0, 2);
+        double alpha = alphas[(sd / 2) % 4], beta = betas[(sd / 8) % 3];
+        tu_kind_t kind = (tu_kind_t)tu_int(&r, 0, 3);
         int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
-        int64_t lda = ar + tu_int(&r, 0, 3), ldb = br + tu_int(&r, 0, 3);
+        int64_t lda = (ar > 1 ? ar : 1) + tu_int(&r, 0, 3);
+        int64_t ldb = (br > 1 ? br : 1) + tu_int(&r, 0, 3);
         int64_t ldc = m + tu_int(&r, 0, 3);
-        double *A = tu_alloc_d(lda * ac), *B = tu_alloc_d(ldb * bc), *C = tu_alloc_d(ldc * n);
+        double *A = tu_alloc_d(lda * (ac > 0 ? ac : 1)), *B = tu_alloc_d(ldb * (bc > 0 ? bc : 1));
+        double *C = tu_alloc_d(ldc * n);
         tu_fill_d(&r, kind, ar, ac, A, lda);
         tu_fill_d(&r, kind, br, bc, B, ldb);
         tu_fill_d(&r, kind, m, n, C, ldc);
@@ -527,7 +532,7 @@ static void test_random_clean(abft_handle_t h) {
             for (int64_t i = 0; i < ldc * n; ++i) Cs[i] = (float)C[i];
             st = abft_sgemm(h, (abft_operation_t)ta, (abft_operation_t)tb, m, n, k,
                             (float)alpha, As, lda, Bs, ldb, (float)beta, Cs, ldc, &rep);
-        } else if (sd % 3 == 0) { /* the split form, verified without A and B */
+        } else if (sd % 3 == 0) { /* the split form, verified with or without A and B */
             abft_gemm_plan_t p = NULL;
             st = abft_gemm_plan_create(h, 'd', (abft_operation_t)ta, (abft_operation_t)tb, m, n,
                                        k, alpha, beta, &p);
@@ -542,8 +547,10 @@ static void test_random_clean(abft_handle_t h) {
                                               (beta != 0.0 ? (long double)beta * C[i + j * ldc]
                                                            : 0.0L));
                 }
+            const int inputs = (int)((sd / 6) % 2);
             if (st == ABFT_STATUS_SUCCESS)
-                st = abft_dgemm_verify(h, p, NULL, lda, NULL, ldb, C, ldc, &rep);
+                st = abft_dgemm_verify(h, p, inputs ? A : NULL, lda, inputs ? B : NULL, ldb, C,
+                                       ldc, &rep);
             abft_gemm_plan_destroy(p);
         } else {
             st = abft_dgemm(h, (abft_operation_t)ta, (abft_operation_t)tb, m, n, k, alpha, A,
@@ -560,10 +567,35 @@ static void test_random_clean(abft_handle_t h) {
         if (rep.max_ratio > worst) worst = rep.max_ratio;
         free(A), free(B), free(C);
     }
+    /* subnormal products, row and full checksums, plain and split form */
+    for (uint64_t sd = 1; sd <= 120; ++sd) {
+        tu_rng_t r;
+        tu_rng_init(&r, 7600 + sd);
+        const int64_t m = sd % 2 ? 4 : 1, n = sd % 2 ? 8 : 4, k = sd % 2 ? 8 : 2;
+        double A[32], B[64], C[32];
+        for (int64_t i = 0; i < m * k; ++i)
+            A[i] = sd % 2 ? tu_range(&r, 500.0, 1000.0) : 0x1p1000 * tu_range(&r, 1.0, 2.0);
+        for (int64_t i = 0; i < k * n; ++i) B[i] = (double)tu_int(&r, 1, 5) * 0x1p-1074;
+        const double alpha = sd % 3 == 0 ? 1000.0 : sd % 3 == 1 ? 0x1p20 : -64.0;
+        abft_set_checksum_kind(h, (sd / 2) % 2 ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
+        abft_set_random_checksum(h, 1, sd);
+        abft_report_t rep;
+        memset(C, 0, sizeof C);
+        TU_CHECK_STATUS(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, alpha, A, m, B, k, 0.0, C,
+                                   m, &rep),
+                        ABFT_STATUS_SUCCESS);
+        ++products;
+        if (rep.detected != 0) {
+            ++flagged;
+            printf("test_soundness: random checksum false alarm on subnormal data, seed %llu, "
+                   "ratio %g\n", (unsigned long long)sd, rep.max_ratio);
+        }
+    }
     TU_CHECK(flagged == 0, "random checksum: %lld of %lld clean products flagged",
              (long long)flagged, (long long)products);
-    printf("test_soundness: random checksum, %lld clean products: none flagged, largest "
-           "residual/bound %.3g\n", (long long)products, worst);
+    printf("test_soundness: random checksum, %lld clean products (120 subnormal): %lld "
+           "flagged, largest residual/bound %.3g\n", (long long)products, (long long)flagged,
+           worst);
     abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
     abft_set_random_checksum(h, 0, 0);
 }
