@@ -376,6 +376,25 @@ static void test_math(abft_handle_t h) {
     abft_gemm_plan_destroy(pd);
 }
 
+/* B a (1, -2, 1) stencil: row l holds 1, -2, 1 at columns l .. l+2. */
+static void stencil_b(gemm_t *g) {
+    memset(g->B, 0, sizeof g->B);
+    for (int l = 0; l < K; ++l)
+        for (int t = 0; t < 3 && l + t < N; ++t) g->B[l + (l + t) * K] = t == 1 ? -2.0 : 1.0;
+}
+
+/* The golden run, then A(4, 3) += 0.5 after encoding (its row of B a whole stencil), with
+ * A put back afterwards; *off: how far the fault moved C. */
+static void stencil_fault_a(abft_handle_t h, gemm_t *g, abft_report_t *rep, double *off) {
+    golden(h, g);
+    add_hook_t a = {ABFT_SITE_AFTER_ENCODE, 0, 1, {4}, {3}, {0.5}, -1};
+    abft_set_hook(h, add_fn, &a);
+    TU_CHECK_STATUS(call(h, g, g->C, rep), ABFT_STATUS_SUCCESS);
+    abft_set_hook(h, NULL, NULL);
+    g->A[4 + 3 * M] -= 0.5; /* the hook changed the caller's A */
+    *off = max_diff(g->C, g->G);
+}
+
 /* 7. The fixed weights' blind spot: a fault in A(i, l) after encoding changes row i of C by
  *    delta·(row l of op(B)), which row checksums cannot see when that row is orthogonal to
  *    both weight vectors, as a (1, -2, 1) stencil is. Column checksums see it in every column
@@ -383,19 +402,12 @@ static void test_math(abft_handle_t h) {
 static void test_stencil(abft_handle_t h) {
     gemm_t g;
     make(&g, 7007, 1.0, 0.0);
-    memset(g.B, 0, sizeof g.B);
-    for (int l = 0; l < K; ++l) /* row l of B: 1, -2, 1 at columns l .. l+2 */
-        for (int t = 0; t < 3 && l + t < N; ++t) g.B[l + (l + t) * K] = t == 1 ? -2.0 : 1.0;
+    stencil_b(&g);
     for (int kind = 0; kind < 2; ++kind) {
         abft_set_checksum_kind(h, kind ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
-        golden(h, &g);
-        add_hook_t a = {ABFT_SITE_AFTER_ENCODE, 0, 1, {4}, {3}, {0.5}, -1};
-        abft_set_hook(h, add_fn, &a);
         abft_report_t rep;
-        TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
-        abft_set_hook(h, NULL, NULL);
-        g.A[4 + 3 * M] -= 0.5; /* the hook changed the caller's A */
-        double off = max_diff(g.C, g.G);
+        double off;
+        stencil_fault_a(h, &g, &rep, &off);
         TU_CHECK(off > 0.4, "the fault did not reach C (%g)", off);
         if (kind == 0)
             TU_CHECK(rep.detected == 0, "row checksums saw the stencil fault: the blind spot "
@@ -429,19 +441,13 @@ static void test_random_checksum(abft_handle_t h) {
     /* the stencil fault of 7 in A (row checksums): seen under every seed tried */
     gemm_t g;
     make(&g, 7007, 1.0, 0.0);
-    memset(g.B, 0, sizeof g.B);
-    for (int l = 0; l < K; ++l)
-        for (int t = 0; t < 3 && l + t < N; ++t) g.B[l + (l + t) * K] = t == 1 ? -2.0 : 1.0;
+    stencil_b(&g);
     int missed = 0, claimed = 0;
     for (uint64_t sd = 1; sd <= 200; ++sd) {
-        abft_set_random_checksum(h, 1, sd * 0x9E3779B97F4A7C15ull);
-        golden(h, &g);
-        add_hook_t a = {ABFT_SITE_AFTER_ENCODE, 0, 1, {4}, {3}, {0.5}, -1};
-        abft_set_hook(h, add_fn, &a);
+        abft_set_random_checksum(h, 1, sd);
         abft_report_t rep;
-        TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
-        abft_set_hook(h, NULL, NULL);
-        g.A[4 + 3 * M] -= 0.5;
+        double off;
+        stencil_fault_a(h, &g, &rep, &off);
         missed += rep.detected == 0;
         claimed += rep.corrected != 0 || rep.uncorrectable == 0;
     }

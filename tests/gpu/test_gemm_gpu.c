@@ -129,6 +129,14 @@ static double gpu_vs_cpu(abft_handle_t hc, prob_t *p, const void *dC_result) {
     return worst;
 }
 
+/* One protected call of p with the flip f armed; the flip must have fired once. */
+static void run_flip(abft_handle_t h, const prob_t *p, dev_flip_t *f, abft_report_t *rep) {
+    abft_set_hook(h, dev_flip, f);
+    TU_CHECK_STATUS(run(h, p, p->dA, p->dB, p->dC, rep), ABFT_STATUS_SUCCESS);
+    abft_set_hook(h, NULL, NULL);
+    TU_CHECK(f->fired == 1, "hook fired %d", f->fired);
+}
+
 static void test_clean(abft_handle_t h, abft_handle_t hc, tu_rng_t *r, int64_t count) {
     int64_t fps = 0;
     double worst_ratio = 0.0;
@@ -182,12 +190,9 @@ static void test_faults(abft_handle_t h, tu_rng_t *r, abft_checksum_kind_t kind)
                 dev_flip_t f = {sites[s], s == 3 ? 1 : 0, tu_int(r, 0, 1 << 20),
                                 tu_int(r, 0, 1 << 20), prec ? 30 : 61, 0};
                 if (s == 4) f.col = 0, f.bit = 61; /* the unweighted checksum (always fp64) */
-                abft_set_hook(h, dev_flip, &f);
                 abft_report_t rep;
-                TU_CHECK_STATUS(run(h, &p, p.dA, p.dB, p.dC, &rep), ABFT_STATUS_SUCCESS);
-                abft_set_hook(h, NULL, NULL);
+                run_flip(h, &p, &f, &rep);
                 ++trials;
-                TU_CHECK(f.fired == 1, "hook fired %d", f.fired);
                 /* an exponent flip of a value in [0.5, 1.5] that makes it huge (fp32 bit 30:
                  * x 2^128; fp64 bit 61: x 2^-512, a change of about the value itself, far
                  * above the fp64 bound): beyond any bound. (Clearing an fp32 exponent bit
@@ -546,12 +551,9 @@ static void test_random_stencil(abft_handle_t h, tu_rng_t *r) {
             dev_flip_t f = {ABFT_SITE_AFTER_ENCODE, 0, p.ta ? l : tu_int(r, 0, p.m - 1),
                             p.ta ? tu_int(r, 0, p.m - 1) : l, prec ? 23 : 52, 0};
             abft_set_random_checksum(h, 1, (uint64_t)(1000 + 10 * prec + t));
-            abft_set_hook(h, dev_flip, &f);
             abft_report_t rep;
-            TU_CHECK_STATUS(run(h, &p, p.dA, p.dB, p.dC, &rep), ABFT_STATUS_SUCCESS);
-            abft_set_hook(h, NULL, NULL);
+            run_flip(h, &p, &f, &rep);
             ++trials;
-            TU_CHECK(f.fired == 1, "hook fired %d", f.fired);
             TU_CHECK(rep.detected >= 1 && rep.corrected == 0,
                      "random checksum, stencil fault in A: prec=%d ta=%d tb=%d detected %lld "
                      "corrected %lld", prec, p.ta, p.tb, (long long)rep.detected,
