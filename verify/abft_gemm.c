@@ -37,6 +37,7 @@ enum {
     W_SR, W_SRA,           /* m x 2: op(A)·Yr, |op(A)|·Yra */
     W_PR, W_PRA,           /* m x 2: C_old·Vr, |C_old|·Vr */
     W_RR, W_RRA,           /* m x 2: C·Vr, |C|·Vr */
+    W_SIGR,                /* 2 x 2: Sr^T·V at encoding */
     W_COUNT
 };
 
@@ -67,7 +68,7 @@ static size_t elem_size(abft_prec_t p) { return p == ABFT_PREC_D ? sizeof(double
 static size_t plan_layout(struct abft_gemm_plan *p, void *mem) {
     int64_t rows[W_COUNT] = {p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m,
                              p->k, p->k, p->n, p->n, p->n, p->n, p->n, p->n, 2, 2, 2,
-                             p->n, p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m};
+                             p->n, p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m, 2};
     const int full = p->kind == ABFT_CHECKSUM_FULL;
     size_t off = 0;
     for (int i = 0; i < W_COUNT; ++i) {
@@ -224,6 +225,9 @@ static abft_status_t rnd_encode(struct abft_gemm_plan *p, const void *A, int64_t
                           w[W_YR], ld[W_YR], w[W_YRA], ld[W_YRA]));
         ABFT_TRY(run_tsmm(h, p->prec, p->transa, ar, ac, A, lda, w[W_YR], ld[W_YR], w[W_YRA],
                           ld[W_YRA], w[W_SR], ld[W_SR], w[W_SRA], ld[W_SRA]));
+        /* their own checksum: a corrupted entry of Sr is told from a corrupted input */
+        ABFT_TRY(run_tsmm(h, ABFT_PREC_D, 1, p->m, 2, w[W_SR], ld[W_SR], NULL, 0, NULL, 0,
+                          w[W_SIGR], ld[W_SIGR], NULL, 0));
     }
     if (p->beta != 0.0)
         ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, C, ldc, w[W_RW], ld[W_RW], NULL, 0,
@@ -442,6 +446,8 @@ typedef struct gemm_ctx {
     int64_t nx;
     double *xS, *xSa, *xP, *xPa, *xw;
     double xysum[2];
+    int xsig; /* as gemm_side_t's sig, dsig, tsig, for Sr */
+    double xdsig[2][2], xtsig[2][2];
 } gemm_ctx_t;
 
 /* Copy `len` elements of data precision starting at `base` with stride `stride` (1 or a
@@ -624,34 +630,49 @@ static abft_status_t cb_vec(void *ctx, int cs, int64_t idx, int *ok) {
     return ABFT_STATUS_SUCCESS;
 }
 
-/* Have the kept checksums S (rows) or T (columns) changed since they were encoded? Their
- * own checksum, taken at encoding (W_SIG, W_SIGT), against the same sums of the host copy,
- * beyond the rounding of the two. */
-static abft_status_t kept_changed(gemm_ctx_t *g, int cs, int *changed) {
-    struct abft_gemm_plan *p = g->p;
+/* The kept checksums of one side as the re-derivation sees them: the host copy S, Sa
+ * (n x 2 each), the encoding of the other operand they came from (widx x, xa), their own
+ * checksum taken at encoding (widx sig) and its change so far (sig: -1 not known yet). */
+typedef struct kept {
+    double *S, *Sa;
+    int64_t n;
+    int x, xa, sigw;
+    int *sig;
+    double (*dsig)[2], (*tsig)[2];
+} kept_t;
+
+static kept_t kept_of(gemm_ctx_t *g, int cs) {
     gemm_side_t *s = &g->s[cs];
-    if (s->sig < 0) {
+    kept_t k = {s->S, s->Sa, s->n, cs ? W_ZA : W_YB, cs ? W_ZAA : W_YBA, cs ? W_SIGT : W_SIG,
+                &s->sig, s->dsig, s->tsig};
+    return k;
+}
+
+/* Have the kept checksums changed since they were encoded? Their own checksum, taken at
+ * encoding, against the same sums of the host copy, beyond the rounding of the two. */
+static abft_status_t kept_changed(gemm_ctx_t *g, const kept_t *kp, int *changed) {
+    struct abft_gemm_plan *p = g->p;
+    if (*kp->sig < 0) {
         double y[4];
-        int widx = cs ? W_SIGT : W_SIG;
-        abft_copy_args_t c = {0, sizeof(double), 2, 2, y, 2, p->w[widx], p->ld[widx]};
+        abft_copy_args_t c = {0, sizeof(double), 2, 2, y, 2, p->w[kp->sigw], p->ld[kp->sigw]};
         ABFT_TRY(p->h->ops->copy(&p->h->kctx, &c));
-        double g2 = abft_gamma(p->h, (double)s->n + 2.0, 0x1p-53);
-        s->sig = 0;
+        double g2 = abft_gamma(p->h, (double)kp->n + 2.0, 0x1p-53);
+        *kp->sig = 0;
         for (int q = 0; q < 2; ++q)
             for (int v = 0; v < 2; ++v) {
                 double cur = 0.0, abs = 0.0;
-                for (int64_t i = 0; i < s->n; ++i) {
-                    double w = v ? (double)(i + 1) : 1.0, x = s->S[i + q * s->n];
+                for (int64_t i = 0; i < kp->n; ++i) {
+                    double w = v ? (double)(i + 1) : 1.0, x = kp->S[i + q * kp->n];
                     cur += w * x;
                     abs += w * fabs(x);
                 }
-                double tol = 2.0 * g2 * abs * (1.0 + 0x1p-50) + 4.0 * (double)s->n * 0x1p-1074;
-                s->dsig[q][v] = cur - y[q + 2 * v];
-                s->tsig[q][v] = tol;
-                if (!(fabs(s->dsig[q][v]) <= tol)) s->sig = 1;
+                double tol = 2.0 * g2 * abs * (1.0 + 0x1p-50) + 4.0 * (double)kp->n * 0x1p-1074;
+                kp->dsig[q][v] = cur - y[q + 2 * v];
+                kp->tsig[q][v] = tol;
+                if (!(fabs(kp->dsig[q][v]) <= tol)) *kp->sig = 1;
             }
     }
-    *changed = s->sig;
+    *changed = *kp->sig;
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -726,17 +747,15 @@ static abft_status_t cb_check_vec(void *ctx, int cs, int64_t idx, const double *
  * checksums' own checksum shows they changed since encoding: an input corrupted after
  * encoding gives the same picture from the row alone (the data agree with a checksum
  * re-derived from the corrupted input). The beta·C_old part cannot be re-derived. */
-static abft_status_t cb_checksum(void *ctx, int cs, int64_t idx, int *changed) {
-    gemm_ctx_t *g = (gemm_ctx_t *)ctx;
+static abft_status_t rederive(gemm_ctx_t *g, int cs, int64_t idx, const kept_t *kp,
+                              int *changed) {
     struct abft_gemm_plan *p = g->p;
-    gemm_side_t *s = &g->s[cs];
     *changed = 0;
     const void *M = cs ? g->B : g->A;
     if (!g->use_ab || M == NULL) return ABFT_STATUS_SUCCESS;
     int kept = 0;
-    ABFT_TRY(kept_changed(g, cs, &kept));
+    ABFT_TRY(kept_changed(g, kp, &kept));
     if (!kept) return ABFT_STATUS_SUCCESS;
-    int x = cs ? W_ZA : W_YB, xa = cs ? W_ZAA : W_YBA;
     /* the strip of the input as a 1 x k (trans 0) or k x 1 (trans 1) matrix */
     int along = cs ? !p->transb : p->transa; /* the strip is contiguous */
     int64_t ld = cs ? g->ldb : g->lda;
@@ -744,36 +763,52 @@ static abft_status_t cb_checksum(void *ctx, int cs, int64_t idx, int *changed) {
                           : (p->transa ? at(p, M, 0, idx, ld) : at(p, M, idx, 0, ld));
     double *y = p->w[W_TMP], *ya = p->w[W_TMP] + 2;
     abft_tsmm_args_t a = {p->prec, along, along ? p->k : 1, along ? 1 : p->k, 2, base, ld,
-                          p->w[x], p->ld[x], p->w[xa], p->ld[xa], y, 1, ya, 1};
+                          p->w[kp->x], p->ld[kp->x], p->w[kp->xa], p->ld[kp->xa], y, 1, ya, 1};
     ABFT_TRY(p->h->ops->tsmm(&p->h->kctx, &a));
     double r[4];
     abft_copy_args_t c = {0, sizeof(double), 4, 1, r, 4, y, 4};
     ABFT_TRY(p->h->ops->copy(&p->h->kctx, &c));
     double gk = abft_gamma(p->h, (double)p->k + 2.0, 0x1p-53);
+    const int64_t n = kp->n;
     for (int q = 0; q < 2; ++q) {
-        int64_t o = idx + q * s->n;
-        double tol = 2.0 * gk * (s->Sa[o] > r[2 + q] ? s->Sa[o] : r[2 + q]) * (1.0 + 0x1p-50) +
+        int64_t o = idx + q * n;
+        double tol = 2.0 * gk * (kp->Sa[o] > r[2 + q] ? kp->Sa[o] : r[2 + q]) * (1.0 + 0x1p-50) +
                      4.0 * (double)(p->k + 2) * 0x1p-1074;
-        if (!(fabs(r[q] - s->S[o]) <= tol)) *changed = 1;
+        if (!(fabs(r[q] - kp->S[o]) <= tol)) *changed = 1;
     }
     /* ... and the change of S^T·V since encoding must be this entry's change: delta with
      * unit weights, (idx + 1)·delta with index weights, in each column q (a corrupted entry
      * elsewhere together with an input corrupted in this row must not pass) */
     for (int q = 0; q < 2 && *changed; ++q) {
-        int64_t o = idx + q * s->n;
-        double delta = s->S[o] - r[q];
-        double tol = 2.0 * gk * (s->Sa[o] + r[2 + q]) + 4.0 * (double)(p->k + 2) * 0x1p-1074;
-        if (!(fabs(s->dsig[q][0] - delta) <= s->tsig[q][0] + tol) ||
-            !(fabs(s->dsig[q][1] - (double)(idx + 1) * delta) <=
-              s->tsig[q][1] + (double)(idx + 1) * tol))
+        int64_t o = idx + q * n;
+        double delta = kp->S[o] - r[q];
+        double tol = 2.0 * gk * (kp->Sa[o] + r[2 + q]) + 4.0 * (double)(p->k + 2) * 0x1p-1074;
+        if (!(fabs(kp->dsig[q][0] - delta) <= kp->tsig[q][0] + tol) ||
+            !(fabs(kp->dsig[q][1] - (double)(idx + 1) * delta) <=
+              kp->tsig[q][1] + (double)(idx + 1) * tol))
             *changed = 0;
     }
     if (*changed) {
         for (int q = 0; q < 2; ++q) {
-            double delta = s->S[idx + q * s->n] - r[q];
-            s->dsig[q][0] -= delta, s->dsig[q][1] -= (double)(idx + 1) * delta;
-            s->S[idx + q * s->n] = r[q], s->Sa[idx + q * s->n] = r[2 + q];
+            double delta = kp->S[idx + q * n] - r[q];
+            kp->dsig[q][0] -= delta, kp->dsig[q][1] -= (double)(idx + 1) * delta;
+            kp->S[idx + q * n] = r[q], kp->Sa[idx + q * n] = r[2 + q];
         }
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The engine's checksum op: the side's kept checksum re-derived, and for a row the random
+ * checksum's too (either may be the corrupted one). */
+static abft_status_t cb_checksum(void *ctx, int cs, int64_t idx, int *changed) {
+    gemm_ctx_t *g = (gemm_ctx_t *)ctx;
+    kept_t kp = kept_of(g, cs);
+    ABFT_TRY(rederive(g, cs, idx, &kp, changed));
+    if (cs == 0 && g->p->rnd) {
+        kept_t kx = {g->xS, g->xSa, g->p->m, W_YR, W_YRA, W_SIGR, &g->xsig, g->xdsig, g->xtsig};
+        int cx = 0;
+        ABFT_TRY(rederive(g, 0, idx, &kx, &cx));
+        *changed |= cx;
     }
     return ABFT_STATUS_SUCCESS;
 }
@@ -841,6 +876,7 @@ static abft_status_t fetch_rnd(gemm_ctx_t *g) {
     g->xS = (double *)calloc((size_t)(8 * m + 2 * n) + 1, sizeof(double));
     ABFT_RETURN_IF(g->xS == NULL, ABFT_STATUS_ALLOC_FAILED);
     g->xSa = g->xS + 2 * m, g->xP = g->xS + 4 * m, g->xPa = g->xS + 6 * m, g->xw = g->xS + 8 * m;
+    g->xsig = -1;
     rnd_weights(p->rnd_seed, n, g->xw);
     ABFT_TRY(fetch_n2(h, g->xS, g->use_ab ? w[W_SR] : NULL, m, ld[W_SR]));
     ABFT_TRY(fetch_n2(h, g->xSa, g->use_ab ? w[W_SRA] : NULL, m, ld[W_SRA]));
@@ -1171,6 +1207,9 @@ static abft_status_t protected_gemm_run(struct abft_gemm_plan *pp, const void *A
         if (p.kind == ABFT_CHECKSUM_FULL)
             ABFT_TRY(abft_call_hook(h, ABFT_SITE_CHECKSUM, 1, ABFT_PREC_D, p.w[W_T], n, 2,
                                     p.ld[W_T]));
+        if (p.rnd)
+            ABFT_TRY(abft_call_hook(h, ABFT_SITE_CHECKSUM, 2, ABFT_PREC_D, p.w[W_SR], m, 2,
+                                    p.ld[W_SR]));
     }
     ABFT_TRY(run_gemm(&p, A, lda, B, ldb, C, ldc));
     return verify(&p, A, lda, B, ldb, C, ldc, rep, NULL);

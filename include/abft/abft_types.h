@@ -103,7 +103,9 @@ typedef enum abft_hook_site {
     ABFT_SITE_AFTER_ENCODE = 0,  /* the inputs A and B, after their checksums are encoded */
     ABFT_SITE_MID_GEMM = 1,      /* C between the two halves of a k-split GEMM */
     ABFT_SITE_AFTER_GEMM = 2,    /* C after the GEMM, before verification */
-    ABFT_SITE_CHECKSUM = 3,      /* the encoded checksums (always fp64) */
+    ABFT_SITE_CHECKSUM = 3,      /* the encoded checksums (always fp64); GEMM: which 0 the
+                                    row checksums' S, 1 the columns' T (full checksums), 2
+                                    the random checksum's Sr (abft_set_random_checksum) */
     ABFT_SITE_LU_PANEL = 4,      /* the matrix between LU panels */
     ABFT_SITE_AFTER_LU = 5,      /* the factors after the factorization */
     ABFT_SITE_COUNT = 6

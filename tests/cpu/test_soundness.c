@@ -497,6 +497,24 @@ static void test_random_checksum(abft_handle_t h) {
     TU_CHECK(rep.corrected == 1 && rep.uncorrectable == 0 && max_diff(g.C, g.G) < 1e-12,
              "random checksum on, a flip in C: corrected %lld uncorrectable %lld, off %g",
              (long long)rep.corrected, (long long)rep.uncorrectable, max_diff(g.C, g.G));
+    /* a flip in the random checksum's own encoding Sr (hook site CHECKSUM, which 2): told
+     * from a fault of the data by re-deriving it, as the fixed weights' checksums are:
+     * "checksum fault", C intact (beta = 0 and beta != 0) */
+    for (int b = 0; b < 2; ++b) {
+        make(&g, 7037 + (uint64_t)b, 1.0, b ? 0.75 : 0.0);
+        abft_set_random_checksum(h, 1, 9);
+        golden(h, &g);
+        add_hook_t x = {ABFT_SITE_CHECKSUM, 2, 1, {5}, {b}, {0.0}, 60};
+        abft_set_hook(h, add_fn, &x);
+        TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
+        abft_set_hook(h, NULL, NULL);
+        TU_CHECK(rep.checksum_faults == 1 && rep.corrected == 0 && rep.uncorrectable == 0 &&
+                     max_diff(g.C, g.G) < 1e-12, /* a hook splits the GEMM along k */
+                 "random checksum, its encoding struck (beta %g): checksum faults %lld "
+                 "corrected %lld uncorrectable %lld, C off %g", g.beta,
+                 (long long)rep.checksum_faults, (long long)rep.corrected,
+                 (long long)rep.uncorrectable, max_diff(g.C, g.G));
+    }
     abft_set_random_checksum(h, 0, 0);
 }
 
