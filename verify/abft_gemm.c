@@ -64,6 +64,26 @@ struct abft_gemm_plan {
 
 static size_t elem_size(abft_prec_t p) { return p == ABFT_PREC_D ? sizeof(double) : sizeof(float); }
 
+/* The random checksum's arrays and the arrays of the rows they share a layout with: the twin
+ * of W_YR is W_YB, and so on (-1: none). */
+static int rnd_twin(int i) {
+    switch (i) {
+    case W_YR: return W_YB;
+    case W_YRA: return W_YBA;
+    case W_SR: return W_S;
+    case W_SRA: return W_SA;
+    case W_PR: return W_P;
+    case W_PRA: return W_PA;
+    case W_RR: return W_R;
+    case W_RRA: return W_RA;
+    default: return -1;
+    }
+}
+static int rnd_has_twin(int i) {
+    return i == W_YB || i == W_YBA || i == W_S || i == W_SA || i == W_P || i == W_PA ||
+           i == W_R || i == W_RA;
+}
+
 /* Lay the work arrays out in `mem` (or compute the size when mem == NULL). */
 static size_t plan_layout(struct abft_gemm_plan *p, void *mem) {
     int64_t rows[W_COUNT] = {p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m,
@@ -77,9 +97,18 @@ static size_t plan_layout(struct abft_gemm_plan *p, void *mem) {
         p->w[i] = NULL;
         if (!full && ((i >= W_ZA && i < W_TMP) || i == W_SIGT)) continue;
         if (!p->rnd && i >= W_RW) continue;
+        /* with the random checksum, each array of the rows and its random twin are one
+         * array of 4 columns (the twin its last two), so that one pass with the weights
+         * [1, j+1, r0, r1] fills both (rnd_fused) */
+        int twin = rnd_twin(i);
+        if (p->rnd && twin >= 0) {
+            if (mem != NULL) p->w[i] = p->w[twin] + 2 * p->ld[twin];
+            continue;
+        }
+        int cols = p->rnd && (rnd_has_twin(i) || i == W_RW) ? 4 : 2;
         if (mem != NULL) p->w[i] = (double *)((char *)mem + off);
         /* keep every array 256-byte aligned so kernels may use wide loads */
-        off += ((size_t)r * 2 * sizeof(double) + 255) & ~(size_t)255;
+        off += ((size_t)r * (size_t)cols * sizeof(double) + 255) & ~(size_t)255;
     }
     return off;
 }
@@ -143,13 +172,21 @@ static abft_status_t plan_arith(struct abft_gemm_plan *p) {
 
 /* ---- encoding ------------------------------------------------------------------------ */
 
+static abft_status_t run_tsmm_c(abft_handle_t h, abft_prec_t prec, int trans, int64_t rows,
+                                int64_t cols, int64_t c, const void *A, int64_t lda,
+                                const double *X, int64_t ldx, const double *Xa, int64_t ldxa,
+                                double *Y, int64_t ldy, double *Ya, int64_t ldya) {
+    if ((trans ? cols : rows) == 0) return ABFT_STATUS_SUCCESS;
+    abft_tsmm_args_t a = {prec, trans, rows, cols, c, A, lda, X, ldx, Xa, ldxa, Y, ldy, Ya, ldya};
+    return h->ops->tsmm(&h->kctx, &a);
+}
+
 static abft_status_t run_tsmm(abft_handle_t h, abft_prec_t prec, int trans, int64_t rows,
                               int64_t cols, const void *A, int64_t lda, const double *X,
                               int64_t ldx, const double *Xa, int64_t ldxa, double *Y,
                               int64_t ldy, double *Ya, int64_t ldya) {
-    if ((trans ? cols : rows) == 0) return ABFT_STATUS_SUCCESS;
-    abft_tsmm_args_t a = {prec, trans, rows, cols, 2, A, lda, X, ldx, Xa, ldxa, Y, ldy, Ya, ldya};
-    return h->ops->tsmm(&h->kctx, &a);
+    return run_tsmm_c(h, prec, trans, rows, cols, 2, A, lda, X, ldx, Xa, ldxa, Y, ldy, Ya,
+                      ldya);
 }
 
 /* ---- the random checksum ------------------------------------------------------------- */
@@ -176,10 +213,24 @@ static void rnd_weights(uint64_t seed, int64_t n, double *v) {
         for (int64_t j = 0; j < n; ++j) v[j + q * n] = rnd_weight(seed, q, j);
 }
 
-/* The weights in backend memory, pointed to by W_RW. A plan of the split form keeps them in
- * its own memory, uploaded at its first encode; a protected call uses the handle's copy,
- * uploaded again only when the seed or n changed (an upload waits for the stream: the
- * weights are generated on the host). */
+/* The random weights in backend memory: columns 2 and 3 of W_RW (its first two hold the
+ * fixed weights 1 and j + 1, exact in fp64, for the fused passes). */
+static const double *rnd_cols(const struct abft_gemm_plan *p) {
+    return p->w[W_RW] + 2 * p->ld[W_RW];
+}
+
+/* Does one pass with the weights [1, j+1, r0, r1] give the fixed and the random checksums
+ * of the rows together? With row checksums, yes; beside full checksums (whose passes also
+ * read the other side, through the dual kernel) the random checksum has passes of its
+ * own. */
+static int rnd_fused(const struct abft_gemm_plan *p) {
+    return p->rnd && p->kind != ABFT_CHECKSUM_FULL;
+}
+
+/* The weights [1, j+1, r0, r1] (n x 4) in backend memory, pointed to by W_RW. A plan of the
+ * split form keeps them in its own memory, uploaded at its first encode; a protected call
+ * uses the handle's copy, uploaded again only when the seed or n changed (an upload waits
+ * for the stream: the weights are generated on the host). */
 static abft_status_t rnd_upload(struct abft_gemm_plan *p) {
     abft_handle_t h = p->h;
     double *dst = p->w[W_RW];
@@ -191,13 +242,14 @@ static abft_status_t rnd_upload(struct abft_gemm_plan *p) {
             return ABFT_STATUS_SUCCESS;
         }
         h->rnd_w_n = -1;
-        ABFT_TRY(abft_buffer_reserve(h, &h->rnd_w, sizeof(double) * (size_t)p->n * 2));
+        ABFT_TRY(abft_buffer_reserve(h, &h->rnd_w, sizeof(double) * (size_t)p->n * 4));
         dst = (double *)h->rnd_w.ptr;
     }
-    double *v = (double *)malloc(sizeof(double) * (size_t)p->n * 2 + 1);
+    double *v = (double *)malloc(sizeof(double) * (size_t)p->n * 4 + 1);
     ABFT_RETURN_IF(v == NULL, ABFT_STATUS_ALLOC_FAILED);
-    rnd_weights(p->rnd_seed, p->n, v);
-    abft_copy_args_t c = {1, sizeof(double), p->n, 2, v, p->n, dst, p->n};
+    for (int64_t j = 0; j < p->n; ++j) v[j] = 1.0, v[j + p->n] = (double)(j + 1);
+    rnd_weights(p->rnd_seed, p->n, v + 2 * p->n);
+    abft_copy_args_t c = {1, sizeof(double), p->n, 4, v, p->n, dst, p->n};
     abft_status_t st = h->ops->copy(&h->kctx, &c);
     free(v);
     ABFT_TRY(st);
@@ -211,7 +263,9 @@ static abft_status_t rnd_upload(struct abft_gemm_plan *p) {
 }
 
 /* The random checksum's encodings: Yr = op(B)·Vr, Sr = op(A)·Yr with their absolute
- * companions (alpha term), and Pr = C_old·Vr (beta != 0). One more pass over B, A and C. */
+ * companions (alpha term), and Pr = C_old·Vr (beta != 0): with row checksums the fused
+ * passes of encode() made them; beside full checksums one more pass over B, A and C. Then
+ * Sr's own checksum. */
 static abft_status_t rnd_encode(struct abft_gemm_plan *p, const void *A, int64_t lda,
                                 const void *B, int64_t ldb, const void *C, int64_t ldc) {
     abft_handle_t h = p->h;
@@ -219,18 +273,20 @@ static abft_status_t rnd_encode(struct abft_gemm_plan *p, const void *A, int64_t
     int64_t *ld = p->ld;
     int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
     int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
-    ABFT_TRY(rnd_upload(p));
+    const int own = !rnd_fused(p); /* passes of its own (beside full checksums) */
     if (p->k > 0 && p->alpha != 0.0) {
-        ABFT_TRY(run_tsmm(h, p->prec, p->transb, br, bc, B, ldb, w[W_RW], ld[W_RW], NULL, 0,
-                          w[W_YR], ld[W_YR], w[W_YRA], ld[W_YRA]));
-        ABFT_TRY(run_tsmm(h, p->prec, p->transa, ar, ac, A, lda, w[W_YR], ld[W_YR], w[W_YRA],
-                          ld[W_YRA], w[W_SR], ld[W_SR], w[W_SRA], ld[W_SRA]));
+        if (own) {
+            ABFT_TRY(run_tsmm(h, p->prec, p->transb, br, bc, B, ldb, rnd_cols(p), ld[W_RW],
+                              NULL, 0, w[W_YR], ld[W_YR], w[W_YRA], ld[W_YRA]));
+            ABFT_TRY(run_tsmm(h, p->prec, p->transa, ar, ac, A, lda, w[W_YR], ld[W_YR],
+                              w[W_YRA], ld[W_YRA], w[W_SR], ld[W_SR], w[W_SRA], ld[W_SRA]));
+        }
         /* their own checksum: a corrupted entry of Sr is told from a corrupted input */
         ABFT_TRY(run_tsmm(h, ABFT_PREC_D, 1, p->m, 2, w[W_SR], ld[W_SR], NULL, 0, NULL, 0,
                           w[W_SIGR], ld[W_SIGR], NULL, 0));
     }
-    if (p->beta != 0.0)
-        ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, C, ldc, w[W_RW], ld[W_RW], NULL, 0,
+    if (p->beta != 0.0 && own)
+        ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, C, ldc, rnd_cols(p), ld[W_RW], NULL, 0,
                           w[W_PR], ld[W_PR], w[W_PRA], ld[W_PRA]));
     return ABFT_STATUS_SUCCESS;
 }
@@ -323,14 +379,20 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
     if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
     int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
     int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
+    /* with the random checksum beside row checksums, every pass below takes the weights
+     * [1, j+1, r0, r1] explicitly (c = 4) and fills the random twins too */
+    const int fused = rnd_fused(p);
+    const int64_t c = fused ? 4 : 2;
+    if (p->rnd) ABFT_TRY(rnd_upload(p));
     if (p->k > 0 && p->alpha != 0.0) { /* alpha = 0: the GEMM reads neither A nor B */
         /* 1. op(B)·V and |op(B)|·V (k x 2) */
-        ABFT_TRY(run_tsmm(h, p->prec, p->transb, br, bc, B, ldb, NULL, 0, NULL, 0, w[W_YB],
-                          ld[W_YB], w[W_YBA], ld[W_YBA]));
+        ABFT_TRY(run_tsmm_c(h, p->prec, p->transb, br, bc, c, B, ldb, fused ? w[W_RW] : NULL,
+                            fused ? ld[W_RW] : 0, NULL, 0, w[W_YB], ld[W_YB], w[W_YBA],
+                            ld[W_YBA]));
         /* 2. op(A)·Yb with |op(A)|·Yba (m x 2); FULL: op(A)^T·V from the same read of A */
         if (!full) {
-            ABFT_TRY(run_tsmm(h, p->prec, p->transa, ar, ac, A, lda, w[W_YB], ld[W_YB],
-                              w[W_YBA], ld[W_YBA], w[W_S], ld[W_S], w[W_SA], ld[W_SA]));
+            ABFT_TRY(run_tsmm_c(h, p->prec, p->transa, ar, ac, c, A, lda, w[W_YB], ld[W_YB],
+                                w[W_YBA], ld[W_YBA], w[W_S], ld[W_S], w[W_SA], ld[W_SA]));
         } else {
             /* A stored ar x ac. transa = N: S = A·Yb (the M·X side), Za = A^T·V (M^T·Z).
              * transa = T: S = A^T·Yb (the M^T·Z side), Za = A·V (the M·X side). */
@@ -367,8 +429,12 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
     }
     /* beta != 0: a pass over the old C (rows and, for FULL, columns from one read). */
     if (p->beta != 0.0) {
-        ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, C, ldc, w[W_P], w[W_PA], ld[W_P],
-                               full ? w[W_PC] : NULL, full ? w[W_PCA] : NULL, ld[W_PC]));
+        if (fused)
+            ABFT_TRY(run_tsmm_c(h, p->prec, 0, p->m, p->n, 4, C, ldc, w[W_RW], ld[W_RW], NULL,
+                                0, w[W_P], ld[W_P], w[W_PA], ld[W_PA]));
+        else
+            ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, C, ldc, w[W_P], w[W_PA], ld[W_P],
+                                   full ? w[W_PC] : NULL, full ? w[W_PCA] : NULL, ld[W_PC]));
         if (nonfinite == NULL) ABFT_TRY(h->ops->screen(&h->kctx, w[W_PA], p->m, ld[W_PA]));
     }
     if (p->rnd) ABFT_TRY(rnd_encode(p, A, lda, B, ldb, C, ldc));
@@ -938,17 +1004,24 @@ static abft_status_t check_all(gemm_ctx_t *g, double mr[2]) {
     struct abft_gemm_plan *p = g->p;
     abft_handle_t h = p->h;
     const int full = g->nsides == 2;
-    ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, g->C, g->ldc, p->w[W_R], p->w[W_RA],
-                           p->ld[W_R], full ? p->w[W_RC] : NULL, full ? p->w[W_RCA] : NULL,
-                           p->ld[W_RC]));
+    if (rnd_fused(p)) /* R and its random twin RR from one pass (c = 4) */
+        ABFT_TRY(run_tsmm_c(h, p->prec, 0, p->m, p->n, 4, g->C, g->ldc, p->w[W_RW],
+                            p->ld[W_RW], NULL, 0, p->w[W_R], p->ld[W_R], p->w[W_RA],
+                            p->ld[W_RA]));
+    else
+        ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, g->C, g->ldc, p->w[W_R], p->w[W_RA],
+                               p->ld[W_R], full ? p->w[W_RC] : NULL, full ? p->w[W_RCA] : NULL,
+                               p->ld[W_RC]));
     abft_compare_args_t jobs[2];
     for (int cs = 0; cs < g->nsides; ++cs) jobs[cs] = compare_job(g, cs, &mr[cs]);
     if (!p->rnd) return h->ops->compare(&h->kctx, jobs, g->nsides);
-    /* the random checksum: one more pass over C; its compare joins the rows' (a second
-     * synchronisation only beside full checksums: the compare takes two jobs) */
+    /* the random checksum (beside full checksums: one more pass over C); its compare joins
+     * the rows' (a second synchronisation only beside full checksums: the compare takes
+     * two jobs) */
     double mrx = 0.0;
-    ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, g->C, g->ldc, p->w[W_RW], p->ld[W_RW], NULL,
-                      0, p->w[W_RR], p->ld[W_RR], p->w[W_RRA], p->ld[W_RRA]));
+    if (full)
+        ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, g->C, g->ldc, rnd_cols(p), p->ld[W_RW],
+                          NULL, 0, p->w[W_RR], p->ld[W_RR], p->w[W_RRA], p->ld[W_RRA]));
     if (!full) {
         jobs[1] = rnd_job(g, &mrx);
         ABFT_TRY(h->ops->compare(&h->kctx, jobs, 2));
