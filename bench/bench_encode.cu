@@ -356,6 +356,15 @@ int main(int argc, char **argv) {
                     run_blas(k, 0, 2, Vd, bufAabs(k));
                 }, batch, samples);
                 add("bound", 2, t, tc, read_ms);
+                /* the same with four explicit weights, as the passes of row checksums with
+                 * the random checksum read A and C ([1, j+1, r0, r1] with |A|), against
+                 * "bound" above: what the random checksum adds to a pass */
+                t = time_ms([&](int k) { ours_tsmm(k, 0, 4, X64, Ya); }, batch, samples);
+                tc = time_ms([&](int k) {
+                    run_blas(k, 0, 4, Xd, bufA(k));
+                    run_blas(k, 0, 4, Xd, bufAabs(k));
+                }, batch, samples);
+                add("bound4", 4, t, tc, read_ms);
                 t = time_ms([&](int k) { ours_dual(k); }, batch, samples);
                 tc = time_ms([&](int k) {
                     run_blas(k, 0, 2, Vd, bufA(k));
