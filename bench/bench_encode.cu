@@ -356,15 +356,29 @@ int main(int argc, char **argv) {
                     run_blas(k, 0, 2, Vd, bufAabs(k));
                 }, batch, samples);
                 add("bound", 2, t, tc, read_ms);
-                /* the same with four explicit weights, as the passes of row checksums with
-                 * the random checksum read A and C ([1, j+1, r0, r1] with |A|), against
-                 * "bound" above: what the random checksum adds to a pass */
+                /* the passes of row checksums with the random checksum: four explicit
+                 * weights [1, j+1, r0, r1] with |A| (bound4: |X| from X, as the passes over
+                 * C; bound4x: an explicit |X| too, as the pass over A), against the same
+                 * passes with two explicit weights (bound2x, the pass over A without it)
+                 * and the implicit "bound" above (the passes over C without it) */
+                auto ours_xa = [&](int k, int64_t c) {
+                    abft_tsmm_args_t a = {prec, 0, m, n, c, bufA(k), lda, X64, big_dim, X64,
+                                          big_dim, Y, big_dim, Ya, big_dim};
+                    TU_ABFT_OK(abft_cuda_tsmm(&ctx, &a));
+                };
+                auto blas_xa = [&](int k, int64_t c) {
+                    run_blas(k, 0, c, Xd, bufA(k));
+                    run_blas(k, 0, c, Xd, bufAabs(k));
+                };
                 t = time_ms([&](int k) { ours_tsmm(k, 0, 4, X64, Ya); }, batch, samples);
-                tc = time_ms([&](int k) {
-                    run_blas(k, 0, 4, Xd, bufA(k));
-                    run_blas(k, 0, 4, Xd, bufAabs(k));
-                }, batch, samples);
+                tc = time_ms([&](int k) { blas_xa(k, 4); }, batch, samples);
                 add("bound4", 4, t, tc, read_ms);
+                t = time_ms([&](int k) { ours_xa(k, 2); }, batch, samples);
+                tc = time_ms([&](int k) { blas_xa(k, 2); }, batch, samples);
+                add("bound2x", 2, t, tc, read_ms);
+                t = time_ms([&](int k) { ours_xa(k, 4); }, batch, samples);
+                tc = time_ms([&](int k) { blas_xa(k, 4); }, batch, samples);
+                add("bound4x", 4, t, tc, read_ms);
                 t = time_ms([&](int k) { ours_dual(k); }, batch, samples);
                 tc = time_ms([&](int k) {
                     run_blas(k, 0, 2, Vd, bufA(k));

@@ -19,7 +19,9 @@
 #include "abft_correct.h"
 #include "abft_internal.h"
 
-/* Indices of the fp64 work arrays of a plan; each is (rows of its side) x 2. */
+/* Indices of the fp64 work arrays of a plan; each is (rows of its side) x 2, except that
+ * with the random checksum each array of the rows is x 4 and its random twin (W_YR for
+ * W_YB, ...) is its last two columns, and W_RW is n x 4 (plan_layout). */
 enum {
     W_YB, W_YBA,           /* k x 2: op(B)·V, |op(B)|·V */
     W_S, W_SA,             /* m x 2: op(A)·Yb, |op(A)|·Yba */
@@ -32,7 +34,7 @@ enum {
     W_TMP,                 /* 2 x 2: one recomputed element or checksum entry */
     W_SIG, W_SIGT,         /* 2 x 2: S^T·V and T^T·V at encoding: the checksums' own checksum */
     /* the detection-only random checksum (abft_set_random_checksum), rows only: */
-    W_RW,                  /* n x 2: its weights Vr */
+    W_RW,                  /* n x 4: the weights [1, j+1, r0, r1] (Vr: the last two) */
     W_YR, W_YRA,           /* k x 2: op(B)·Vr, |op(B)|·Vr */
     W_SR, W_SRA,           /* m x 2: op(A)·Yr, |op(A)|·Yra */
     W_PR, W_PRA,           /* m x 2: C_old·Vr, |C_old|·Vr */
@@ -101,10 +103,11 @@ static size_t plan_layout(struct abft_gemm_plan *p, void *mem) {
          * array of 4 columns (the twin its last two), so that one pass with the weights
          * [1, j+1, r0, r1] fills both (rnd_fused) */
         int twin = rnd_twin(i);
-        if (p->rnd && twin >= 0) {
+        if (p->rnd && twin >= 0) { /* 16·rows bytes in: aligned to 16 bytes only */
             if (mem != NULL) p->w[i] = p->w[twin] + 2 * p->ld[twin];
             continue;
         }
+        if (i == W_RW && !p->own_mem) continue; /* the handle's copy (rnd_upload) */
         int cols = p->rnd && (rnd_has_twin(i) || i == W_RW) ? 4 : 2;
         if (mem != NULL) p->w[i] = (double *)((char *)mem + off);
         /* keep every array 256-byte aligned so kernels may use wide loads */
@@ -234,6 +237,7 @@ static int rnd_fused(const struct abft_gemm_plan *p) {
 static abft_status_t rnd_upload(struct abft_gemm_plan *p) {
     abft_handle_t h = p->h;
     double *dst = p->w[W_RW];
+    int fixed_ok = 0; /* the first two columns already hold [1, j+1] for this n */
     if (p->own_mem) {
         if (p->rnd_ready) return ABFT_STATUS_SUCCESS;
     } else {
@@ -241,15 +245,21 @@ static abft_status_t rnd_upload(struct abft_gemm_plan *p) {
             p->w[W_RW] = (double *)h->rnd_w.ptr, p->ld[W_RW] = p->n;
             return ABFT_STATUS_SUCCESS;
         }
+        /* a new seed for the same n (the drop-in library's every call): the random
+         * columns only */
+        fixed_ok = h->rnd_w_n == p->n;
         h->rnd_w_n = -1;
-        ABFT_TRY(abft_buffer_reserve(h, &h->rnd_w, sizeof(double) * (size_t)p->n * 4));
+        if (!fixed_ok)
+            ABFT_TRY(abft_buffer_reserve(h, &h->rnd_w, sizeof(double) * (size_t)p->n * 4));
         dst = (double *)h->rnd_w.ptr;
     }
     double *v = (double *)malloc(sizeof(double) * (size_t)p->n * 4 + 1);
     ABFT_RETURN_IF(v == NULL, ABFT_STATUS_ALLOC_FAILED);
     for (int64_t j = 0; j < p->n; ++j) v[j] = 1.0, v[j + p->n] = (double)(j + 1);
     rnd_weights(p->rnd_seed, p->n, v + 2 * p->n);
-    abft_copy_args_t c = {1, sizeof(double), p->n, 4, v, p->n, dst, p->n};
+    const int64_t c0 = fixed_ok ? 2 : 0;
+    abft_copy_args_t c = {1, sizeof(double), p->n, 4 - c0, v + c0 * p->n, p->n,
+                          dst + c0 * p->n, p->n};
     abft_status_t st = h->ops->copy(&h->kctx, &c);
     free(v);
     ABFT_TRY(st);
@@ -1316,12 +1326,12 @@ abft_status_t abft_gemm_plan_create(abft_handle_t h, char precision, abft_operat
     ABFT_RETURN_IF(p == NULL, ABFT_STATUS_ALLOC_FAILED);
     plan_init(p, h, precision == 'd' ? ABFT_PREC_D : ABFT_PREC_S, transa, transb, m, n, k, alpha,
               beta);
+    p->own_mem = 1; /* before the layout: the plan keeps its own weights */
     abft_status_t st = h->ops->alloc(&h->kctx, plan_layout(p, NULL), &p->mem);
     if (st != ABFT_STATUS_SUCCESS) {
         free(p);
         return st;
     }
-    p->own_mem = 1;
     plan_layout(p, p->mem);
     *plan = p;
     return ABFT_STATUS_SUCCESS;
