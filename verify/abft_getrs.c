@@ -15,13 +15,20 @@ typedef struct solve_ws {
     double *K, *Ka;   /* op(T)^T·V, |op(T)|^T·V (n x 2) */
     double *Bs, *Bsa; /* b^T·V, |b|^T·V (nrhs x 2) */
     double *Ys, *Ysa; /* ŷ^T·K, |ŷ|^T·Ka (nrhs x 2) */
+    void *Bc;         /* b as it was before the solve (n x nrhs, ld n, data precision) */
 } solve_ws_t;
 
 /* The compare leaves out the amplified-underflow term (it needs T's diagonal): when it
  * flags, the right-hand sides are counted again on the host against the full bound
- * (docs/lu.md, "Gradual underflow"); *nflag, list and *mr are replaced. */
+ * (docs/lu.md, "Gradual underflow"); *nflag, list and *mr are replaced. wide: the
+ * magnitude sums overflowed fp64 (a solution of huge values that is itself finite, as
+ * graded matrices give): y^T·K and |y|^T·Ka are summed again from the solution Y (n x nrhs,
+ * ldy), and b^T·V and |b|^T·V from the copy of b taken before the solve, in long double,
+ * whose exponent range holds them, and the compare is made there; only a bound that
+ * overflows even there (or a non-finite solution) verifies nothing. */
 static abft_status_t recount(abft_handle_t h, abft_prec_t prec, int unit, int64_t n,
-                             int64_t nrhs, const void *A, int64_t lda, const solve_ws_t *w,
+                             int64_t nrhs, const void *A, int64_t lda, const void *Y,
+                             int64_t ldy, int wide, const solve_ws_t *w,
                              const abft_trs_bound_t *b, int64_t *list, int64_t *nflag,
                              double *mr) {
     const size_t es = prec == ABFT_PREC_D ? 8 : 4, rr = (size_t)nrhs;
@@ -46,6 +53,50 @@ static abft_status_t recount(abft_handle_t h, abft_prec_t prec, int unit, int64_
                               (void *)src[a], nrhs};
         st = h->ops->copy(&h->kctx, &c);
     }
+    /* wide: the solution's sums again, in long double (ys, ysa: nrhs x 2 each) */
+    long double *ys = NULL;
+    if (st == ABFT_STATUS_SUCCESS && wide) {
+        ys = (long double *)malloc(8 * rr * sizeof(long double));
+        double *k = (double *)malloc(4 * (size_t)n * sizeof(double) + 1);
+        void *yc = malloc((size_t)n * es + 1);
+        if (ys == NULL || k == NULL || yc == NULL) st = ABFT_STATUS_ALLOC_FAILED;
+        const double *ksrc[2] = {w->K, w->Ka};
+        for (int a = 0; a < 2 && st == ABFT_STATUS_SUCCESS; ++a) {
+            abft_copy_args_t c = {0, sizeof(double), n, 2, k + 2 * (size_t)n * (size_t)a, n,
+                                  (void *)ksrc[a], n};
+            st = h->ops->copy(&h->kctx, &c);
+        }
+        for (int64_t j = 0; j < nrhs && st == ABFT_STATUS_SUCCESS; ++j) {
+            abft_copy_args_t c = {0, es, n, 1, yc, n,
+                                  (char *)(uintptr_t)Y + (size_t)j * (size_t)ldy * es, ldy};
+            st = h->ops->copy(&h->kctx, &c);
+            for (int q = 0; q < 2 && st == ABFT_STATUS_SUCCESS; ++q) {
+                long double sy = 0.0L, sa = 0.0L;
+                for (int64_t i = 0; i < n; ++i) {
+                    long double y = es == 8 ? ((double *)yc)[i] : ((float *)yc)[i];
+                    sy += (long double)k[i + (size_t)q * (size_t)n] * y;
+                    sa += (long double)k[2 * (size_t)n + i + (size_t)q * (size_t)n] * fabsl(y);
+                }
+                ys[(size_t)j + (size_t)q * rr] = sy, ys[2 * rr + (size_t)j + (size_t)q * rr] = sa;
+            }
+            /* and the right-hand side's, from its copy taken before the solve */
+            abft_copy_args_t cb = {0, es, n, 1, yc, n,
+                                   (char *)w->Bc + (size_t)j * (size_t)n * es, n};
+            if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &cb);
+            for (int q = 0; q < 2 && st == ABFT_STATUS_SUCCESS; ++q) {
+                long double sb = 0.0L, sba = 0.0L;
+                for (int64_t i = 0; i < n; ++i) {
+                    long double v = q ? (long double)(i + 1) : 1.0L;
+                    long double x = es == 8 ? ((double *)yc)[i] : ((float *)yc)[i];
+                    sb += v * x, sba += v * fabsl(x);
+                }
+                ys[4 * rr + (size_t)j + (size_t)q * rr] = sb;
+                ys[6 * rr + (size_t)j + (size_t)q * rr] = sba;
+            }
+        }
+        free(k);
+        free(yc);
+    }
     int64_t nf = 0;
     double m = 0.0;
     const double rc = dsum[2] >= b->rcp_limit ? b->rcp_coef : 0.0;
@@ -53,11 +104,17 @@ static abft_status_t recount(abft_handle_t h, abft_prec_t prec, int unit, int64_
         int fl = 0;
         for (int q = 0; q < 2; ++q) {
             size_t o = (size_t)j + (size_t)q * rr;
-            double d = buf[4 * rr + o] - buf[o];
-            double t = (b->coef_y + rc) * buf[6 * rr + o] + (b->coef_b + rc) * buf[2 * rr + o] +
-                       b->abs_floor + b->eta_amp * dsum[q];
-            if (!(fabs(d) <= t) || !isfinite(t)) fl = 1;
-            double x = d == 0.0 ? 0.0 : fabs(d) / t;
+            long double ysum = ys != NULL ? ys[o] : (long double)buf[4 * rr + o];
+            long double yabs = ys != NULL ? ys[2 * rr + o] : (long double)buf[6 * rr + o];
+            long double bsum = ys != NULL ? ys[4 * rr + o] : (long double)buf[o];
+            long double babs = ys != NULL ? ys[6 * rr + o] : (long double)buf[2 * rr + o];
+            long double d = ysum - bsum;
+            long double t = (long double)(b->coef_y + rc) * yabs +
+                            (long double)(b->coef_b + rc) * babs + b->abs_floor +
+                            (long double)b->eta_amp * dsum[q];
+            if (!(fabsl(d) <= t) || !isfinite(t)) fl = 1;
+            long double xl = d == 0.0L ? 0.0L : fabsl(d) / t;
+            double x = (double)xl;
             if (isnan(x) || !isfinite(t)) x = INFINITY;
             if (x > m) m = x;
         }
@@ -66,6 +123,7 @@ static abft_status_t recount(abft_handle_t h, abft_prec_t prec, int unit, int64_
     }
     free(raw);
     free(buf);
+    free(ys);
     if (st == ABFT_STATUS_SUCCESS) {
         *nflag = nf;
         *mr = m;
@@ -85,6 +143,9 @@ static abft_status_t checked_solve(abft_handle_t h, abft_prec_t prec, const abft
     ABFT_TRY(lo->lu_tri(&h->kctx, &k));
     abft_tsmm_args_t bs = {prec, 1, n, nrhs, 2, B, ldb, NULL, 0, NULL, 0, w->Bs, nrhs, w->Bsa, nrhs};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &bs));
+    /* b as it was, for a recount whose sums overflow fp64 (on the stream: no wait) */
+    abft_copy_args_t cb = {2, prec == ABFT_PREC_D ? 8u : 4u, n, nrhs, w->Bc, n, B, ldb};
+    ABFT_TRY(h->ops->copy(&h->kctx, &cb));
     abft_lu_trsm_args_t ts = {prec, uplo, trans, n, nrhs, A, lda, B, ldb};
     ABFT_TRY(lo->lu_trsm(&h->kctx, &ts));
     abft_tsmm_args_t ys = {prec, 1, n, nrhs, 2, B, ldb, w->K, n, w->Ka, n, w->Ys, nrhs, w->Ysa, nrhs};
@@ -98,12 +159,14 @@ static abft_status_t checked_solve(abft_handle_t h, abft_prec_t prec, const abft
                              ABFT_REPORT_MAX_FAULTS, list,
                              &nflag, &mr};
     ABFT_TRY(h->ops->compare(&h->kctx, &c, 1));
-    int64_t nbad = 0; /* an overflowed bound passes anything */
+    /* sums that overflowed fp64 are summed again in long double (an overflowed bound would
+     * pass anything, so it is never used) */
+    int64_t nbad = 0, nbadb = 0;
     ABFT_TRY(abft_lu_nonfinite_rows(h, nrhs, w->Ysa, nrhs, &nbad));
-    if (nbad > 0)
-        mr = INFINITY;
-    else if (nflag > 0)
-        ABFT_TRY(recount(h, prec, uplo, n, nrhs, A, lda, w, &b, list, &nflag, &mr));
+    ABFT_TRY(abft_lu_nonfinite_rows(h, nrhs, w->Bsa, nrhs, &nbadb));
+    if (nbad > 0 || nbadb > 0 || nflag > 0)
+        ABFT_TRY(recount(h, prec, uplo, n, nrhs, A, lda, B, ldb, nbad + nbadb > 0, w, &b, list,
+                         &nflag, &mr));
     rep->checked += nrhs;
     if (mr > rep->max_ratio || isnan(mr)) rep->max_ratio = mr;
     if (nflag == 0 && !(mr < INFINITY)) nflag = 1;
@@ -161,11 +224,14 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
             st = ABFT_STATUS_INVALID_VALUE;
         }
     if (st == ABFT_STATUS_SUCCESS)
-        st = h->ops->alloc(&h->kctx, (4 * (size_t)n + 8 * (size_t)nrhs) * sizeof(double), &mem);
+        st = h->ops->alloc(&h->kctx,
+                           (4 * (size_t)n + 8 * (size_t)nrhs + (size_t)n * (size_t)nrhs) *
+                               sizeof(double),
+                           &mem);
     if (st == ABFT_STATUS_SUCCESS) {
         double *d = (double *)mem;
         solve_ws_t w = {d, d + 2 * n, d + 4 * n, d + 4 * n + 2 * nrhs, d + 4 * n + 4 * nrhs,
-                        d + 4 * n + 6 * nrhs};
+                        d + 4 * n + 6 * nrhs, d + 4 * n + 8 * nrhs};
         if (trans == ABFT_OP_N) {
             abft_lu_laswp_args_t sw = {prec, 0, nrhs, B, ldb, 0, n, hp, 0, 0, 0, 0, NULL, 0, 0};
             st = lo->lu_laswp(&h->kctx, &sw);
