@@ -86,11 +86,12 @@ static double ratio_of(const double d[2], const double t[2]) {
     return m;
 }
 
-/* ratio_of, with the detection-only checksum's ratio of a row folded in */
+/* ratio_of, with the detection-only checksum's ratio of a row folded in (never NaN: the
+ * op reports +Inf for NaN) */
 static double entry_ratio(const engine_t *e, int cs, int64_t idx, const double *v,
                           const double d[2], const double t[2]) {
     double m = ratio_of(d, t), x = extra_ratio(e, cs, idx, v);
-    return x > m || isnan(x) ? (isnan(x) ? INFINITY : x) : m;
+    return x > m ? x : m;
 }
 
 /* Keep in open[cs] only the entries of list that fail the full check now. */

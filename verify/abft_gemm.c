@@ -516,14 +516,12 @@ typedef struct gemm_ctx {
     gemm_side_t s[2];
     double *va, *vb;  /* k doubles each: a row of op(A), a column of op(B) */
     /* the random checksum (p->rnd): the rows its compare flagged (merged into s[0].flags),
-     * and, on the rare path, host copies of its encodings Sr, Sra, Pr, Pra (m x 2 each) and
-     * weights (n x 2), with the sums of |op(B)|·Vr over the inner dimension */
+     * and, on the rare path, its encodings on the host as a side of rows (xr: S = Sr, ...,
+     * ysum from |op(B)|·Vr) and its weights (xw, n x 2) */
     int64_t *xflags, *xmerge;
     int64_t nx;
-    double *xS, *xSa, *xP, *xPa, *xw;
-    double xysum[2];
-    int xsig; /* as gemm_side_t's sig, dsig, tsig, for Sr */
-    double xdsig[2][2], xtsig[2][2];
+    gemm_side_t xr;
+    double *xw;
 } gemm_ctx_t;
 
 /* Copy `len` elements of data precision starting at `base` with stride `stride` (1 or a
@@ -706,49 +704,38 @@ static abft_status_t cb_vec(void *ctx, int cs, int64_t idx, int *ok) {
     return ABFT_STATUS_SUCCESS;
 }
 
-/* The kept checksums of one side as the re-derivation sees them: the host copy S, Sa
- * (n x 2 each), the encoding of the other operand they came from (widx x, xa), their own
- * checksum taken at encoding (widx sig) and its change so far (sig: -1 not known yet). */
-typedef struct kept {
-    double *S, *Sa;
-    int64_t n;
-    int x, xa, sigw;
-    int *sig;
-    double (*dsig)[2], (*tsig)[2];
-} kept_t;
+/* The arrays a side's kept checksums (host copy in a gemm_side_t) come from: the encoding
+ * of the other operand (x, xa) and their own checksum taken at encoding (sig). */
+typedef struct kept_src {
+    int x, xa, sig;
+} kept_src_t;
 
-static kept_t kept_of(gemm_ctx_t *g, int cs) {
-    gemm_side_t *s = &g->s[cs];
-    kept_t k = {s->S, s->Sa, s->n, cs ? W_ZA : W_YB, cs ? W_ZAA : W_YBA, cs ? W_SIGT : W_SIG,
-                &s->sig, s->dsig, s->tsig};
-    return k;
-}
-
-/* Have the kept checksums changed since they were encoded? Their own checksum, taken at
+/* Have the kept checksums of s changed since they were encoded? Their own checksum, taken at
  * encoding, against the same sums of the host copy, beyond the rounding of the two. */
-static abft_status_t kept_changed(gemm_ctx_t *g, const kept_t *kp, int *changed) {
+static abft_status_t kept_changed(gemm_ctx_t *g, gemm_side_t *s, kept_src_t src,
+                                  int *changed) {
     struct abft_gemm_plan *p = g->p;
-    if (*kp->sig < 0) {
+    if (s->sig < 0) {
         double y[4];
-        abft_copy_args_t c = {0, sizeof(double), 2, 2, y, 2, p->w[kp->sigw], p->ld[kp->sigw]};
+        abft_copy_args_t c = {0, sizeof(double), 2, 2, y, 2, p->w[src.sig], p->ld[src.sig]};
         ABFT_TRY(p->h->ops->copy(&p->h->kctx, &c));
-        double g2 = abft_gamma(p->h, (double)kp->n + 2.0, 0x1p-53);
-        *kp->sig = 0;
+        double g2 = abft_gamma(p->h, (double)s->n + 2.0, 0x1p-53);
+        s->sig = 0;
         for (int q = 0; q < 2; ++q)
             for (int v = 0; v < 2; ++v) {
                 double cur = 0.0, abs = 0.0;
-                for (int64_t i = 0; i < kp->n; ++i) {
-                    double w = v ? (double)(i + 1) : 1.0, x = kp->S[i + q * kp->n];
+                for (int64_t i = 0; i < s->n; ++i) {
+                    double w = v ? (double)(i + 1) : 1.0, x = s->S[i + q * s->n];
                     cur += w * x;
                     abs += w * fabs(x);
                 }
-                double tol = 2.0 * g2 * abs * (1.0 + 0x1p-50) + 4.0 * (double)kp->n * 0x1p-1074;
-                kp->dsig[q][v] = cur - y[q + 2 * v];
-                kp->tsig[q][v] = tol;
-                if (!(fabs(kp->dsig[q][v]) <= tol)) *kp->sig = 1;
+                double tol = 2.0 * g2 * abs * (1.0 + 0x1p-50) + 4.0 * (double)s->n * 0x1p-1074;
+                s->dsig[q][v] = cur - y[q + 2 * v];
+                s->tsig[q][v] = tol;
+                if (!(fabs(s->dsig[q][v]) <= tol)) s->sig = 1;
             }
     }
-    *changed = *kp->sig;
+    *changed = s->sig;
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -823,14 +810,14 @@ static abft_status_t cb_check_vec(void *ctx, int cs, int64_t idx, const double *
  * checksums' own checksum shows they changed since encoding: an input corrupted after
  * encoding gives the same picture from the row alone (the data agree with a checksum
  * re-derived from the corrupted input). The beta·C_old part cannot be re-derived. */
-static abft_status_t rederive(gemm_ctx_t *g, int cs, int64_t idx, const kept_t *kp,
-                              int *changed) {
+static abft_status_t rederive(gemm_ctx_t *g, int cs, int64_t idx, gemm_side_t *kp,
+                              kept_src_t src, int *changed) {
     struct abft_gemm_plan *p = g->p;
     *changed = 0;
     const void *M = cs ? g->B : g->A;
     if (!g->use_ab || M == NULL) return ABFT_STATUS_SUCCESS;
     int kept = 0;
-    ABFT_TRY(kept_changed(g, kp, &kept));
+    ABFT_TRY(kept_changed(g, kp, src, &kept));
     if (!kept) return ABFT_STATUS_SUCCESS;
     /* the strip of the input as a 1 x k (trans 0) or k x 1 (trans 1) matrix */
     int along = cs ? !p->transb : p->transa; /* the strip is contiguous */
@@ -839,7 +826,7 @@ static abft_status_t rederive(gemm_ctx_t *g, int cs, int64_t idx, const kept_t *
                           : (p->transa ? at(p, M, 0, idx, ld) : at(p, M, idx, 0, ld));
     double *y = p->w[W_TMP], *ya = p->w[W_TMP] + 2;
     abft_tsmm_args_t a = {p->prec, along, along ? p->k : 1, along ? 1 : p->k, 2, base, ld,
-                          p->w[kp->x], p->ld[kp->x], p->w[kp->xa], p->ld[kp->xa], y, 1, ya, 1};
+                          p->w[src.x], p->ld[src.x], p->w[src.xa], p->ld[src.xa], y, 1, ya, 1};
     ABFT_TRY(p->h->ops->tsmm(&p->h->kctx, &a));
     double r[4];
     abft_copy_args_t c = {0, sizeof(double), 4, 1, r, 4, y, 4};
@@ -878,12 +865,12 @@ static abft_status_t rederive(gemm_ctx_t *g, int cs, int64_t idx, const kept_t *
  * checksum's too (either may be the corrupted one). */
 static abft_status_t cb_checksum(void *ctx, int cs, int64_t idx, int *changed) {
     gemm_ctx_t *g = (gemm_ctx_t *)ctx;
-    kept_t kp = kept_of(g, cs);
-    ABFT_TRY(rederive(g, cs, idx, &kp, changed));
+    kept_src_t src = {cs ? W_ZA : W_YB, cs ? W_ZAA : W_YBA, cs ? W_SIGT : W_SIG};
+    ABFT_TRY(rederive(g, cs, idx, &g->s[cs], src, changed));
     if (cs == 0 && g->p->rnd) {
-        kept_t kx = {g->xS, g->xSa, g->p->m, W_YR, W_YRA, W_SIGR, &g->xsig, g->xdsig, g->xtsig};
+        kept_src_t xsrc = {W_YR, W_YRA, W_SIGR};
         int cx = 0;
-        ABFT_TRY(rederive(g, 0, idx, &kx, &cx));
+        ABFT_TRY(rederive(g, 0, idx, &g->xr, xsrc, &cx));
         *changed |= cx;
     }
     return ABFT_STATUS_SUCCESS;
@@ -943,32 +930,18 @@ static void rnd_merge(gemm_ctx_t *g) {
     s->nflag = n;
 }
 
-/* Host copies of the random checksum's encodings and weights (the rare path). */
+static abft_status_t fetch_encodings(gemm_ctx_t *g, gemm_side_t *s, int sidx, int pidx,
+                                     int yidx);
+
+/* Host copies of the random checksum's encodings, as a side of rows, and its weights (the
+ * rare path). */
 static abft_status_t fetch_rnd(gemm_ctx_t *g) {
-    struct abft_gemm_plan *p = g->p;
-    abft_handle_t h = p->h;
-    const double *const *w = (const double *const *)p->w;
-    const int64_t *ld = p->ld, m = p->m, n = p->n;
-    g->xS = (double *)calloc((size_t)(8 * m + 2 * n) + 1, sizeof(double));
-    ABFT_RETURN_IF(g->xS == NULL, ABFT_STATUS_ALLOC_FAILED);
-    g->xSa = g->xS + 2 * m, g->xP = g->xS + 4 * m, g->xPa = g->xS + 6 * m, g->xw = g->xS + 8 * m;
-    g->xsig = -1;
-    rnd_weights(p->rnd_seed, n, g->xw);
-    ABFT_TRY(fetch_n2(h, g->xS, g->use_ab ? w[W_SR] : NULL, m, ld[W_SR]));
-    ABFT_TRY(fetch_n2(h, g->xSa, g->use_ab ? w[W_SRA] : NULL, m, ld[W_SRA]));
-    ABFT_TRY(fetch_n2(h, g->xP, p->beta != 0.0 ? w[W_PR] : NULL, m, ld[W_PR]));
-    ABFT_TRY(fetch_n2(h, g->xPa, p->beta != 0.0 ? w[W_PRA] : NULL, m, ld[W_PRA]));
-    g->xysum[0] = g->xysum[1] = 0.0;
-    if (!g->use_ab) return ABFT_STATUS_SUCCESS;
-    double *y = (double *)malloc(sizeof(double) * (size_t)p->k * 2);
-    ABFT_RETURN_IF(y == NULL, ABFT_STATUS_ALLOC_FAILED);
-    abft_status_t st = fetch_n2(h, y, w[W_YRA], p->k, ld[W_YRA]);
-    for (int64_t l = 0; l < p->k && st == ABFT_STATUS_SUCCESS; ++l)
-        g->xysum[0] += y[l], g->xysum[1] += y[l + p->k];
-    double pad = 1.0 + (double)(p->k + 2) * 0x1p-52;
-    g->xysum[0] *= pad, g->xysum[1] *= pad;
-    free(y);
-    return st;
+    const struct abft_gemm_plan *p = g->p;
+    g->xr.n = p->m;
+    g->xw = (double *)malloc(sizeof(double) * (size_t)p->n * 2 + 1);
+    ABFT_RETURN_IF(g->xw == NULL, ABFT_STATUS_ALLOC_FAILED);
+    rnd_weights(p->rnd_seed, p->n, g->xw);
+    return fetch_encodings(g, &g->xr, W_SR, W_PR, W_YRA);
 }
 
 /* The engine's detection-only check of row idx (values v): its residual in each weight
@@ -980,18 +953,20 @@ static void cb_extra(void *ctx, int64_t idx, const double *v, double *ratio) {
     const gemm_side_t *s = &g->s[0];
     const int64_t m = p->m, n = p->n;
     double worst = 0.0;
+    *ratio = 0.0;
+    if (!p->rnd) return; /* no random checksum: nothing to add */
     for (int q = 0; q < 2; ++q) {
         const double *wq = g->xw + q * n;
         double r = 0.0, ra = 0.0;
         for (int64_t j = 0; j < n; ++j) r += wq[j] * v[j], ra += wq[j] * fabs(v[j]);
         double e = 0.0, b = 0.0;
         int64_t o = idx + q * m;
-        if (g->use_ab) e = p->alpha * g->xS[o], b = fabs(p->alpha) * g->xSa[o];
-        if (p->beta != 0.0) e += p->beta * g->xP[o], b += fabs(p->beta) * g->xPa[o];
+        if (g->use_ab) e = p->alpha * g->xr.S[o], b = fabs(p->alpha) * g->xr.Sa[o];
+        if (p->beta != 0.0) e += p->beta * g->xr.P[o], b += fabs(p->beta) * g->xr.Pa[o];
         double t = s->bc.coef_s * b + s->bc.coef_r * ra + s->bc.abs_floor;
         if (g->use_ab) {
             double l1 = s->l1[idx] >= 0.0 ? s->l1[idx] : l1_bound(g, s, idx);
-            t += s->bc.eta_amp * (2.0 * (double)n * l1 + g->xysum[q]);
+            t += s->bc.eta_amp * (2.0 * (double)n * l1 + g->xr.ysum[q]);
             /* weights that are not integers: each product r_j·b_lj of the encoding that is
              * subnormal loses up to a subnormal spacing, n per entry of Yr, which op(A)
              * and alpha then amplify */
@@ -1029,14 +1004,13 @@ static abft_status_t check_all(gemm_ctx_t *g, double mr[2]) {
      * the rows' (a second synchronisation only beside full checksums: the compare takes
      * two jobs) */
     double mrx = 0.0;
-    if (full)
-        ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, g->C, g->ldc, rnd_cols(p), p->ld[W_RW],
-                          NULL, 0, p->w[W_RR], p->ld[W_RR], p->w[W_RRA], p->ld[W_RRA]));
+    abft_compare_args_t x = rnd_job(g, &mrx);
     if (!full) {
-        jobs[1] = rnd_job(g, &mrx);
+        jobs[1] = x;
         ABFT_TRY(h->ops->compare(&h->kctx, jobs, 2));
     } else {
-        abft_compare_args_t x = rnd_job(g, &mrx);
+        ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, g->C, g->ldc, rnd_cols(p), p->ld[W_RW],
+                          NULL, 0, p->w[W_RR], p->ld[W_RR], p->w[W_RRA], p->ld[W_RRA]));
         ABFT_TRY(h->ops->compare(&h->kctx, jobs, 2));
         ABFT_TRY(h->ops->compare(&h->kctx, &x, 1));
     }
@@ -1070,12 +1044,17 @@ static abft_status_t fetch_n2(abft_handle_t h, double *host, const double *dev, 
 
 /* Bring one side's encodings to the host, with the sums the underflow term needs. */
 static abft_status_t fetch_side(gemm_ctx_t *g, int cs) {
+    return fetch_encodings(g, &g->s[cs], cs ? W_T : W_S, cs ? W_PC : W_P, cs ? W_ZAA : W_YBA);
+}
+
+/* Host copies of the encodings of s (s->n entries): S, Sa from sidx, sidx + 1, P, Pa from
+ * pidx, pidx + 1, and the sums the underflow term needs from yidx. */
+static abft_status_t fetch_encodings(gemm_ctx_t *g, gemm_side_t *s, int sidx, int pidx,
+                                     int yidx) {
     struct abft_gemm_plan *p = g->p;
     abft_handle_t h = p->h;
-    gemm_side_t *s = &g->s[cs];
     const double *const *w = (const double *const *)p->w;
     const int64_t *ld = p->ld;
-    int sidx = cs ? W_T : W_S, pidx = cs ? W_PC : W_P, yidx = cs ? W_ZAA : W_YBA;
     int64_t n = s->n;
     s->S = (double *)calloc((size_t)n * 9 + 1, sizeof(double));
     ABFT_RETURN_IF(s->S == NULL, ABFT_STATUS_ALLOC_FAILED);
@@ -1110,16 +1089,13 @@ static void ctx_free(gemm_ctx_t *g) {
     }
     free(g->va);
     free(g->xflags);
-    free(g->xS);
+    free(g->xr.S);
+    free(g->xw);
 }
 
 static const abft_corr_ops_t gemm_corr_ops = {cb_get,  cb_put_vec,  cb_put,       cb_expect,
                                               cb_elem, cb_vec,      cb_checksum,  cb_check_vec,
-                                              cb_recheck, NULL};
-/* the same, with the random checksum's check */
-static const abft_corr_ops_t gemm_corr_ops_rnd = {
-    cb_get, cb_put_vec, cb_put, cb_expect, cb_elem, cb_vec, cb_checksum, cb_check_vec,
-    cb_recheck, cb_extra};
+                                              cb_recheck, cb_extra};
 
 /* held != NULL: the GEMM went through the device-side gate; *held = 1 when the gate held it
  * back (a non-finite screen): then C is the old C, and nothing is checked or changed. */
@@ -1190,8 +1166,7 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
         int64_t *flags[2] = {g.s[0].flags, g.s[1].flags};
         int64_t nflag[2] = {g.s[0].nflag, g.s[1].nflag};
         double refined = 0.0;
-        st = abft_correct(p->rnd ? &gemm_corr_ops_rnd : &gemm_corr_ops, &g, &cfg, flags, nflag,
-                          rep, &refined);
+        st = abft_correct(&gemm_corr_ops, &g, &cfg, flags, nflag, rep, &refined);
         /* the compare's flags measured against the full bound (docs/api.md) */
         rep->max_ratio = refined;
     }
