@@ -22,7 +22,7 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
                                  {65, 65, 0},  {150, 150, 0}, {257, 257, 0}, {200, 120, 0},
                                  {120, 200, 0}, {100, 100, 7}, {97, 97, 16}, {300, 300, 32}};
     int bitwise = 0, runs = 0, npiv_diff = 0, nbe = 0;
-    double worst_be = 0.0;
+    double worst_be = 0.0, worst_diff = 0.0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
         for (int kind = 0; kind < 4; ++kind) {
             int64_t m = shapes[s][0], n = shapes[s][1], lda = m + (kind == 1 ? 5 : 0);
@@ -46,22 +46,22 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
                      (long long)m, (long long)n, kind, (long long)opt.nb, (long long)rep.detected,
                      rep.max_ratio);
             /* With LAPACK's blocking (nb 64 and no recursion below it) the operations are
-             * LAPACK's: same pivots, factors equal to rounding. Another blocking (another
-             * nb, or panels split into leaves of panel_nb columns) rounds differently: it
-             * may resolve a near-tie of pivots the other way, and even with the same pivots
-             * its factors differ from LAPACK's by more than a fixed relative tolerance on
-             * cancelling data (seed 12478675339584: 1.03e-12 at 120 x 200, panel_nb 8). What
-             * holds for it is backward stability: |P·A - L·U| <= 4k·u·|L||U|. */
+             * the reference LAPACK algorithm's, so the pivots must be LAPACK's. The factors
+             * are not bitwise LAPACK's where the LAPACK linked here is another
+             * implementation (OpenBLAS's dgetrf orders its updates differently), and no
+             * fixed relative tolerance on their difference is a derived bound: it was
+             * exceeded on cancelling data, 1.03e-12 at 120 x 200 with panel_nb 8 (seed
+             * 12478675339584) and 1.19e-12 at 120 x 200 with LAPACK's blocking (seed
+             * 280467455035160). What holds for every blocking is backward stability,
+             * |P·A - L·U| <= 4k·u·|L||U|, checked on every nonsingular run; how far the
+             * factors are from LAPACK's is printed, not asserted. */
             int same_piv = 1;
             for (int64_t i = 0; i < k; ++i) same_piv &= ip[i] == rp[i];
             const int lapack_blocking = (opt.nb == 0 || opt.nb == 64) && opt.panel_nb == 0;
             TU_CHECK(same_piv || !lapack_blocking, "%lldx%lld kind %d: pivots differ from LAPACK",
                      (long long)m, (long long)n, kind);
-            if (lapack_blocking && same_piv) {
-                double e = tu_rel_diff(m, n, A, R, lda);
-                TU_CHECK(e < 1e-12, "%lldx%lld kind %d: factors differ from LAPACK by %g",
-                         (long long)m, (long long)n, kind, e);
-            } else if (info == 0) {
+            if (lapack_blocking && same_piv) worst_diff = fmax(worst_diff, tu_rel_diff(m, n, A, R, lda));
+            if (info == 0) {
                 double be = tu_lu_backward(m, n, A0, A, lda, ip, 0x1p-53);
                 worst_be = fmax(worst_be, be);
                 ++nbe;
@@ -120,7 +120,8 @@ static void test_clean(abft_handle_t h, tu_rng_t *r) {
     }
     printf("clean: %d fp64 + 20 fp32 factorizations, %d bitwise equal to LAPACK, %d with other "
            "valid pivots (a near tie); %d backward errors checked, worst %.3g "
-           "of k·u·|L||U|\n", runs, bitwise, npiv_diff, nbe, worst_be);
+           "of k·u·|L||U|; with LAPACK's blocking and pivots the factors differ from LAPACK's by "
+           "at most %.3g (relative)\n", runs, bitwise, npiv_diff, nbe, worst_be, worst_diff);
 }
 
 /* A flip in the trailing matrix between panels: corrected online; with the trailing checks
