@@ -13,12 +13,21 @@
  * compared with (u the data's unit roundoff, lambda = 4, sq_i = sum_l a_il^2·sum_j b_lj^2):
  *   second moment (Cauchy-Schwarz):  lambda·u·sqrt(k)·sqrt(k·sq_i)
  *   random walk with drift:          lambda·u·sqrt((k/3)·(sq_i/2 + sum_j C_ij^2/3))
+ *   prefix:                          lambda·u·sqrt(V_i), V_i = sum_j sum_t (P_tj^2 + p_tj^2),
+ *                                    P_tj = sum_{l <= t} a_il·b_lj (natural order), exact
+ *   sketched prefix:                 lambda_q·u·sqrt(Vs_i + sq_i), Vs_i = sum_r sum_t
+ *                                    (sum_{l <= t} a_il·Z_lr)^2 / q, Z = B·G, G an n x q
+ *                                    matrix of normal draws (q = 32), lambda_q from a row's
+ *                                    false-alarm probability 2^-40 (below)
+ * ("sk low" prints the smallest Vs_i / (V_i - sq_i) seen: how low the sketch fell.)
  * Printed and written (DIR/bound_cpu.md, .json; default bench/results): the largest
  * residual/bound over rows and products (the tightness; above 1 the candidate failed),
  * beside the library's own largest |residual|/bound in each mode. Data kinds: cancelling
  * (uniform in [-1, 1]), positive (uniform in [0, 1]), wide range ([-1, 1] times 2^e, e
  * uniform in [-10, 9]) and sign-sorted (positive A whose every row has its larger half
- * first, B rows alternating in sign by blocks: partial sums that grow, then cancel).
+ * first, B rows alternating in sign by blocks: partial sums that grow, then cancel) and
+ * repeated (A cancelling, every column of B equal to its first: each row of C is one value
+ * n times, its rounding errors equal instead of independent).
  * GIT_COMMIT in the environment is recorded as the commit. A benchmark, not a test: it
  * exits 1 only when a call fails or the library flags a clean product. */
 #include <math.h>
@@ -41,8 +50,9 @@ typedef long double quad;
 #define QUAD_NAME "long double"
 #endif
 
-enum { KINDS = 4 };
-static const char *kind_name[KINDS] = {"cancelling", "positive", "wide range", "sign-sorted"};
+enum { KINDS = 5 };
+static const char *kind_name[KINDS] = {"cancelling", "positive", "wide range", "sign-sorted",
+                                       "repeated"};
 
 static uint64_t rng_state;
 static uint64_t next_u64(void) {
@@ -52,6 +62,24 @@ static uint64_t next_u64(void) {
     return z ^ (z >> 31);
 }
 static double unit(void) { return (double)(next_u64() >> 11) * 0x1p-53; }
+static double normal(void) { /* Box-Muller */
+    const double a = 1.0 - unit(), b = unit();
+    return sqrt(-2.0 * log(a)) * cos(6.283185307179586 * b);
+}
+
+/* The sketched prefix candidate: SKETCH_Q normal weight vectors, a row's false-alarm
+ * probability SKETCH_P under the rounding model. */
+enum { SKETCH_Q = 32 };
+#define SKETCH_P 0x1p-40
+
+/* Under the rounding model (independent roundings, |delta| <= u) a row's rounding error E is
+ * sub-Gaussian with variance proxy u^2·V (Hoeffding), and the sketch is V·X/q with X at
+ * worst a chi-square of q degrees of freedom (the squared prefixes all parallel), so
+ * P(|E| > lambda·u·sqrt(V·X/q)) <= 2·E[exp(-lambda^2·X/(2q))] = 2·(1 + lambda^2/q)^(-q/2):
+ * lambda_q makes that SKETCH_P. */
+static double lambda_q(void) {
+    return sqrt(SKETCH_Q * (pow(2.0 / SKETCH_P, 2.0 / SKETCH_Q) - 1.0));
+}
 
 /* One n x n matrix of a kind (column-major); `b`: the B operand of the pair. */
 static void fill(double *M, int64_t n, int kind, int b) {
@@ -62,9 +90,13 @@ static void fill(double *M, int64_t n, int kind, int b) {
             case 0: v = 2.0 * unit() - 1.0; break;
             case 1: v = unit(); break;
             case 2: v = (2.0 * unit() - 1.0) * ldexp(1.0, (int)(next_u64() % 20) - 10); break;
-            default:
+            case 3:
                 if (!b) v = (j < n / 2 ? 1.0 : 0.5) * (0.5 + 0.5 * unit()); /* A: positive */
                 else v = (i < n / 2 ? 1.0 : -1.0) * (0.5 + 0.5 * unit());  /* B: +, then - */
+                break;
+            default: /* A cancelling; B's columns all equal its first (rounding errors equal
+                      * across the columns of C, not independent) */
+                v = (b && j > 0) ? M[i] : 2.0 * unit() - 1.0;
                 break;
             }
             M[i + j * n] = v;
@@ -75,7 +107,7 @@ typedef struct row_result {
     char prec;
     int64_t n;
     int kind;
-    double lib_worst, lib_prob, cs, rwd;
+    double lib_worst, lib_prob, cs, rwd, pre, sk, sk_low;
 } row_result_t;
 
 /* The product through the library in one bound mode; C gets the result (data precision,
@@ -116,7 +148,7 @@ static double run(abft_handle_t h, char prec, int64_t n, const double *A, const 
 /* The candidates' largest residual/bound over the rows of one product. A and B hold the
  * data as the GEMM saw it (rounded to fp32 for 's'). */
 static void candidates(int64_t n, double u, const double *A, const double *B, const double *C,
-                       double *cs, double *rwd) {
+                       double *cs, double *rwd, double *pre, double *sk, double *sk_low) {
     quad *be = calloc((size_t)n, sizeof(quad));
     double *bsq = calloc((size_t)n, sizeof(double));
     for (int64_t j = 0; j < n; ++j)
@@ -125,8 +157,37 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
             be[l] += (quad)b;
             bsq[l] += b * b;
         }
+    /* B by rows (row l contiguous), and the running prefix sums P_j of one row of C */
+    double *Bt = malloc((size_t)n * (size_t)n * sizeof(double));
+    double *P = malloc((size_t)n * sizeof(double));
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t l = 0; l < n; ++l) Bt[l * n + j] = B[l + j * n];
+    /* The sketch: Z = B·G with G an n x SKETCH_Q matrix of standard normal draws, so that
+     * (G^T P_t)_r = sum_{l <= t} a_il·Z_lr and E_G[sum_r (G^T P_t)_r^2 / q] = ||P_t||^2. */
+    double *Z = calloc((size_t)n * SKETCH_Q, sizeof(double));
+    for (int64_t j = 0; j < n; ++j)
+        for (int r = 0; r < SKETCH_Q; ++r) {
+            const double g = normal();
+            for (int64_t l = 0; l < n; ++l) Z[l * SKETCH_Q + r] += B[l + j * n] * g;
+        }
+    /* lambda of the sketched bound: a row's false alarm at most 2·(1 + lambda^2/q)^(-q/2)
+     * = SKETCH_P under the rounding model whatever the partial sums (the sketch is a
+     * chi-square draw of q degrees of freedom at worst, times the exact V) */
+    const double lam_q = lambda_q();
     const double lambda = 4.0, k = (double)n;
     for (int64_t i = 0; i < n; ++i) {
+        /* prefix: V_i = sum_j sum_t (P_tj^2 + p_tj^2), P_tj = sum_{l <= t} a_il·b_lj, the
+         * partial sums of a GEMM that sums in the natural order of l */
+        double V = 0.0;
+        for (int64_t j = 0; j < n; ++j) P[j] = 0.0;
+        for (int64_t l = 0; l < n; ++l) {
+            const double a = A[i + l * n], *b = Bt + l * n;
+            for (int64_t j = 0; j < n; ++j) {
+                const double pj = a * b[j];
+                P[j] += pj;
+                V += P[j] * P[j] + pj * pj;
+            }
+        }
         quad s = 0, t = 0;
         double sq = 0.0, c2 = 0.0;
         for (int64_t j = 0; j < n; ++j) {
@@ -144,10 +205,28 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         double b_rwd = lambda * u * sqrt((k / 3.0) * (sq / 2.0 + c2 / 3.0));
         double x = b_cs > 0.0 ? r / b_cs : (r == 0.0 ? 0.0 : INFINITY);
         double y = b_rwd > 0.0 ? r / b_rwd : (r == 0.0 ? 0.0 : INFINITY);
+        double Vs = 0.0, sq2 = 0.0;
+        for (int r = 0; r < SKETCH_Q; ++r) {
+            double run_s = 0.0;
+            for (int64_t l = 0; l < n; ++l) {
+                run_s += A[i + l * n] * Z[l * SKETCH_Q + r];
+                Vs += run_s * run_s;
+            }
+        }
+        for (int64_t l = 0; l < n; ++l) sq2 += A[i + l * n] * A[i + l * n] * bsq[l];
+        const double Vpre = V - sq2; /* the exact sum of squared prefixes, without sum p^2 */
+        Vs = Vs / SKETCH_Q + sq2;
+        if (Vpre > 0.0 && (Vs - sq2) / Vpre < *sk_low) *sk_low = (Vs - sq2) / Vpre;
+        const double b_sk = lam_q * u * sqrt(Vs);
+        double q = b_sk > 0.0 ? r / b_sk : (r == 0.0 ? 0.0 : INFINITY);
+        if (q > *sk) *sk = q;
+        const double b_pre = lambda * u * sqrt(V);
+        double z = b_pre > 0.0 ? r / b_pre : (r == 0.0 ? 0.0 : INFINITY);
         if (x > *cs) *cs = x;
         if (y > *rwd) *rwd = y;
+        if (z > *pre) *pre = z;
     }
-    free(be), free(bsq);
+    free(be), free(bsq), free(Bt), free(P), free(Z);
 }
 
 int main(int argc, char **argv) {
@@ -185,8 +264,8 @@ int main(int argc, char **argv) {
     if (abft_create(&h, ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS) return 1;
     row_result_t res[2 * 8 * KINDS];
     int nres = 0, failed = 0;
-    printf("%-4s %6s %-12s %12s %12s %12s %12s\n", "prec", "n", "data", "lib worst", "lib prob",
-           "2nd moment", "rw drift");
+    printf("%-4s %6s %-12s %12s %12s %12s %12s %12s %12s %12s\n", "prec", "n", "data",
+           "lib worst", "lib prob", "2nd moment", "rw drift", "prefix", "sketch", "sk low");
     for (const char *pc = precs; *pc; ++pc)
         for (int s = 0; s < nsizes; ++s)
             for (int kind = 0; kind < KINDS; ++kind) {
@@ -195,7 +274,7 @@ int main(int argc, char **argv) {
                 double *A = malloc(nn * sizeof(double)), *B = malloc(nn * sizeof(double));
                 double *C = malloc(nn * sizeof(double));
                 if (A == NULL || B == NULL || C == NULL) return 1;
-                row_result_t r = {*pc, n, kind, 0.0, 0.0, 0.0, 0.0};
+                row_result_t r = {*pc, n, kind, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, INFINITY};
                 const double u = *pc == 'd' ? 0x1p-53 : 0x1p-24;
                 for (int rep = 0; rep < reps; ++rep) {
                     rng_state = seed + 1000003ull * (uint64_t)(nres * reps + rep);
@@ -212,12 +291,13 @@ int main(int argc, char **argv) {
                     }
                     if (w > r.lib_prob) r.lib_prob = w;
                     if (x > r.lib_worst) r.lib_worst = x;
-                    candidates(n, u, A, B, C, &r.cs, &r.rwd);
+                    candidates(n, u, A, B, C, &r.cs, &r.rwd, &r.pre, &r.sk, &r.sk_low);
                 }
                 free(A), free(B), free(C);
                 res[nres++] = r;
-                printf("%-4c %6lld %-12s %12.3g %12.3g %12.3g %12.3g\n", r.prec, (long long)n,
-                       kind_name[kind], r.lib_worst, r.lib_prob, r.cs, r.rwd);
+                printf("%-4c %6lld %-12s %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g\n",
+                       r.prec, (long long)n, kind_name[kind], r.lib_worst, r.lib_prob, r.cs,
+                       r.rwd, r.pre, r.sk, r.sk_low);
                 fflush(stdout);
             }
     abft_destroy(h);
@@ -233,17 +313,24 @@ int main(int argc, char **argv) {
                    "Largest real residual / bound of the unit-weight row checksum over rows and "
                    "products (1 = the bound is reached; above 1 it failed). lib: the library's "
                    "report.max_ratio in each bound mode (worst case; probabilistic, factor 4). "
-                   "The two candidates, lambda = 4: second moment "
-                   "`lambda·u·sqrt(k)·sqrt(k·sq_i)` and random walk with drift "
+                   "The three candidates, lambda = 4: second moment "
+                   "`lambda·u·sqrt(k)·sqrt(k·sq_i)`, random walk with drift "
                    "`lambda·u·sqrt((k/3)·(sq_i/2 + sum_j C_ij^2/3))`, sq_i = "
-                   "sum_l a_il^2·sum_j b_lj^2 (bench/bench_bound.c).\n\n"
-                   "| prec | n | data | lib worst | lib prob | second moment | rw drift |\n"
-                   "| --- | ---: | --- | ---: | ---: | ---: | ---: |\n",
-                date, commit ? commit : "unknown", (unsigned long long)seed, reps);
+                   "sum_l a_il^2·sum_j b_lj^2, and prefix `lambda·u·sqrt(sum_j sum_t "
+                   "(P_tj^2 + p_tj^2))` with P_tj = sum_{l <= t} a_il·b_lj, the partial sums "
+                   "in the natural order of l, and its sketch with 32 normal vectors, "
+                   "lambda_q = %.3g (a row's false alarm <= 2^-40 under the rounding model); "
+                   "sk low: the smallest sketch / exact sum of squared prefixes seen "
+                   "(bench/bench_bound.c).\n\n"
+                   "| prec | n | data | lib worst | lib prob | second moment | rw drift | prefix "
+                   "| sketched prefix | sk low |\n"
+                   "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+                date, commit ? commit : "unknown", (unsigned long long)seed, reps, lambda_q());
         for (int i = 0; i < nres; ++i)
-            fprintf(f, "| fp%s | %lld | %s | %.3g | %.3g | %.3g | %.3g |\n",
+            fprintf(f, "| fp%s | %lld | %s | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g |\n",
                     res[i].prec == 'd' ? "64" : "32", (long long)res[i].n, kind_name[res[i].kind],
-                    res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd);
+                    res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd, res[i].pre,
+                    res[i].sk, res[i].sk_low);
         fclose(f);
     }
     snprintf(path, sizeof path, "%s/bound_cpu.json", out);
@@ -255,9 +342,11 @@ int main(int argc, char **argv) {
         for (int i = 0; i < nres; ++i)
             fprintf(f, "%s\n {\"precision\": \"%c\", \"n\": %lld, \"data\": \"%s\", "
                        "\"lib_worst\": %.6g, \"lib_prob\": %.6g, \"second_moment\": %.6g, "
-                       "\"rw_drift\": %.6g}",
+                       "\"rw_drift\": %.6g, \"prefix\": %.6g, \"sketched_prefix\": %.6g, "
+                       "\"sketch_low\": %.6g}",
                     i ? "," : "", res[i].prec, (long long)res[i].n, kind_name[res[i].kind],
-                    res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd);
+                    res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd, res[i].pre,
+                    res[i].sk, res[i].sk_low);
         fprintf(f, "\n]}\n");
         fclose(f);
     }
