@@ -1,11 +1,13 @@
 /* How tight the checksum bound is: the real residual of a clean product's row checksum
  * against the library's bound (worst-case and probabilistic modes, from the report's
- * max_ratio) and against two second-moment candidates for a tight mode, on the CPU backend.
+ * max_ratio) and against candidates for a tight mode, on the CPU backend or (--backend cuda)
+ * the CUDA one (cuBLAS).
  *
- *   bench_bound [--sizes 256,1024,2048] [--reps R] [--precision s|d|both] [--out DIR]
+ *   bench_bound [--sizes 256,1024,2048] [--reps R] [--precision s|d|both]
+ *               [--backend cpu|cuda] [--out DIR]
  *
  * For each precision, size n (m = n = k) and data kind, R products C = A·B (fresh seeded
- * inputs each, seed printed) run through abft_sgemm/abft_dgemm on a CPU handle, once per
+ * inputs each, seed printed) run through abft_sgemm/abft_dgemm on a CPU (or CUDA) handle, once per
  * bound mode. For every row i the real residual of the unit-weight checksum,
  *   r_i = |sum_j C_ij - sum_l a_il·(sum_j b_lj)|,
  * is computed in binary128 where the compiler has it (exact products, sums far below the
@@ -20,7 +22,7 @@
  *                                    matrix of normal draws (q = 32), lambda_q from a row's
  *                                    false-alarm probability 2^-40 (below)
  * ("sk low" prints the smallest Vs_i / (V_i - sq_i) seen: how low the sketch fell.)
- * Printed and written (DIR/bound_cpu.md, .json; default bench/results): the largest
+ * Printed and written (DIR/bound_cpu.md, .json, or bound_cuda.*; default bench/results): the largest
  * residual/bound over rows and products (the tightness; above 1 the candidate failed),
  * beside the library's own largest |residual|/bound in each mode. Data kinds: cancelling
  * (uniform in [-1, 1]), positive (uniform in [0, 1]), wide range ([-1, 1] times 2^e, e
@@ -38,6 +40,11 @@
 #include <time.h>
 
 #include "abft/abft.h"
+#ifdef BENCH_BOUND_CUDA
+#include <cuda_runtime.h>
+#endif
+
+static int g_cuda; /* --backend cuda: the products run on the GPU (cuBLAS), device memory */
 
 /* The residual's reference arithmetic: binary128 where the compiler has it (GCC and Clang
  * on x86-64), else long double (at least the data's double on every target; on x86-64
@@ -120,20 +127,45 @@ static double run(abft_handle_t h, char prec, int64_t n, const double *A, const 
         return -1.0;
     abft_status_t st;
     size_t nn = (size_t)n * (size_t)n;
-    if (prec == 'd') {
-        st = abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0, A, n, B, n, 0.0, Cd, n, &rep);
-    } else {
-        float *As = malloc(nn * sizeof(float)), *Bs = malloc(nn * sizeof(float));
-        float *Cs = malloc(nn * sizeof(float));
-        if (As == NULL || Bs == NULL || Cs == NULL) {
-            free(As), free(Bs), free(Cs);
+    const size_t es = prec == 'd' ? sizeof(double) : sizeof(float);
+    void *hA = malloc(nn * es), *hB = malloc(nn * es), *hC = malloc(nn * es);
+    void *dA = hA, *dB = hB, *dC = hC;
+    if (hA == NULL || hB == NULL || hC == NULL) {
+        free(hA), free(hB), free(hC);
+        return -1.0;
+    }
+    for (size_t i = 0; i < nn; ++i) {
+        if (prec == 'd') ((double *)hA)[i] = A[i], ((double *)hB)[i] = B[i];
+        else ((float *)hA)[i] = (float)A[i], ((float *)hB)[i] = (float)B[i];
+    }
+#ifdef BENCH_BOUND_CUDA
+    if (g_cuda) {
+        dA = dB = dC = NULL;
+        if (cudaMalloc(&dA, nn * es) != cudaSuccess || cudaMalloc(&dB, nn * es) != cudaSuccess ||
+            cudaMalloc(&dC, nn * es) != cudaSuccess ||
+            cudaMemcpy(dA, hA, nn * es, cudaMemcpyHostToDevice) != cudaSuccess ||
+            cudaMemcpy(dB, hB, nn * es, cudaMemcpyHostToDevice) != cudaSuccess) {
+            cudaFree(dA), cudaFree(dB), cudaFree(dC);
+            free(hA), free(hB), free(hC);
             return -1.0;
         }
-        for (size_t i = 0; i < nn; ++i) As[i] = (float)A[i], Bs[i] = (float)B[i];
-        st = abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0f, As, n, Bs, n, 0.0f, Cs, n, &rep);
-        for (size_t i = 0; i < nn; ++i) Cd[i] = Cs[i];
-        free(As), free(Bs), free(Cs);
     }
+#endif
+    if (prec == 'd')
+        st = abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0, dA, n, dB, n, 0.0, dC, n, &rep);
+    else
+        st = abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0f, dA, n, dB, n, 0.0f, dC, n, &rep);
+#ifdef BENCH_BOUND_CUDA
+    if (g_cuda) {
+        if (st == ABFT_STATUS_SUCCESS &&
+            cudaMemcpy(hC, dC, nn * es, cudaMemcpyDeviceToHost) != cudaSuccess)
+            st = ABFT_STATUS_CUDA_ERROR;
+        cudaFree(dA), cudaFree(dB), cudaFree(dC);
+    }
+#endif
+    for (size_t i = 0; i < nn; ++i)
+        Cd[i] = prec == 'd' ? ((double *)hC)[i] : (double)((float *)hC)[i];
+    free(hA), free(hB), free(hC);
     if (st != ABFT_STATUS_SUCCESS) {
         fprintf(stderr, "bench_bound: %s\n", abft_status_name(st));
         return -1.0;
@@ -243,11 +275,24 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
             const char *p = argv[++i];
             precs = strcmp(p, "s") == 0 ? "s" : strcmp(p, "d") == 0 ? "d" : "sd";
+        } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+            const char *b = argv[++i];
+            if (strcmp(b, "cuda") == 0) {
+#ifdef BENCH_BOUND_CUDA
+                g_cuda = 1;
+#else
+                fprintf(stderr, "bench_bound: built without the CUDA backend\n");
+                return 2;
+#endif
+            } else if (strcmp(b, "cpu") != 0) {
+                fprintf(stderr, "bench_bound: --backend cpu|cuda\n");
+                return 2;
+            }
         } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
             out = argv[++i];
         } else {
             fprintf(stderr, "usage: bench_bound [--sizes 256,1024,2048] [--reps R] "
-                            "[--precision s|d|both] [--out DIR]\n");
+                            "[--precision s|d|both] [--backend cpu|cuda] [--out DIR]\n");
             return 2;
         }
     }
@@ -258,10 +303,12 @@ int main(int argc, char **argv) {
         }
     const char *commit = getenv("GIT_COMMIT");
     uint64_t seed = (uint64_t)time(NULL);
-    printf("bench_bound: seed %llu, %d reps, CPU backend, residuals in %s\n",
-           (unsigned long long)seed, reps, QUAD_NAME);
+    const char *bname = g_cuda ? "cuda" : "cpu";
+    printf("bench_bound: seed %llu, %d reps, %s backend, residuals in %s\n",
+           (unsigned long long)seed, reps, bname, QUAD_NAME);
     abft_handle_t h = NULL;
-    if (abft_create(&h, ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS) return 1;
+    if (abft_create(&h, g_cuda ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS)
+        return 1;
     row_result_t res[2 * 8 * KINDS];
     int nres = 0, failed = 0;
     printf("%-4s %6s %-12s %12s %12s %12s %12s %12s %12s %12s\n", "prec", "n", "data",
@@ -305,10 +352,10 @@ int main(int argc, char **argv) {
     char path[512], date[64];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    snprintf(path, sizeof path, "%s/bound_cpu.md", out);
+    snprintf(path, sizeof path, "%s/bound_%s.md", out, bname);
     FILE *f = fopen(path, "w");
     if (f != NULL) {
-        fprintf(f, "# Checksum bound tightness (bench_bound, CPU backend)\n\n- date: %s\n- commit: "
+        fprintf(f, "# Checksum bound tightness (bench_bound, %s backend)\n\n- date: %s\n- commit: "
                    "%s\n- seed %llu, %d products per case, C = A·B, m = n = k\n\n"
                    "Largest real residual / bound of the unit-weight row checksum over rows and "
                    "products (1 = the bound is reached; above 1 it failed). lib: the library's "
@@ -325,7 +372,8 @@ int main(int argc, char **argv) {
                    "| prec | n | data | lib worst | lib prob | second moment | rw drift | prefix "
                    "| sketched prefix | sk low |\n"
                    "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
-                date, commit ? commit : "unknown", (unsigned long long)seed, reps, lambda_q());
+                g_cuda ? "CUDA (cuBLAS)" : "CPU", date, commit ? commit : "unknown",
+                (unsigned long long)seed, reps, lambda_q());
         for (int i = 0; i < nres; ++i)
             fprintf(f, "| fp%s | %lld | %s | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g |\n",
                     res[i].prec == 'd' ? "64" : "32", (long long)res[i].n, kind_name[res[i].kind],
@@ -333,7 +381,7 @@ int main(int argc, char **argv) {
                     res[i].sk, res[i].sk_low);
         fclose(f);
     }
-    snprintf(path, sizeof path, "%s/bound_cpu.json", out);
+    snprintf(path, sizeof path, "%s/bound_%s.json", out, bname);
     f = fopen(path, "w");
     if (f != NULL) {
         fprintf(f, "{\"bench\": \"bench_bound\", \"date\": \"%s\", \"commit\": \"%s\", \"seed\": "
