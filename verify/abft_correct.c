@@ -12,7 +12,8 @@
  *      entry is checked against its own bound, with no allowance for the written values (a
  *      written value must fit its row's and its column's bound as any element does, so a
  *      correction can never widen a check and hide a second error); rounds repeat to a
- *      fixed point; if an entry crossing a write still fails at the end, every write is
+ *      fixed point; if an entry crossing a write still fails at the end (for a write that
+ *      only the crossing checksum confirmed: if any entry still fails), every write is
  *      rolled back;
  *   4. what is left: a corrupted checksum when re-deriving it from its inputs explains the
  *      residual (data intact), else the vector recomputed from the inputs when allowed and
@@ -28,6 +29,7 @@ typedef struct wlog {
     double old, now;
     double ratio; /* |residual| / bound of the entry that located it */
     int side;
+    int crossed; /* confirmed by the crossing checksum alone (no recomputation) */
 } wlog_t;
 
 typedef struct engine {
@@ -80,7 +82,10 @@ static int passes(const engine_t *e, int cs, int64_t idx, const double *v, doubl
 static double ratio_of(const double d[2], const double t[2]) {
     double m = 0.0;
     for (int q = 0; q < 2; ++q) {
-        double r = t[q] > 0.0 ? fabs(d[q]) / t[q] : (d[q] == 0.0 ? 0.0 : INFINITY);
+        /* an overflowed bound verifies nothing: infinite, as the compare counts it */
+        double r = !(t[q] < INFINITY) ? INFINITY
+                   : t[q] > 0.0       ? fabs(d[q]) / t[q]
+                                      : (d[q] == 0.0 ? 0.0 : INFINITY);
         if (!(r <= m)) m = isnan(r) ? INFINITY : r;
     }
     return m;
@@ -222,17 +227,26 @@ static abft_status_t try_vector(engine_t *e, int cs, int64_t idx, int *wrote) {
     }
     double stored = value;
     ABFT_TRY(e->ops->put(e->ctx, row, col, value, &stored));
-    wlog_t w = {row, col, old, stored, ratio_of(d, t), cs};
+    wlog_t w = {row, col, old, stored, ratio_of(d, t), cs, !ok};
     ABFT_TRY(log_write(e, &w));
     *wrote = 1;
     return ABFT_STATUS_SUCCESS;
 }
 
-/* Does an entry still failing cross a kept write? */
+/* Does an entry still failing cross a kept write? A write confirmed by the crossing
+ * checksum alone rests on its row and its column each holding one error; every entry of the
+ * other side still failing crosses that row or column, so it may hold the second error that
+ * made both agree on a wrong value: four equal errors around (i, j), at (i, j -+ a) and
+ * (i -+ b, j), point row i and column j both at C_ij - 2·delta, and after that write row i
+ * and column j pass, since the three errors left in each form a (1, -2, 1) pattern that the
+ * weights [1, j+1] do not see; only the lines of the four errors stay open. */
 static int open_crosses_write(const engine_t *e) {
+    const int two = e->cfg->nsides == 2;
+    const int any_open = e->nopen[0] > 0 || (two && e->nopen[1] > 0);
     for (int64_t k = 0; k < e->nw; ++k) {
+        if (e->w[k].crossed && any_open) return 1;
         if (in_list(e->open[0], e->nopen[0], e->w[k].i)) return 1;
-        if (e->cfg->nsides == 2 && in_list(e->open[1], e->nopen[1], e->w[k].j)) return 1;
+        if (two && in_list(e->open[1], e->nopen[1], e->w[k].j)) return 1;
     }
     return 0;
 }

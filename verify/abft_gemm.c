@@ -11,6 +11,7 @@
  *
  * Everything bulky runs on the handle's backend; the handling of flagged rows/columns (rare)
  * runs on the host on copies of the few rows/columns concerned. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1294,6 +1295,14 @@ abft_status_t abft_gemm_plan_create(abft_handle_t h, char precision, abft_operat
                                     double alpha, double beta, abft_gemm_plan_t *plan) {
     ABFT_TRY(check_shape(h, transa, transb, m, n, k, 3));
     ABFT_ARG_IF(precision != 'd' && precision != 's', 2);
+    if (precision == 's') {
+        /* the scalars an sgemm receives: rounded to fp32; beyond its largest finite value
+         * refused (before the conversion, which would be undefined there) */
+        ABFT_ARG_IF(!(fabs(alpha) <= FLT_MAX), 8);
+        ABFT_ARG_IF(!(fabs(beta) <= FLT_MAX), 9);
+        alpha = (double)(float)alpha;
+        beta = (double)(float)beta;
+    }
     ABFT_ARG_IF(!isfinite(alpha), 8);
     ABFT_ARG_IF(!isfinite(beta), 9);
     ABFT_ARG_IF(plan == NULL, 10);
@@ -1379,6 +1388,13 @@ static abft_status_t split_verify(abft_handle_t h, abft_gemm_plan_t p, abft_prec
     ABFT_ARG_IF(B != NULL && abft_bad_matrix(br, bc, B, ldb), 6);
     int bad = abft_matrix_bad_arg(p->m, p->n, C, ldc, 7, 8);
     ABFT_ARG_IF(bad != 0, bad);
+    /* C may be written (corrections) while A and B are read (recomputation): no overlap,
+     * as in abft_dgemm; with alpha = 0 or k = 0 they are not referenced */
+    const size_t es = elem_size(p->prec);
+    const int ab_used = p->alpha != 0.0 && p->k > 0;
+    ABFT_ARG_IF(ab_used && ((A != NULL && overlaps(C, p->m, p->n, ldc, A, ar, ac, lda, es)) ||
+                            (B != NULL && overlaps(C, p->m, p->n, ldc, B, br, bc, ldb, es))),
+                7);
     abft_report_t rep;
     memset(&rep, 0, sizeof rep);
     /* beta != 0: the encoded beta·C·V belongs to the C of this GEMM only */

@@ -13,8 +13,8 @@ typedef struct add_hook {
     abft_hook_site_t site;
     int which;
     int n;
-    int64_t r[4], c[4];
-    double delta[4];
+    int64_t r[8], c[8];
+    double delta[8];
     int flip_bit; /* >= 0: flip this bit instead of adding (site CHECKSUM: fp64) */
 } add_hook_t;
 
@@ -744,6 +744,146 @@ static void test_checksum_and_input(abft_handle_t h) {
              "uncorrectable %lld", cs_row2, cs_row5, (long long)rep.uncorrectable);
 }
 
+/* 13. Full checksums without recomputation (beta != 0, or the split form's verify without A
+ *     and B): four equal errors around (4, 5), at (4, 4), (4, 6), (3, 5) and (5, 5). Row 4
+ *     and column 5 both point at C(4, 5) with the value C(4, 5) - 2·delta, so the crossing
+ *     confirmation agreed, and after that write row 4 and column 5 passed (each then holds
+ *     a (1, -2, 1) pattern the weights [1, j+1] cannot see): C(4, 5), which was right, was
+ *     reported corrected and left off by 0.5. A write that only the crossing checksum
+ *     confirms is now rolled back while any entry still fails: nothing is written, and
+ *     every line holding an error is reported. */
+static void test_plus_pattern(abft_handle_t h) {
+    const int64_t i0 = 4, j0 = 5;
+    add_hook_t a = {ABFT_SITE_AFTER_GEMM, 0, 4, {4, 4, 3, 5}, {4, 6, 5, 5},
+                    {0.25, 0.25, 0.25, 0.25}, -1};
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_FULL);
+    for (int form = 0; form < 2; ++form)
+        for (int rnd = 0; rnd < 2; ++rnd) {
+            gemm_t g;
+            make(&g, 1313, 1.0, form == 0 ? 1.0 : 0.0);
+            abft_set_random_checksum(h, rnd, 77);
+            golden(h, &g);
+            abft_report_t rep;
+            if (form == 0) { /* abft_dgemm, beta = 1: no recomputation */
+                abft_set_hook(h, add_fn, &a);
+                TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
+                abft_set_hook(h, NULL, NULL);
+            } else { /* split form, beta = 0, verify without A and B */
+                abft_gemm_plan_t p = NULL;
+                TU_CHECK_STATUS(abft_gemm_plan_create(h, 'd', ABFT_OP_N, ABFT_OP_N, M, N, K,
+                                                      g.alpha, 0.0, &p),
+                                ABFT_STATUS_SUCCESS);
+                TU_CHECK_STATUS(abft_dgemm_encode(h, p, g.A, M, g.B, K, NULL, 0),
+                                ABFT_STATUS_SUCCESS);
+                memcpy(g.C, g.G, sizeof g.C); /* the caller's GEMM */
+                for (int f = 0; f < a.n; ++f) g.C[a.r[f] + a.c[f] * M] += a.delta[f];
+                TU_CHECK_STATUS(abft_dgemm_verify(h, p, NULL, 0, NULL, 0, g.C, M, &rep),
+                                ABFT_STATUS_SUCCESS);
+                abft_gemm_plan_destroy(p);
+            }
+            TU_CHECK(g.C[i0 + j0 * M] == g.G[i0 + j0 * M] || fabs(g.C[i0 + j0 * M] -
+                     g.G[i0 + j0 * M]) < 1e-12, "plus, form %d rnd %d: C(4,5) written, off "
+                     "by %g", form, rnd, g.C[i0 + j0 * M] - g.G[i0 + j0 * M]);
+            TU_CHECK(rep.corrected == 0, "plus, form %d rnd %d: corrected %lld", form, rnd,
+                     (long long)rep.corrected);
+            /* every error stays in a line reported uncorrectable */
+            for (int f = 0; f < a.n; ++f) {
+                int covered = 0;
+                for (int q = 0; q < rep.nfaults; ++q)
+                    if (rep.faults[q].action == ABFT_ACTION_UNCORRECTABLE &&
+                        ((rep.faults[q].side == 0 && rep.faults[q].row == a.r[f]) ||
+                         (rep.faults[q].side == 1 && rep.faults[q].col == a.c[f])))
+                        covered = 1;
+                TU_CHECK(covered, "plus, form %d rnd %d: the error at (%lld, %lld) is in no "
+                         "reported line", form, rnd, (long long)a.r[f], (long long)a.c[f]);
+            }
+        }
+    /* the same pattern of eight errors delta·s·s^T, s = (1, -2, 1), without its centre:
+     * only row 4 and column 5 see anything, and a write of C(4, 5) would leave delta·s·s^T,
+     * which no fixed-weight checksum sees (docs/bound.md). The random checksum refuses that
+     * write: C(4, 5) stays as it was. */
+    add_hook_t b = {ABFT_SITE_AFTER_GEMM, 0, 0, {0}, {0}, {0}, -1};
+    const int st[3] = {1, -2, 1};
+    for (int x = 0; x < 3; ++x)
+        for (int y = 0; y < 3; ++y)
+            if (x != 1 || y != 1)
+                b.r[b.n] = i0 - 1 + x, b.c[b.n] = j0 - 1 + y, b.delta[b.n++] = 0.25 * st[x] * st[y];
+    gemm_t g;
+    make(&g, 1314, 1.0, 1.0);
+    abft_set_random_checksum(h, 1, 78);
+    golden(h, &g);
+    abft_report_t rep;
+    abft_set_hook(h, add_fn, &b);
+    TU_CHECK_STATUS(call(h, &g, g.C, &rep), ABFT_STATUS_SUCCESS);
+    abft_set_hook(h, NULL, NULL);
+    TU_CHECK(rep.detected > 0 && rep.corrected == 0 &&
+                 fabs(g.C[i0 + j0 * M] - g.G[i0 + j0 * M]) < 1e-12,
+             "stencil square, random checksum: detected %lld corrected %lld, C(4,5) off by %g",
+             (long long)rep.detected, (long long)rep.corrected,
+             g.C[i0 + j0 * M] - g.G[i0 + j0 * M]);
+    abft_set_random_checksum(h, 0, 0);
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
+    printf("plus pattern: no write, every error in a reported line (4 configurations); "
+           "stencil square refused by the random checksum\n");
+}
+
+/* 14. Absolute-value sums that overflow (|A| near 2^1017, 64 rows): the column's bound is
+ *     infinite, so it verifies nothing and the column is reported; report.max_ratio came
+ *     back 0 (|d|/inf) while an entry failed. It is now infinite, as the compare counts it. */
+static void test_overflowed_ratio(abft_handle_t h) {
+    enum { MO = 64 };
+    static double A[MO], B[1] = {1.0}, C[MO];
+    for (int i = 0; i < MO; ++i) A[i] = (i & 1 ? -1.0 : 1.0) * 0x1p1017;
+    for (int kind = 0; kind < 2; ++kind) {
+        abft_set_checksum_kind(h, kind ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
+        abft_report_t rep;
+        TU_CHECK_STATUS(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, MO, 1, 1, 1.0, A, MO, B, 1, 0.0, C,
+                                   MO, &rep),
+                        ABFT_STATUS_SUCCESS);
+        TU_CHECK(rep.detected == 0 || rep.max_ratio > 1.0,
+                 "kind %d: detected %lld with max_ratio %g", kind, (long long)rep.detected,
+                 rep.max_ratio);
+        if (kind == 1)
+            TU_CHECK(rep.detected > 0 && rep.uncorrectable > 0,
+                     "full: the overflowed column was not reported (detected %lld)",
+                     (long long)rep.detected);
+    }
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
+}
+
+/* 15. The split form's verify accepted C overlapping A (abft_dgemm refuses it): verify may
+ *     write C while it reads A and B. And an fp32 plan took scalars beyond fp32's range. */
+static void test_split_contract(abft_handle_t h) {
+    double A[16], B[16], C[16], Cs[16];
+    for (int i = 0; i < 16; ++i) A[i] = B[i] = C[i] = 1.0 + i;
+    abft_gemm_plan_t p = NULL;
+    TU_CHECK_STATUS(abft_gemm_plan_create(h, 'd', ABFT_OP_N, ABFT_OP_N, 4, 4, 4, 1.0, 0.0, &p),
+                    ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_dgemm_encode(h, p, C, 4, B, 4, NULL, 0), ABFT_STATUS_SUCCESS);
+    memcpy(Cs, C, sizeof C);
+    abft_report_t rep;
+    memset(&rep, 0x5a, sizeof rep);
+    abft_report_t rep0 = rep;
+    TU_CHECK_STATUS(abft_dgemm_verify(h, p, C, 4, B, 4, C, 4, &rep), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK(abft_last_invalid_argument() == 7 && memcmp(C, Cs, sizeof C) == 0 &&
+                 memcmp(&rep, &rep0, sizeof rep) == 0,
+             "verify with C == A: argument %d, C or report touched",
+             abft_last_invalid_argument());
+    TU_CHECK_STATUS(abft_dgemm_verify(h, p, A, 4, C, 4, C, 4, &rep), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK(abft_last_invalid_argument() == 7, "verify with C == B: argument %d",
+             abft_last_invalid_argument());
+    abft_gemm_plan_destroy(p);
+    (void)A;
+    TU_CHECK_STATUS(abft_gemm_plan_create(h, 's', ABFT_OP_N, ABFT_OP_N, 4, 4, 4, 1e39, 0.0, &p),
+                    ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK(abft_last_invalid_argument() == 8, "fp32 plan, alpha 1e39: argument %d",
+             abft_last_invalid_argument());
+    TU_CHECK_STATUS(abft_gemm_plan_create(h, 's', ABFT_OP_N, ABFT_OP_N, 4, 4, 4, 1.0, -1e39, &p),
+                    ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK(abft_last_invalid_argument() == 9, "fp32 plan, beta -1e39: argument %d",
+             abft_last_invalid_argument());
+}
+
 int main(void) {
     printf("test_soundness: fixed seeds 1001..8008 and 7100..7499\n");
     abft_handle_t h = NULL;
@@ -760,6 +900,9 @@ int main(void) {
     test_alpha_zero(h);
     test_lu_big_multiplier(h);
     test_checksum_and_input(h);
+    test_plus_pattern(h);
+    test_overflowed_ratio(h);
+    test_split_contract(h);
     TU_CHECK_STATUS(abft_destroy(h), ABFT_STATUS_SUCCESS);
     return tu_finish("test_soundness");
 }
