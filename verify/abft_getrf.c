@@ -1018,6 +1018,35 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
     return st;
 }
 
+/* LAPACK's info of the factors as they are now: i + 1 for the first exactly zero U(i, i), else
+ * 0 (the diagonal read with stride lda + 1, one transfer). */
+static abft_status_t diag_info(struct abft_lu_plan *p, const void *A, int64_t lda,
+                               int64_t *info) {
+    double *d = NULL;
+    if (p->k == 0 || p->n == 0) {
+        *info = 0;
+        return ABFT_STATUS_SUCCESS;
+    }
+    ABFT_TRY(fetch_strip(p, A, lda + 1, 1, p->k, &d));
+    int64_t z = 0;
+    for (int64_t i = 0; i < p->k && z == 0; ++i)
+        if (d[i] == 0.0) z = i + 1;
+    free(d);
+    *info = z;
+    return ABFT_STATUS_SUCCESS;
+}
+
+abft_status_t abft_lu_verify_info(struct abft_lu_plan *p, void *A, int64_t lda,
+                                  const int64_t *ipiv, abft_report_t *report, int64_t *info) {
+    const int64_t wrote = report->corrected + report->recomputed;
+    ABFT_TRY(abft_lu_verify(p, A, lda, ipiv, report));
+    /* a correction or a recomputed row changed the factors after the getrf computed its
+     * info (a fault that had made a zero pivot nonzero, or the reverse): the info is the
+     * returned factors' */
+    if (report->corrected + report->recomputed > wrote) ABFT_TRY(diag_info(p, A, lda, info));
+    return ABFT_STATUS_SUCCESS;
+}
+
 /* ---- public entry points ---------------------------------------------------------------- */
 
 /* Outputs of an LU call that must not overlap each other (docs/api.md): A, ipiv (k
@@ -1073,7 +1102,7 @@ static abft_status_t getrf_offline(abft_handle_t h, abft_prec_t prec, int64_t m,
             st = abft_call_hook(h, ABFT_SITE_AFTER_LU, 0, prec, A, m, n, lda);
         abft_copy_args_t cp = {0, sizeof(int64_t), k, 1, hpiv, k, ipiv, k};
         if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &cp);
-        if (st == ABFT_STATUS_SUCCESS) st = abft_lu_verify(&p, A, lda, hpiv, &rep);
+        if (st == ABFT_STATUS_SUCCESS) st = abft_lu_verify_info(&p, A, lda, hpiv, &rep, &linfo);
         free(hpiv);
         abft_lu_plan_fini(&p);
     }
@@ -1154,6 +1183,7 @@ static abft_status_t split_verify(abft_handle_t h, abft_lu_plan_t p, abft_prec_t
     memset(&rep, 0, sizeof rep);
     rep.unit_roundoff = abft_lu_report_u(&p->arith);
     abft_status_t st = ABFT_STATUS_SUCCESS;
+    int64_t info = 0;
     if (p->k > 0) {
         int64_t *hp = (int64_t *)malloc((size_t)p->k * sizeof(int64_t));
         void *raw = malloc((size_t)p->k * es);
@@ -1168,12 +1198,15 @@ static abft_status_t split_verify(abft_handle_t h, abft_lu_plan_t p, abft_prec_t
                 st = ABFT_STATUS_INVALID_VALUE;
             }
         }
-        if (st == ABFT_STATUS_SUCCESS) st = abft_lu_verify(p, A, lda, hp, &rep);
+        if (st == ABFT_STATUS_SUCCESS) st = abft_lu_verify_info(p, A, lda, hp, &rep, &info);
         free(raw);
         free(hp);
     }
-    if (st == ABFT_STATUS_SUCCESS && report != NULL) *report = rep;
-    return st;
+    if (st != ABFT_STATUS_SUCCESS) return st;
+    if (report != NULL) *report = rep;
+    /* the caller's getrf gave the info of the factors it wrote; when this call corrected or
+     * recomputed them, the status tells whether the returned U has a zero pivot */
+    return info > 0 ? ABFT_STATUS_SINGULAR : ABFT_STATUS_SUCCESS;
 }
 
 abft_status_t abft_dgetrf_encode(abft_handle_t h, abft_lu_plan_t plan, const double *A,

@@ -448,7 +448,7 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t ev
     if (*info < 0) /* the backend's getrf refused an argument (as lu_getrf maps it) */
         return h->backend == ABFT_BACKEND_CUDA ? ABFT_STATUS_CUSOLVER_ERROR
                                                : ABFT_STATUS_EXECUTION_FAILED;
-    ABFT_TRY(abft_lu_verify(p, o->A, o->lda, hpiv, rep));
+    ABFT_TRY(abft_lu_verify_info(p, o->A, o->lda, hpiv, rep, info));
     /* Every correction of the run came from checksums carried from X = A·V. If X itself
      * changed after encoding (beyond the rounding of its own checksum), a correction may
      * have made the factors agree with a corrupted checksum, and the final check, made

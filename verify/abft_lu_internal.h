@@ -44,6 +44,11 @@ abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda)
 abft_status_t abft_lu_x_changed(struct abft_lu_plan *p, int *changed);
 abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const int64_t *ipiv,
                              abft_report_t *report);
+/* abft_lu_verify, and when it corrected or recomputed anything (the factors changed after
+ * the getrf computed *info), *info again from the returned factors: i + 1 for the first
+ * exactly zero U(i, i), else 0 (LAPACK's info). *info is left alone otherwise. */
+abft_status_t abft_lu_verify_info(struct abft_lu_plan *p, void *A, int64_t lda,
+                                  const int64_t *ipiv, abft_report_t *report, int64_t *info);
 /* INVALID_VALUE when two outputs of an LU call overlap (pos: the positions of A, ipiv, info
  * and the report in the public call, for abft_last_invalid_argument): A (m x n, lda, element size es),
  * ipiv (min(m, n) entries of ipiv_es bytes), info, report (NULL: absent). */

@@ -9,7 +9,9 @@
  *
  * info (host memory, may be NULL): 0, or i + 1 when U(i, i) is exactly zero (LAPACK's
  * info > 0); the status is then ABFT_STATUS_SINGULAR and the factors are returned, checked
- * and corrected like any others. */
+ * and corrected like any others. The info is that of the factors returned: when the check
+ * corrected or recomputed an element, it is taken again from their diagonal (a fault can
+ * make a zero pivot nonzero for the factorization, and its correction restore the zero). */
 #ifndef ABFT_LU_H
 #define ABFT_LU_H
 
@@ -91,7 +93,11 @@ ABFT_API abft_status_t abft_sgetrf_online(abft_handle_t handle, int64_t m, int64
  *   abft_dgetrf_verify(handle, plan, A, lda, ipiv, 32 or 64, report)
  * ipiv_bits: 32 for int pivots (cusolverDnDgetrf, LP64 LAPACK), 64 for int64_t. The plan
  * owns the encoded checksums (backend memory); it is bound to the handle that created it
- * and may be encoded and verified again. Verify corrects A in place like abft_dgetrf. */
+ * and may be encoded and verified again. Verify corrects A in place like abft_dgetrf; it
+ * returns ABFT_STATUS_SINGULAR (report written) when it corrected or recomputed an element
+ * and the returned U has an exactly zero diagonal entry (the info of the caller's getrf
+ * predates the correction), otherwise SUCCESS: without a correction the caller's info
+ * stands. */
 typedef struct abft_lu_plan *abft_lu_plan_t;
 ABFT_API abft_status_t abft_lu_plan_create(abft_handle_t handle, char precision, int64_t m,
                                            int64_t n, abft_lu_plan_t *plan);

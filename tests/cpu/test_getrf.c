@@ -587,6 +587,47 @@ static void test_singular(abft_handle_t h, tu_rng_t *r) {
     TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
     TU_CHECK(rep.corrected == 1 && rep.faults[0].factor == ABFT_FACTOR_U,
              "singular + U fault: corrected %lld", (long long)rep.corrected);
+    /* The zero pivot itself flipped (U(3, 3): 0 -> 2, bit 62) and corrected back to 0: the
+     * status is that of the returned factors, offline (the getrf's info 4) and in the split
+     * form, whose verify returned SUCCESS for U(3, 3) = 0 before it took the info from the
+     * corrected diagonal. 8 x 8 uniform (fixed seed 5), column 3 zero. */
+    {
+        const uint64_t seed = 5;
+        const int64_t m = 8;
+        double S[64], S0[64];
+        tu_rng_t rr;
+        tu_rng_init(&rr, seed);
+        tu_fill_d(&rr, TU_UNIFORM, m, m, S0, m);
+        for (int64_t i = 0; i < m; ++i) S0[i + 3 * m] = 0.0;
+        TU_CHECK_STATUS(abft_set_lu_recovery(h, 1), ABFT_STATUS_SUCCESS);
+        memcpy(S, S0, sizeof S);
+        tu_flip_t fz = {ABFT_SITE_AFTER_LU, -1, 3, 3, 62, 0, 0, 0};
+        abft_set_hook(h, tu_flip_hook, &fz);
+        abft_status_t st = abft_dgetrf(h, m, m, S, m, ip, &info, &rep);
+        abft_set_hook(h, NULL, NULL);
+        TU_CHECK(st == ABFT_STATUS_SINGULAR && info == 4 && S[3 + 3 * m] == 0.0 &&
+                     rep.corrected == 1,
+                 "offline, zero pivot flipped and corrected (seed %llu): status %s info %lld "
+                 "U(3,3) %g corrected %lld",
+                 (unsigned long long)seed, abft_status_name(st), (long long)info, S[3 + 3 * m],
+                 (long long)rep.corrected);
+        abft_lu_plan_t plan = NULL;
+        TU_CHECK_STATUS(abft_lu_plan_create(h, 'd', m, m, &plan), ABFT_STATUS_SUCCESS);
+        memcpy(S, S0, sizeof S);
+        TU_CHECK_STATUS(abft_dgetrf_encode(h, plan, S, m), ABFT_STATUS_SUCCESS);
+        int ip32[8], im = (int)m, iinfo = 0;
+        dgetrf_(&im, &im, S, &im, ip32, &iinfo);
+        TU_CHECK(iinfo == 4 && S[3 + 3 * m] == 0.0, "LAPACK info %d", iinfo);
+        S[3 + 3 * m] = tu_flip_d(S[3 + 3 * m], 62);
+        st = abft_dgetrf_verify(h, plan, S, m, ip32, 32, &rep);
+        TU_CHECK(st == ABFT_STATUS_SINGULAR && S[3 + 3 * m] == 0.0 && rep.corrected == 1,
+                 "split, zero pivot flipped and corrected (seed %llu): status %s U(3,3) %g "
+                 "corrected %lld",
+                 (unsigned long long)seed, abft_status_name(st), S[3 + 3 * m],
+                 (long long)rep.corrected);
+        abft_lu_plan_destroy(plan);
+        TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
+    }
     free(A);
     free(R);
 }

@@ -310,6 +310,63 @@ static void test_singular_next_panel(abft_handle_t h, tu_rng_t *r) {
     free(C);
 }
 
+/* A corrected fault must leave the info of the returned factors (LAPACK: the first exactly
+ * zero U(i, i)). 8 x 8 uniform matrix (fixed seed 5) whose column 3 is zero (info 4); after
+ * panel 0 (nb = 2) bit 62 of A(6, 3) is flipped (0 -> 2), so the panel of columns 2-3 has a
+ * nonzero pivot and the backend's info is 0. A check after panel 0 corrects it in the
+ * trailing matrix; with check_every 2 or 3 the first check comes later and the final check
+ * corrects U(3, 3) back to 0: the call returned SUCCESS with info 0 for factors with
+ * U(3, 3) = 0 before the info was taken again from the corrected diagonal. */
+typedef struct zp_flip {
+    int64_t r, c;
+    int fired;
+} zp_flip_t;
+static abft_status_t zp_hook(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
+                             int64_t rows, int64_t cols, int64_t ld) {
+    (void)rows;
+    (void)cols;
+    zp_flip_t *f = (zp_flip_t *)user;
+    if (site != ABFT_SITE_LU_PANEL || which != 0 || prec != 'd' || f->fired)
+        return ABFT_STATUS_SUCCESS;
+    double *a = (double *)ptr + f->r + f->c * ld;
+    *a = tu_flip_d(*a, 62);
+    f->fired = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
+static void test_corrected_zero_pivot(abft_handle_t h) {
+    const int64_t n = 8, zc = 3;
+    const uint64_t seed = 5;
+    double A0[64], A[64];
+    tu_rng_t rr;
+    tu_rng_init(&rr, seed);
+    for (int i = 0; i < 64; ++i) A0[i] = tu_range(&rr, -1, 1);
+    for (int64_t i = 0; i < n; ++i) A0[i + zc * n] = 0.0;
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 1), ABFT_STATUS_SUCCESS);
+    for (int64_t ce = 1; ce <= 3; ++ce)
+        for (int64_t la = -1; la <= 1; la += 2) {
+            abft_lu_options_t opt = {2, ce, 0, la};
+            int64_t ip[8], info = -1;
+            abft_report_t rep;
+            memcpy(A, A0, sizeof A);
+            zp_flip_t f = {6, zc, 0};
+            abft_set_hook(h, zp_hook, &f);
+            abft_status_t st = abft_dgetrf_online(h, n, n, A, n, ip, &opt, &info, &rep);
+            abft_set_hook(h, NULL, NULL);
+            int64_t z = 0;
+            for (int64_t i = 0; i < n && z == 0; ++i)
+                if (A[i + i * n] == 0.0) z = i + 1;
+            TU_CHECK(f.fired && st == ABFT_STATUS_SINGULAR && info == 4 && z == 4 &&
+                         rep.corrected >= 1 && rep.uncorrectable == 0,
+                     "zero pivot restored by a correction (seed %llu, check_every %lld, "
+                     "look-ahead %lld): status %s info %lld, first zero U(i,i) at %lld, "
+                     "corrected %lld uncorrectable %lld",
+                     (unsigned long long)seed, (long long)ce, (long long)la,
+                     abft_status_name(st), (long long)info, (long long)z,
+                     (long long)rep.corrected, (long long)rep.uncorrectable);
+        }
+}
+
 /* ---- the LU ops the online driver uses, against plain references ------------------------ */
 
 /* 1-based pivots + off for rows k1..k2-1 of an m-row matrix: a quarter each p = i, a repeat
@@ -510,6 +567,7 @@ int main(void) {
         test_overflow_between_panels(h, &r);
         test_singular_next_panel(h, &r);
     }
+    test_corrected_zero_pivot(h);
     g_la = 0;
     TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
     g_copy = 0;
