@@ -25,7 +25,7 @@ abft_status_t abft_lu_plan_init(abft_handle_t h, abft_prec_t prec, int64_t m, in
     p->n = n;
     p->k = m < n ? m : n;
     size_t mm = (size_t)(m > 0 ? m : 1), kk = (size_t)(p->k > 0 ? p->k : 1);
-    size_t bytes = (6 * 2 * mm + 2 * 2 * kk) * sizeof(double) + mm * sizeof(int64_t);
+    size_t bytes = (6 * 2 * mm + 2 * 2 * kk + 8) * sizeof(double) + mm * sizeof(int64_t);
     ABFT_TRY(h->ops->alloc(&h->kctx, bytes, &p->mem));
     double *d = (double *)p->mem;
     p->X = d;
@@ -36,7 +36,8 @@ abft_status_t abft_lu_plan_init(abft_handle_t h, abft_prec_t prec, int64_t m, in
     p->Za = d + 10 * mm;
     p->Y = d + 12 * mm;
     p->Ya = d + 12 * mm + 2 * kk;
-    p->perm = (int64_t *)(d + 12 * mm + 4 * kk);
+    p->S = d + 12 * mm + 4 * kk;
+    p->perm = (int64_t *)(p->S + 8);
     if (h->lu_recovery && m > 0 && n > 0) {
         size_t es = prec == ABFT_PREC_D ? 8 : 4;
         abft_status_t st = h->ops->alloc(&h->kctx, (size_t)m * (size_t)n * es, &p->A0);
@@ -61,35 +62,49 @@ void abft_lu_plan_fini(struct abft_lu_plan *p) {
 abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda) {
     abft_handle_t h = p->h;
     const int64_t m = p->m;
-    p->encoded = 0;
     if (m == 0 || p->n == 0) {
         p->encoded = 1;
         return ABFT_STATUS_SUCCESS;
     }
-    abft_tsmm_args_t t = {p->prec, 0, m, p->n, 2, A, lda, NULL, 0, NULL, 0,
-                          p->X, m, p->Xa, m};
+    /* Errors leave the plan as it was (a split-form plan keeps an earlier encoding): the new
+     * checksums go to Z, Za (scratch until a verify recomputes them) and are swapped with X,
+     * Xa only when the encode succeeds. */
+    double *nX = p->Z, *nXa = p->Za;
+    abft_tsmm_args_t t = {p->prec, 0, m, p->n, 2, A, lda, NULL, 0, NULL, 0, nX, m, nXa, m};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &t));
     /* Non-finite input: |A|·V is finite iff A is (or the sums overflow, when no bound
      * could be computed either). */
     int64_t nbad = 0;
-    ABFT_TRY(abft_lu_nonfinite_rows(h, m, p->Xa, m, &nbad));
+    ABFT_TRY(abft_lu_nonfinite_rows(h, m, nXa, m, &nbad));
     ABFT_RETURN_IF(nbad > 0, ABFT_STATUS_NON_FINITE_INPUT);
     /* The checksums' own checksum X^T·V (2 x 2), kept on the host: a corrupted entry of X
-     * changes it, an intact X reproduces it bit for bit (same kernel, same data). */
-    double *s = (double *)p->Z; /* Z is free until verify */
-    abft_tsmm_args_t ts = {ABFT_PREC_D, 1, m, 2, 2, p->X, m, NULL, 0, NULL, 0, s, 2, s + 4, 2};
+     * changes it, an intact X reproduces it bit for bit (same kernel, same data). S: 8
+     * doubles of scratch. */
+    double sig[4], siga[4], *s = p->S;
+    abft_tsmm_args_t ts = {ABFT_PREC_D, 1, m, 2, 2, nX, m, NULL, 0, NULL, 0, s, 2, s + 4, 2};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &ts));
-    abft_copy_args_t cp = {0, sizeof(double), 2, 2, p->sig, 2, s, 2};
+    abft_copy_args_t cp = {0, sizeof(double), 2, 2, sig, 2, s, 2};
     ABFT_TRY(h->ops->copy(&h->kctx, &cp));
-    abft_copy_args_t cpa = {0, sizeof(double), 2, 2, p->siga, 2, s + 4, 2};
+    abft_copy_args_t cpa = {0, sizeof(double), 2, 2, siga, 2, s + 4, 2};
     ABFT_TRY(h->ops->copy(&h->kctx, &cpa));
+    ABFT_TRY(abft_call_hook(h, ABFT_SITE_CHECKSUM, 0, ABFT_PREC_D, nX, m, 2, m));
     if (p->A0 != NULL) { /* the recovery copy (dir 2: backend to backend) */
         abft_copy_args_t c0 = {2, p->prec == ABFT_PREC_D ? 8u : 4u, m, p->n, p->A0, m,
                                (void *)A, lda};
-        ABFT_TRY(h->ops->copy(&h->kctx, &c0));
+        abft_status_t st = h->ops->copy(&h->kctx, &c0);
+        if (st != ABFT_STATUS_SUCCESS) { /* the old copy may be partly overwritten */
+            p->encoded = 0;
+            return st;
+        }
     }
+    p->Z = p->X;
+    p->Za = p->Xa;
+    p->X = nX;
+    p->Xa = nXa;
+    memcpy(p->sig, sig, sizeof sig);
+    memcpy(p->siga, siga, sizeof siga);
     p->encoded = 1;
-    return abft_call_hook(h, ABFT_SITE_CHECKSUM, 0, ABFT_PREC_D, p->X, m, 2, m);
+    return ABFT_STATUS_SUCCESS;
 }
 
 /* ---- check ----------------------------------------------------------------------------- */
@@ -562,8 +577,7 @@ static abft_status_t locate(struct abft_lu_plan *p, const void *A, int64_t lda,
 static abft_status_t x_sums(struct abft_lu_plan *p, double sig[4], double siga[4]) {
     abft_handle_t h = p->h;
     const int64_t m = p->m;
-    /* Z, Za (4m >= 4 entries, followed by Y) are recomputed by the next check: scratch */
-    double *dev = p->Z;
+    double *dev = p->S; /* 8 doubles of scratch */
     abft_tsmm_args_t ts = {ABFT_PREC_D, 1, m, 2, 2, p->X, m, NULL, 0, NULL, 0, dev, 2,
                            dev + 4, 2};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &ts));

@@ -22,6 +22,7 @@ struct abft_lu_plan {
     double *PX, *PXa;/* the same, permuted */
     double *Y, *Ya;  /* U·V, |U|·V (k x 2, ld k) */
     double *Z, *Za;  /* L·(U·V), |L|·(|U|·V) (m x 2, ld m) */
+    double *S;       /* 8 doubles of scratch (the checksums' own checksum) */
     int64_t *perm;   /* m row indices (backend memory) */
     void *A0;        /* recovery copy of A (m x n, ld m, backend memory) or NULL */
     double sig[4], siga[4]; /* X^T·V and |X|^T·V at encode time (host): the checksums'

@@ -18,6 +18,8 @@
 
 #include "testutil.h"
 
+void dgetrf_(const int *m, const int *n, double *A, const int *lda, int *ipiv, int *info);
+
 static const char *NAME = "test_lu_contract";
 
 /* ---- gradual underflow ------------------------------------------------------------------ */
@@ -319,6 +321,50 @@ static void test_nonfinite(abft_handle_t h) {
     }
 }
 
+/* A failed split-form encode leaves the plan as it was: after a good encode, an encode of a
+ * matrix with a NaN (or an Inf) returns NON_FINITE_INPUT, and the plan still verifies the
+ * factors of the first matrix (it returned INVALID_VALUE, argument 2, "not encoded", when
+ * the failed encode had dropped the earlier encoding) and still corrects a fault in them
+ * with the first matrix's recovery copy. 6 x 6 uniform + 4I (fixed seed 11). */
+static void test_encode_keeps_plan(abft_handle_t h) {
+    const uint64_t seed = 11;
+    const int64_t n = 6;
+    double A[36], F[36], F0[36], N[36];
+    tu_rng_t r;
+    tu_rng_init(&r, seed);
+    tu_fill_d(&r, TU_UNIFORM, n, n, A, n);
+    for (int64_t i = 0; i < n; ++i) A[i + i * n] += 4.0;
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 1), ABFT_STATUS_SUCCESS);
+    abft_lu_plan_t plan = NULL;
+    TU_CHECK_STATUS(abft_lu_plan_create(h, 'd', n, n, &plan), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_dgetrf_encode(h, plan, A, n), ABFT_STATUS_SUCCESS);
+    memcpy(F, A, sizeof A);
+    int ip[6], in = (int)n, info = 0;
+    dgetrf_(&in, &in, F, &in, ip, &info);
+    memcpy(F0, F, sizeof F);
+    for (int bad = 0; bad < 2; ++bad) {
+        memcpy(N, A, sizeof A);
+        N[4 + 2 * n] = bad ? INFINITY : NAN;
+        TU_CHECK_STATUS(abft_dgetrf_encode(h, plan, N, n), ABFT_STATUS_NON_FINITE_INPUT);
+        abft_report_t rep;
+        memcpy(F, F0, sizeof F);
+        abft_status_t st = abft_dgetrf_verify(h, plan, F, n, ip, 32, &rep);
+        TU_CHECK(st == ABFT_STATUS_SUCCESS && rep.detected == 0,
+                 "%s encode after a good one (seed %llu): verify of the first factors %s "
+                 "(argument %d), detected %lld", bad ? "Inf" : "NaN", (unsigned long long)seed,
+                 abft_status_name(st), abft_last_invalid_argument(), (long long)rep.detected);
+        F[1 + 3 * n] = tu_flip_d(F[1 + 3 * n], 50); /* U(1, 3) */
+        st = abft_dgetrf_verify(h, plan, F, n, ip, 32, &rep);
+        TU_CHECK(st == ABFT_STATUS_SUCCESS && rep.corrected == 1 &&
+                     memcmp(F, F0, sizeof F) == 0,
+                 "%s encode after a good one (seed %llu): a U fault not corrected with the "
+                 "first encoding (%s, corrected %lld)", bad ? "Inf" : "NaN",
+                 (unsigned long long)seed, abft_status_name(st), (long long)rep.corrected);
+    }
+    abft_lu_plan_destroy(plan);
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
+}
+
 /* Argument errors: nothing written (report and info filled with a sentinel beforehand). */
 static void test_args_untouched(abft_handle_t h) {
     double A[16] = {4, 1, 2, 3, 1, 5, 1, 2, 2, 1, 6, 1, 3, 2, 1, 7}, A0[16];
@@ -485,6 +531,7 @@ int main(void) {
     abft_handle_t h;
     TU_CHECK_STATUS(abft_create(&h, ABFT_BACKEND_CPU), ABFT_STATUS_SUCCESS);
     test_nonfinite(h);
+    test_encode_keeps_plan(h);
     test_args_untouched(h);
     test_bad_pivot(h);
     test_overlap(h);
