@@ -598,16 +598,104 @@ abft_status_t abft_lu_x_changed(struct abft_lu_plan *p, int *changed) {
     return ABFT_STATUS_SUCCESS;
 }
 
-/* A corrupted entry of X (after encode) changes X^T·V; an intact X reproduces it. Returns
- * 1 when X changed and the single flagged row is the permuted image of the changed row;
- * *x_changed when X^T·V changed at all. */
-static abft_status_t checksum_fault(struct abft_lu_plan *p, const int64_t *perm_host,
-                                    const int64_t *F, int64_t nf, int *is_cs,
-                                    int *x_changed) {
+/* Which row of X changed since encoding, from X^T·V now (sig, siga): *changed when it
+ * changed beyond the rounding of the two encodings; *prow the row (original order) whose
+ * index both checksum columns' weighted sums give, -1 when no single row explains it. */
+static void x_change_row(const struct abft_lu_plan *p, const double sig[4],
+                         const double siga[4], int *changed, int64_t *prow) {
+    double unused, g;
+    abft_bound_lu_checksums(p->h, p->m, p->n, &unused, &g);
+    *changed = 0;
+    *prow = -1;
+    int64_t pr = -1, ok = 1;
+    for (int q = 0; q < 2; ++q) {
+        double de = sig[q] - p->sig[q], dw = sig[q + 2] - p->sig[q + 2];
+        double te = g * (p->siga[q] + siga[q]), tw = g * (p->siga[q + 2] + siga[q + 2]);
+        if (fabs(de) <= te && fabs(dw) <= tw) continue;
+        *changed = 1;
+        if (!(fabs(de) > te)) ok = 0;
+        double rho = dw / de;
+        if (!(rho >= 0.5 && rho < (double)p->m + 0.5)) ok = 0;
+        if (!ok) continue;
+        int64_t r = (int64_t)llround(rho) - 1;
+        if (pr >= 0 && pr != r) ok = 0;
+        pr = r;
+    }
+    if (*changed && ok) *prow = pr;
+}
+
+/* Row pr of X (original order) re-derived from the encode-time sums and the other rows as
+ * they are now, x_q = sigma_q - sum_{i != pr} X(i, q), as an interval [lo_q, hi_q] that holds
+ * the encoded value: the two sums' rounding (sig_coef times their absolute sums) and the
+ * subtraction's, and |X_q| <= Xa_q (to rounding) of an intact row (Xa as encoded).
+ * Independent of the (possibly huge or non-finite) entry it replaces; lo > hi or NaN when
+ * the other rows are not as encoded either. */
+static abft_status_t x_rederive(struct abft_lu_plan *p, int64_t pr, double lo[2],
+                                double hi[2]) {
+    const int64_t m = p->m;
+    double *hx = (double *)malloc(2 * (size_t)m * sizeof(double));
+    ABFT_RETURN_IF(hx == NULL, ABFT_STATUS_ALLOC_FAILED);
+    double xa[2];
+    abft_copy_args_t c = {0, sizeof(double), m, 2, hx, m, p->X, m};
+    abft_copy_args_t ca = {0, sizeof(double), 1, 2, xa, 1, p->Xa + pr, m};
+    abft_status_t st = p->h->ops->copy(&p->h->kctx, &c);
+    if (st == ABFT_STATUS_SUCCESS) st = p->h->ops->copy(&p->h->kctx, &ca);
+    double slack, g;
+    abft_bound_lu_checksums(p->h, m, p->n, &slack, &g);
+    for (int q = 0; q < 2 && st == ABFT_STATUS_SUCCESS; ++q) {
+        double s = 0.0, sa = 0.0;
+        for (int64_t i = 0; i < m; ++i)
+            if (i != pr) {
+                s += hx[i + q * m];
+                sa += fabs(hx[i + q * m]);
+            }
+        double x = p->sig[q] - s;
+        double noise = g * (p->siga[q] + sa) + 0x1p-52 * fabs(x);
+        double cap = xa[q] * slack;
+        lo[q] = fmax(x - noise, -cap);
+        hi[q] = fmin(x + noise, cap);
+        if (!isfinite(noise) || !isfinite(x)) lo[q] = hi[q] = NAN; /* explains nothing */
+    }
+    free(hx);
+    return st;
+}
+
+/* Does the re-derived checksum [lo, hi] of factor row r explain the row's residual: with a
+ * value of it in place of (P·X)_r the row passes its check (the data intact), in both
+ * columns? *ratio: the row's largest distance to it over the bound. */
+static int x_explains(const host_view_t *v, int64_t r, const double lo[2], const double hi[2],
+                      double *ratio) {
+    int ok = !v->big[r];
+    double mr = 0.0;
+    for (int q = 0; q < 2; ++q) {
+        double z = v->Z[r + q * v->m], t = v->t[q][r];
+        double d = z < lo[q] ? lo[q] - z : z > hi[q] ? z - hi[q] : 0.0;
+        if (!(lo[q] <= hi[q])) d = NAN;
+        if (!(d <= t) || !isfinite(t)) ok = 0;
+        double e = d == 0.0 ? 0.0 : d / t;
+        if (isnan(e) || !isfinite(t)) e = INFINITY;
+        if (e > mr) mr = e;
+    }
+    *ratio = mr;
+    return ok;
+}
+
+/* A corrupted entry of X (after encode) changes X^T·V; an intact X reproduces it. A checksum
+ * fault is declared (*is_cs) only for a single flagged row F[0] that the re-derived entry of
+ * X explains (x_explains): the row of X that changed (X^T·V's two weighted sums, or an
+ * entry beyond its absolute companion) is F[0]'s, and with the row re-derived from the
+ * encode-time sums the factors pass. Otherwise the data are wrong too. *x_changed when X is
+ * not as encoded (then no correction may be taken from it); *x_row when the only row of X
+ * that changed is F[0]'s. */
+static abft_status_t checksum_fault(struct abft_lu_plan *p, const host_view_t *v,
+                                    const int64_t *perm_host, const int64_t *F, int64_t nf,
+                                    int *is_cs, int *x_changed, int *x_row) {
     abft_handle_t h = p->h;
     const int64_t m = p->m;
     *is_cs = 0;
     *x_changed = 0;
+    *x_row = 0;
+    int64_t prow = -1;
     if (nf == 1) {
         /* An intact checksum obeys |A·V| <= |A|·V (to rounding): an entry of X beyond its
          * absolute companion, or not finite, is a corrupted checksum whatever its size
@@ -622,31 +710,70 @@ static abft_status_t checksum_fault(struct abft_lu_plan *p, const int64_t *perm_
         abft_bound_lu_checksums(h, m, p->n, &slack, &unused);
         for (int q = 0; q < 2; ++q)
             if (!isfinite(x[q]) || !(fabs(x[q]) <= xa[q] * slack)) {
-                *is_cs = 1;
-                return ABFT_STATUS_SUCCESS;
+                *x_changed = 1;
+                prow = pr;
             }
     }
+    if (prow < 0) {
+        double sig[4], siga[4];
+        int changed = 0;
+        ABFT_TRY(x_sums(p, sig, siga));
+        x_change_row(p, sig, siga, &changed, &prow);
+        *x_changed = changed;
+        if (!changed) prow = -1;
+    }
+    if (prow < 0 || nf != 1 || perm_host[F[0]] != prow) return ABFT_STATUS_SUCCESS;
+    double lo[2], hi[2], ratio;
+    *x_row = 1;
+    ABFT_TRY(x_rederive(p, prow, lo, hi));
+    *is_cs = x_explains(v, F[0], lo, hi, &ratio);
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Nothing flagged: X^T·V still has to be as encoded. A changed row of X that the factors
+ * agree with means the data changed with it (a checksum and an element corrupted
+ * consistently: the check passes against the corrupted checksum); with the row re-derived
+ * from the encode-time sums the factors must pass. They do: a checksum fault that did not
+ * reach the data (reported as such); they do not, or no single row explains the change:
+ * detected, uncorrectable (nothing corrected: X is not as encoded). */
+static abft_status_t x_unflagged(struct abft_lu_plan *p, const void *A, int64_t lda,
+                                 const int64_t *perm, abft_report_t *report) {
     double sig[4], siga[4];
-    ABFT_TRY(x_sums(p, sig, siga));
-    double unused, g;
-    abft_bound_lu_checksums(h, m, p->n, &unused, &g);
     int changed = 0;
     int64_t prow = -1;
-    for (int q = 0; q < 2; ++q) {
-        double de = sig[q] - p->sig[q], dw = sig[q + 2] - p->sig[q + 2];
-        double te = g * (p->siga[q] + siga[q]), tw = g * (p->siga[q + 2] + siga[q + 2]);
-        if (fabs(de) <= te && fabs(dw) <= tw) continue;
-        changed = 1;
-        *x_changed = 1;
-        if (!(fabs(de) > te)) return ABFT_STATUS_SUCCESS;
-        double rho = dw / de;
-        if (!(rho >= 0.5 && rho < (double)m + 0.5)) return ABFT_STATUS_SUCCESS;
-        int64_t pr = (int64_t)llround(rho) - 1;
-        if (prow >= 0 && prow != pr) return ABFT_STATUS_SUCCESS;
-        prow = pr;
+    ABFT_TRY(x_sums(p, sig, siga));
+    x_change_row(p, sig, siga, &changed, &prow);
+    if (!changed) return ABFT_STATUS_SUCCESS;
+    int64_t r = -1;
+    for (int64_t i = 0; i < p->m && prow >= 0; ++i)
+        if (perm[i] == prow) r = i;
+    int cs = 0;
+    double ratio = INFINITY, d0 = 0.0;
+    if (r >= 0) {
+        host_view_t v;
+        double lo[2], hi[2];
+        ABFT_TRY(fetch(p, A, lda, &v));
+        abft_status_t st = x_rederive(p, prow, lo, hi);
+        if (st == ABFT_STATUS_SUCCESS) {
+            cs = x_explains(&v, r, lo, hi, &ratio);
+            d0 = v.Z[r] - 0.5 * (lo[0] + hi[0]);
+        }
+        free(v.big);
+        free(v.pre);
+        free(v.buf);
+        ABFT_TRY(st);
     }
-    if (!changed || prow < 0 || nf != 1) return ABFT_STATUS_SUCCESS;
-    if (perm_host[F[0]] == prow) *is_cs = 1;
+    report->detected += 1;
+    if (cs) {
+        report->checksum_faults += 1;
+        abft_lu_add_fault(report, r, -1, d0, ratio, ABFT_ACTION_CHECKSUM_FAULT,
+                          ABFT_FACTOR_NONE);
+    } else {
+        report->uncorrectable += 1;
+        if (ratio > report->max_ratio || isnan(ratio)) report->max_ratio = ratio;
+        abft_lu_add_fault(report, r, -1, d0, ratio, ABFT_ACTION_UNCORRECTABLE,
+                          ABFT_FACTOR_NONE);
+    }
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -888,6 +1015,7 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
     if (st == ABFT_STATUS_SUCCESS) st = check_factors(p, A, lda, &nflag, &mr);
     report->checked += m;
     if (mr > report->max_ratio || isnan(mr)) report->max_ratio = mr;
+    if (st == ABFT_STATUS_SUCCESS && nflag == 0) st = x_unflagged(p, A, lda, perm, report);
     if (st != ABFT_STATUS_SUCCESS || nflag == 0) {
         free(perm);
         return st;
@@ -913,8 +1041,9 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
             st = ABFT_STATUS_INTERNAL_ERROR;
         }
     }
-    int x_changed = 0;
-    if (st == ABFT_STATUS_SUCCESS) st = checksum_fault(p, perm, F, nf, &is_cs, &x_changed);
+    int x_changed = 0, x_row = 0;
+    if (st == ABFT_STATUS_SUCCESS)
+        st = checksum_fault(p, &v, perm, F, nf, &is_cs, &x_changed, &x_row);
     if (st == ABFT_STATUS_SUCCESS && is_cs) {
         report->checksum_faults += 1;
         abft_lu_add_fault(report, F[0], -1, v.d[0][F[0]], row_ratio(&v, F[0]),
@@ -985,8 +1114,11 @@ abft_status_t abft_lu_verify(struct abft_lu_plan *p, void *A, int64_t lda, const
         }
     }
     int recovered = 0;
-    if (st == ABFT_STATUS_SUCCESS && !is_cs && nfix == 0 && p->A0 != NULL && nf == 1) {
-        /* one flagged row that agrees with its copy: a checksum fault */
+    if (st == ABFT_STATUS_SUCCESS && !is_cs && nfix == 0 && p->A0 != NULL && nf == 1 &&
+        (!x_changed || x_row)) {
+        /* one flagged row that agrees with its copy, and no other row of X changed (a row
+         * of X changed with its data consistently would pass unflagged): a checksum
+         * fault */
         st = copy_says_checksum(p, &v, perm, F[0], &is_cs);
         if (st == ABFT_STATUS_SUCCESS && is_cs) {
             report->checksum_faults += 1;

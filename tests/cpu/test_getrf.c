@@ -327,6 +327,73 @@ static void test_checksum_faults(abft_handle_t h, tu_rng_t *r, int lo_bit, int n
     TU_CHECK(ncs >= min_detected, "only %d checksum faults detected", ncs);
 }
 
+/* ---- a corrupted checksum together with the data -------------------------------------- */
+
+/* Flips at the CHECKSUM site (row xrow of X = A·V, both columns) and at AFTER_LU (the
+ * elements (ui[e], uj[e]) of the factors, or a whole row negated when neg_row >= 0). */
+typedef struct cs_data {
+    int64_t xrow;
+    int xbit;
+    int nu;
+    int64_t ui[2], uj[2];
+    int ubit;
+    int64_t neg_row;
+} cs_data_t;
+static abft_status_t cs_data_hook(void *user, abft_hook_site_t site, int which, char prec,
+                                  void *ptr, int64_t rows, int64_t cols, int64_t ld) {
+    (void)rows;
+    cs_data_t *c = (cs_data_t *)user;
+    if (prec != 'd') return ABFT_STATUS_SUCCESS;
+    double *a = (double *)ptr;
+    if (site == ABFT_SITE_CHECKSUM && which == 0) {
+        a[c->xrow] = tu_flip_d(a[c->xrow], c->xbit);
+        a[c->xrow + ld] = tu_flip_d(a[c->xrow + ld], c->xbit);
+    } else if (site == ABFT_SITE_AFTER_LU) {
+        for (int e = 0; e < c->nu; ++e)
+            a[c->ui[e] + c->uj[e] * ld] = tu_flip_d(a[c->ui[e] + c->uj[e] * ld], c->ubit);
+        if (c->neg_row >= 0)
+            for (int64_t j = 0; j < cols; ++j) a[c->neg_row + j * ld] = -a[c->neg_row + j * ld];
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* A checksum fault is declared only when the re-derived checksum explains the residual.
+ * (1) 3 x 3, bit 40 of X(1, 0) and X(1, 1) and of U(2, 2) (row 2 is where row 1 of A lands
+ * after pivoting): reported as a checksum fault, data intact (SUCCESS, checksum_faults 1,
+ * uncorrectable 0, backward error ~2e10 times the bound), with and without the recovery
+ * copy. (2) 1 x 3, X(0, :) and the row of U negated consistently (the check passes against
+ * the corrupted checksum; X^T·V was only compared when a row was flagged): nothing was
+ * detected. Both must be detected and reported uncorrectable. */
+static void test_checksum_and_data(abft_handle_t h) {
+    for (int rec = 0; rec < 2; ++rec) {
+        TU_CHECK_STATUS(abft_set_lu_recovery(h, rec), ABFT_STATUS_SUCCESS);
+        double A[9] = {2, 1, 4, 3, -1, 2, 1, 5, -3};
+        int64_t ip[3], info;
+        abft_report_t rep;
+        cs_data_t c = {1, 40, 1, {2, 0}, {2, 0}, 40, -1};
+        abft_set_hook(h, cs_data_hook, &c);
+        abft_status_t st = abft_dgetrf(h, 3, 3, A, 3, ip, &info, &rep);
+        abft_set_hook(h, NULL, NULL);
+        TU_CHECK(st == ABFT_STATUS_SUCCESS && rep.detected > 0 && rep.checksum_faults == 0 &&
+                     rep.uncorrectable > 0,
+                 "X row 1 and U(2,2) flipped (recovery %d): %s detected %lld checksum faults "
+                 "%lld uncorrectable %lld", rec, abft_status_name(st), (long long)rep.detected,
+                 (long long)rep.checksum_faults, (long long)rep.uncorrectable);
+        double B[3] = {1673411.0, -0.5, 1872122.125};
+        cs_data_t c2 = {0, 63, 0, {0, 0}, {0, 0}, 0, 0};
+        abft_set_hook(h, cs_data_hook, &c2);
+        st = abft_dgetrf(h, 1, 3, B, 1, ip, &info, &rep);
+        abft_set_hook(h, NULL, NULL);
+        TU_CHECK(st == ABFT_STATUS_SUCCESS && rep.detected > 0 && rep.checksum_faults == 0 &&
+                     rep.uncorrectable > 0,
+                 "X row 0 and the row of U negated (recovery %d): %s detected %lld checksum "
+                 "faults %lld uncorrectable %lld", rec, abft_status_name(st),
+                 (long long)rep.detected, (long long)rep.checksum_faults,
+                 (long long)rep.uncorrectable);
+    }
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
+}
+
 /* ---- a fault before / during the factorization (split form) ---------------------------------- */
 
 static void test_spread(abft_handle_t h, tu_rng_t *r) {
@@ -728,6 +795,7 @@ int main(void) {
     test_factor_faults(h, &r, 0);
     test_huge_fault(h, &r);
     test_checksum_faults(h, &r, 46, 40, 20);
+    test_checksum_and_data(h);
     test_spread(h, &r);
     test_recovery(h, &r);
     test_recovery_below(h);
