@@ -178,6 +178,24 @@ static abft_status_t checked_solve(abft_handle_t h, abft_prec_t prec, const abft
     return ABFT_STATUS_SUCCESS;
 }
 
+/* NaN or Inf in B (n x nrhs)? B^T·0 is NaN exactly in the columns that hold one (Inf·0 and
+ * NaN·0 are NaN; a huge finite value gives 0, where |B|^T·V would overflow): one
+ * tall-and-skinny product against zeros (Z, n x 2, backend memory, zeroed here) into Y
+ * (nrhs x 2, the workspace's Bs), then the screen. Reads B only. */
+static abft_status_t b_nonfinite(abft_handle_t h, abft_prec_t prec, int64_t n, int64_t nrhs,
+                                 const void *B, int64_t ldb, double *Z, double *Y,
+                                 int64_t *count) {
+    double *hz = (double *)calloc(2 * (size_t)n, sizeof(double));
+    ABFT_RETURN_IF(hz == NULL, ABFT_STATUS_ALLOC_FAILED);
+    abft_copy_args_t c = {1, sizeof(double), n, 2, hz, n, Z, n};
+    abft_status_t st = h->ops->copy(&h->kctx, &c);
+    free(hz);
+    ABFT_TRY(st);
+    abft_tsmm_args_t t = {prec, 1, n, nrhs, 2, B, ldb, Z, n, NULL, 0, Y, nrhs, NULL, 0};
+    ABFT_TRY(h->ops->tsmm(&h->kctx, &t));
+    return abft_count_nonfinite(h, Y, nrhs, nrhs, count);
+}
+
 static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t trans, int64_t n,
                            int64_t nrhs, const void *A, int64_t lda, const int64_t *ipiv, void *B,
                            int64_t ldb, abft_report_t *report) {
@@ -228,6 +246,11 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
                            (4 * (size_t)n + 8 * (size_t)nrhs + (size_t)n * (size_t)nrhs) *
                                sizeof(double),
                            &mem);
+    /* NaN/Inf in B: refused before anything is written (the factors are not scanned) */
+    int64_t nbad = 0;
+    if (st == ABFT_STATUS_SUCCESS)
+        st = b_nonfinite(h, prec, n, nrhs, B, ldb, (double *)mem, (double *)mem + 4 * n, &nbad);
+    if (st == ABFT_STATUS_SUCCESS && nbad > 0) st = ABFT_STATUS_NON_FINITE_INPUT;
     if (st == ABFT_STATUS_SUCCESS) {
         double *d = (double *)mem;
         solve_ws_t w = {d, d + 2 * n, d + 4 * n, d + 4 * n + 2 * nrhs, d + 4 * n + 4 * nrhs,
@@ -251,6 +274,11 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
     }
     if (mem != NULL) h->ops->free(&h->kctx, mem);
     free(hp);
+    if (st == ABFT_STATUS_NON_FINITE_INPUT) {
+        lrep.nonfinite_input = 1;
+        if (report != NULL) *report = lrep;
+        return st;
+    }
     if (st == ABFT_STATUS_SUCCESS && report != NULL) *report = lrep;
     return st;
 }

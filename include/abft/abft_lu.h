@@ -117,7 +117,10 @@ ABFT_API abft_status_t abft_sgetrf_verify(abft_handle_t handle, abft_lu_plan_t p
  * op(A)·X = B, B n x nrhs overwritten by X. Each triangular solve is checked with the
  * column checksums of its factor, V^T·T·y = V^T·b, against a bound (docs/lu.md); a flagged
  * right-hand side is reported (report->uncorrectable, faults[].col = its index; B holds the
- * suspect solution). The factors are trusted (verify them with the getrf calls). */
+ * suspect solution). The factors are trusted (verify them with the getrf calls). A NaN or
+ * Inf in B: ABFT_STATUS_NON_FINITE_INPUT, B untouched, report->nonfinite_input = 1 (the
+ * factors are not scanned: a NaN/Inf there shows as flagged right-hand sides). nrhs = 0
+ * returns at once, ipiv not read (as LAPACK's getrs). */
 ABFT_API abft_status_t abft_dgetrs(abft_handle_t handle, abft_operation_t trans, int64_t n,
                                    int64_t nrhs, const double *A, int64_t lda,
                                    const int64_t *ipiv, double *B, int64_t ldb,

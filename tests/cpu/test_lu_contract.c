@@ -365,6 +365,47 @@ static void test_encode_keeps_plan(abft_handle_t h) {
     TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
 }
 
+/* getrs: a NaN or Inf in B is NON_FINITE_INPUT with B untouched and the report's
+ * nonfinite_input set, both transposes, fp64 and fp32 (it used to solve and report the
+ * right-hand side as detected, B overwritten); huge finite right-hand sides (|B|^T·V
+ * overflows) are still solved; nrhs = 0 returns at once without reading ipiv (LAPACK). */
+static void test_getrs_nonfinite(abft_handle_t h) {
+    double A[16] = {4, 1, 2, 3, 1, 5, 1, 2, 2, 1, 6, 1, 3, 2, 1, 7};
+    float As[16];
+    int64_t ip[4], info;
+    abft_report_t rep;
+    TU_CHECK_STATUS(abft_dgetrf(h, 4, 4, A, 4, ip, &info, &rep), ABFT_STATUS_SUCCESS);
+    for (int i = 0; i < 16; ++i) As[i] = (float)A[i];
+    for (int c = 0; c < 8; ++c) {
+        const int tr = c & 1, fp32 = (c >> 1) & 1, inf = c >> 2;
+        double B[10] = {1, 2, 3, 4, 0, 5, 6, 7, 8, 0}, B0[10];
+        float Bs[10], Bs0[10];
+        B[6] = inf ? -INFINITY : NAN;
+        for (int i = 0; i < 10; ++i) Bs[i] = (float)B[i];
+        memcpy(B0, B, sizeof B);
+        memcpy(Bs0, Bs, sizeof Bs);
+        sentinel(&rep, sizeof rep);
+        abft_operation_t op = tr ? ABFT_OP_T : ABFT_OP_N;
+        abft_status_t st = fp32 ? abft_sgetrs(h, op, 4, 2, As, 4, ip, Bs, 5, &rep)
+                                : abft_dgetrs(h, op, 4, 2, A, 4, ip, B, 5, &rep);
+        TU_CHECK(st == ABFT_STATUS_NON_FINITE_INPUT && rep.nonfinite_input == 1 &&
+                     rep.detected == 0 && memcmp(B, B0, sizeof B) == 0 &&
+                     memcmp(Bs, Bs0, sizeof Bs) == 0,
+                 "getrs %s in B (%s, trans %d): %s nonfinite_input %d detected %lld, B %s",
+                 inf ? "Inf" : "NaN", fp32 ? "fp32" : "fp64", tr, abft_status_name(st),
+                 (int)rep.nonfinite_input, (long long)rep.detected,
+                 memcmp(B, B0, sizeof B) == 0 && memcmp(Bs, Bs0, sizeof Bs) == 0 ? "untouched"
+                                                                              : "written");
+    }
+    double H[4] = {0x1p1020, -0x1p1020, 0x1p1020, 0x1p1020};
+    abft_status_t st = abft_dgetrs(h, ABFT_OP_N, 4, 1, A, 4, ip, H, 4, &rep);
+    TU_CHECK(st == ABFT_STATUS_SUCCESS && rep.nonfinite_input == 0,
+             "getrs, huge finite B: %s", abft_status_name(st));
+    int64_t bad[4] = {0, 0, 0, 0};
+    double E[1] = {3.0};
+    TU_CHECK_STATUS(abft_dgetrs(h, ABFT_OP_N, 4, 0, A, 4, bad, E, 4, &rep), ABFT_STATUS_SUCCESS);
+}
+
 /* Argument errors: nothing written (report and info filled with a sentinel beforehand). */
 static void test_args_untouched(abft_handle_t h) {
     double A[16] = {4, 1, 2, 3, 1, 5, 1, 2, 2, 1, 6, 1, 3, 2, 1, 7}, A0[16];
@@ -532,6 +573,7 @@ int main(void) {
     TU_CHECK_STATUS(abft_create(&h, ABFT_BACKEND_CPU), ABFT_STATUS_SUCCESS);
     test_nonfinite(h);
     test_encode_keeps_plan(h);
+    test_getrs_nonfinite(h);
     test_args_untouched(h);
     test_bad_pivot(h);
     test_overlap(h);
