@@ -213,26 +213,92 @@ static int64_t a_cols(const abft_trial_config_t *t) { return t->transa ? t->m : 
 static int64_t b_rows(const abft_trial_config_t *t) { return t->transb ? t->n : t->k; }
 static int64_t b_cols(const abft_trial_config_t *t) { return t->transb ? t->k : t->n; }
 
+/* ---- buffer sizes ---------------------------------------------------------------------- */
+
+/* a·b and a + b for sizes (a, b >= 0); an overflow of int64 sets *ovf and gives 0. */
+static int64_t smul(int64_t a, int64_t b, int *ovf) {
+    if (a < 0 || b < 0 || (a != 0 && b > INT64_MAX / a)) {
+        *ovf = 1;
+        return 0;
+    }
+    return a * b;
+}
+static int64_t sadd(int64_t a, int64_t b, int *ovf) {
+    if (a < 0 || b < 0 || b > INT64_MAX - a) {
+        *ovf = 1;
+        return 0;
+    }
+    return a + b;
+}
+
+/* The bytes of every buffer of one worker (camp_t), exactly what each space needs: the fixed
+ * space stores op(A) m x k, op(B) k x n, C m x n with tight leading dimensions (getrf: n x
+ * n); the full space either storage of op(A) and op(B) (both transposes can be drawn) and
+ * up to LD_PAD_MAX padding rows. One function for the setup and for abft_campaign_memory. */
+typedef struct camp_sizes {
+    int64_t A, B, C;     /* host: pristine inputs; C for each of golden, result, old C */
+    int64_t tau, work, ipiv;
+    int64_t dA, dB, dC;  /* backend copies (getrf: dB holds the pivots) */
+    int64_t host, backend; /* the sums */
+} camp_sizes_t;
+
+/* Needs op, precision, m, n, k, space valid; INVALID_VALUE when a size overflows int64. */
+static abft_status_t camp_sizes(const abft_campaign_config_t *g, camp_sizes_t *z) {
+    const int64_t es = g->precision == 'd' ? (int64_t)sizeof(double) : (int64_t)sizeof(float);
+    const int64_t pad = g->space == ABFT_SPACE_FULL ? LD_PAD_MAX : 0;
+    int o = 0;
+    memset(z, 0, sizeof *z);
+    if (g->op == ABFT_CAMPAIGN_GEMM) {
+        const int64_t M = g->m, N = g->n, K = g->k;
+        if (g->space == ABFT_SPACE_FULL) {
+            z->A = smul(es, max64(smul(sadd(M, pad, &o), K, &o), smul(sadd(K, pad, &o), M, &o)),
+                        &o);
+            z->B = smul(es, max64(smul(sadd(K, pad, &o), N, &o), smul(sadd(N, pad, &o), K, &o)),
+                        &o);
+        } else {
+            z->A = smul(es, smul(M, K, &o), &o);
+            z->B = smul(es, smul(K, N, &o), &o);
+        }
+        z->C = smul(es, smul(sadd(M, pad, &o), N, &o), &o);
+        /* tau: the e and w bounds of the rows, then of the columns */
+        z->tau = smul((int64_t)sizeof(double), sadd(smul(2, sadd(M, N, &o), &o), 1, &o), &o);
+        z->work = smul((int64_t)sizeof(double),
+                       sadd(smul(6, max64(max64(M, N), K), &o), 1, &o), &o);
+        z->dA = z->A, z->dB = z->B, z->dC = z->C;
+        z->host = sadd(sadd(z->A, z->B, &o), smul(3, z->C, &o), &o);
+    } else { /* an n x n matrix (the full space draws m x n within it) */
+        const int64_t N = g->n;
+        z->A = smul(es, smul(sadd(N, pad, &o), N, &o), &o);
+        z->C = z->A; /* golden and result */
+        z->tau = smul((int64_t)sizeof(double), sadd(smul(2, N, &o), 1, &o), &o);
+        z->work = z->tau;
+        z->ipiv = smul((int64_t)sizeof(int64_t), sadd(smul(2, N, &o), 1, &o), &o);
+        z->dA = z->A;
+        z->dB = smul((int64_t)sizeof(int64_t), N, &o);
+        z->host = sadd(z->A, smul(2, z->C, &o), &o);
+    }
+    z->host = sadd(sadd(sadd(z->host, z->tau, &o), z->work, &o), z->ipiv, &o);
+    z->backend = sadd(sadd(z->dA, z->dB, &o), z->dC, &o);
+    if (o || (uint64_t)z->host > (uint64_t)SIZE_MAX || (uint64_t)z->backend > (uint64_t)SIZE_MAX)
+        return ABFT_STATUS_INVALID_VALUE;
+    return ABFT_STATUS_SUCCESS;
+}
+
 static abft_status_t gemm_setup(camp_t *c) {
-    const int64_t M = c->maxr, N = c->maxc, K = c->maxk;
-    const int64_t pad = c->cfg->space == ABFT_SPACE_FULL ? LD_PAD_MAX : 0;
-    /* room for either storage of op(A) and op(B), with padding */
-    size_t sa = c->es * (size_t)((max64(M, K) + pad) * max64(M, K));
-    size_t sb = c->es * (size_t)((max64(K, N) + pad) * max64(K, N));
-    size_t sc = c->es * (size_t)((M + pad) * N);
-    ABFT_TRY(halloc(sa, &c->A));
-    ABFT_TRY(halloc(sb, &c->B));
-    ABFT_TRY(halloc(sc, &c->G));
-    ABFT_TRY(halloc(sc, &c->C));
-    ABFT_TRY(halloc(sc, &c->C0));
-    /* tau: the e and w bounds of the rows, then of the columns */
-    ABFT_TRY(halloc(sizeof(double) * (size_t)(2 * (M + N) + 1), (void **)&c->tau));
-    ABFT_TRY(halloc(sizeof(double) * (size_t)(6 * max64(max64(M, N), K) + 1),
-                    (void **)&c->work));
-    ABFT_TRY(balloc(c, sa, &c->dA));
-    ABFT_TRY(balloc(c, sb, &c->dB));
-    ABFT_TRY(balloc(c, sc, &c->dC));
-    memset(c->C, 0, sc);
+    const int64_t M = c->maxr, N = c->maxc;
+    camp_sizes_t z;
+    ABFT_TRY(camp_sizes(c->cfg, &z));
+    ABFT_TRY(halloc((size_t)z.A, &c->A));
+    ABFT_TRY(halloc((size_t)z.B, &c->B));
+    ABFT_TRY(halloc((size_t)z.C, &c->G));
+    ABFT_TRY(halloc((size_t)z.C, &c->C));
+    ABFT_TRY(halloc((size_t)z.C, &c->C0));
+    ABFT_TRY(halloc((size_t)z.tau, (void **)&c->tau));
+    ABFT_TRY(halloc((size_t)z.work, (void **)&c->work));
+    ABFT_TRY(balloc(c, (size_t)z.dA, &c->dA));
+    ABFT_TRY(balloc(c, (size_t)z.dB, &c->dB));
+    ABFT_TRY(balloc(c, (size_t)z.dC, &c->dC));
+    memset(c->C, 0, (size_t)z.C);
     return to_backend(c, c->C, c->dC, M, N, M > 1 ? M : 1, c->es);
 }
 
@@ -530,17 +596,16 @@ static double gemm_noise(const camp_t *c, int *beyond) {
 /* The factorization overwrites A, so every run starts from the pristine copy; the result
  * is the factors and the pivots. */
 static abft_status_t getrf_setup(camp_t *c) {
-    const int64_t M = c->maxr, N = c->maxc, K = min64(M, N);
-    const int64_t pad = c->cfg->space == ABFT_SPACE_FULL ? LD_PAD_MAX : 0;
-    size_t sa = c->es * (size_t)((M + pad) * N);
-    ABFT_TRY(halloc(sa, &c->A));
-    ABFT_TRY(halloc(sa, &c->G));
-    ABFT_TRY(halloc(sa, &c->C));
-    ABFT_TRY(halloc(sizeof(double) * (size_t)(2 * M + 1), (void **)&c->tau));
-    ABFT_TRY(halloc(sizeof(double) * (size_t)(2 * max64(M, N) + 1), (void **)&c->work));
-    ABFT_TRY(halloc(sizeof(int64_t) * (size_t)(2 * K + 1), (void **)&c->ipiv));
-    ABFT_TRY(balloc(c, sa, &c->dA));
-    return balloc(c, sizeof(int64_t) * (size_t)K, &c->dB); /* dB holds the pivots */
+    camp_sizes_t z;
+    ABFT_TRY(camp_sizes(c->cfg, &z));
+    ABFT_TRY(halloc((size_t)z.A, &c->A));
+    ABFT_TRY(halloc((size_t)z.C, &c->G));
+    ABFT_TRY(halloc((size_t)z.C, &c->C));
+    ABFT_TRY(halloc((size_t)z.tau, (void **)&c->tau));
+    ABFT_TRY(halloc((size_t)z.work, (void **)&c->work));
+    ABFT_TRY(halloc((size_t)z.ipiv, (void **)&c->ipiv));
+    ABFT_TRY(balloc(c, (size_t)z.dA, &c->dA));
+    return balloc(c, (size_t)z.dB, &c->dB); /* dB holds the pivots */
 }
 
 static abft_status_t getrf_load(camp_t *c, uint64_t seed) {
@@ -1126,19 +1191,83 @@ static void draw_site(uint32_t sites, uint64_t seed, int *site, int *which) {
     *which = *site == ABFT_SITE_AFTER_ENCODE ? (int)((r >> 32) & 1u) : -1;
 }
 
+/* 1 when every array the injector may be given at `site` in the fixed space holds the spec's
+ * row, column and element count (the arrays of the CLI's checks, docs/campaign.md). */
+static int site_holds(const abft_campaign_config_t *g, int site) {
+    const int gemm = g->op == ABFT_CAMPAIGN_GEMM;
+    const int64_t m = gemm ? g->m : g->n, n = g->n, k = g->k;
+    int64_t dims[2][2];
+    int na = 1;
+    switch (site) {
+    case ABFT_SITE_AFTER_ENCODE: /* A or B */
+        dims[0][0] = m, dims[0][1] = k, dims[1][0] = k, dims[1][1] = n, na = 2;
+        break;
+    case ABFT_SITE_MID_GEMM:
+    case ABFT_SITE_AFTER_GEMM:
+        dims[0][0] = m, dims[0][1] = n;
+        break;
+    case ABFT_SITE_CHECKSUM: /* the row checksums; with full checksums the column ones too */
+        dims[0][0] = m, dims[0][1] = 2;
+        if (gemm && g->checksum_kind == ABFT_CHECKSUM_FULL) dims[1][0] = n, dims[1][1] = 2, na = 2;
+        break;
+    default: /* the n x n matrix */
+        dims[0][0] = n, dims[0][1] = n;
+        break;
+    }
+    const abft_fault_spec_t *s = &g->spec;
+    for (int a = 0; a < na; ++a) {
+        if (s->row >= dims[a][0] || s->col >= dims[a][1]) return 0;
+        int o = 0;
+        int64_t cand = smul(s->row >= 0 ? 1 : dims[a][0], s->col >= 0 ? 1 : dims[a][1], &o);
+        if (!o && cand < s->nelems) return 0;
+    }
+    return 1;
+}
+
+/* Every rule of abft_campaign_config_t (include/abft/abft_inject.h, docs/campaign.md), and
+ * the buffers' sizes, before anything is written or allocated. INVALID_VALUE names the
+ * config (argument 1 of abft_campaign_run). */
 static abft_status_t check_config(const abft_campaign_config_t *g) {
-    ABFT_RETURN_IF(g == NULL, ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(g->op < 0 || g->op >= ABFT_CAMPAIGN_OP_COUNT, ABFT_STATUS_INVALID_VALUE);
+    ABFT_ARG_IF(g == NULL, 1);
+    ABFT_ARG_IF(g->op < 0 || g->op >= ABFT_CAMPAIGN_OP_COUNT, 1);
     ABFT_RETURN_IF(ops[g->op].run == NULL, ABFT_STATUS_NOT_SUPPORTED);
-    ABFT_RETURN_IF(g->precision != 'd' && g->precision != 's', ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(g->m < 1 || g->n < 1 || g->k < 1, ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(g->trials < 0 || g->controls < 0 || g->refresh < 1, ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF((g->sites & ~ops[g->op].valid_sites) != 0u, ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(!(g->guarantee >= 1.0), ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(g->only_trial >= g->trials + g->controls, ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(g->space != ABFT_SPACE_FIXED && g->space != ABFT_SPACE_FULL,
-                   ABFT_STATUS_INVALID_VALUE);
-    ABFT_RETURN_IF(g->jobs < 0 || g->jobs > 64, ABFT_STATUS_INVALID_VALUE); /* 0: one */
+    ABFT_ARG_IF(g->precision != 'd' && g->precision != 's', 1);
+    ABFT_ARG_IF(g->m < 1 || g->n < 1 || g->k < 1, 1);
+    ABFT_ARG_IF(g->trials < 0 || g->controls < 0 || g->refresh < 1, 1);
+    ABFT_ARG_IF(g->trials > INT64_MAX - g->controls, 1); /* trial indices fit in int64 */
+    ABFT_ARG_IF((g->sites & ~ops[g->op].valid_sites) != 0u, 1);
+    ABFT_ARG_IF(!(g->guarantee >= 1.0) || isinf(g->guarantee), 1);
+    ABFT_ARG_IF(g->only_trial < -1 || g->only_trial >= g->trials + g->controls, 1);
+    ABFT_ARG_IF(g->space != ABFT_SPACE_FIXED && g->space != ABFT_SPACE_FULL, 1);
+    ABFT_ARG_IF(g->jobs < 0 || g->jobs > 64, 1); /* 0: one */
+    ABFT_ARG_IF(g->backend != ABFT_BACKEND_AUTO && g->backend != ABFT_BACKEND_CPU &&
+                    g->backend != ABFT_BACKEND_CUDA, 1);
+    /* the handle's options (the full space draws them, but the handle starts with these) */
+    ABFT_ARG_IF(g->checksum_kind != ABFT_CHECKSUM_ROW && g->checksum_kind != ABFT_CHECKSUM_FULL, 1);
+    ABFT_ARG_IF(g->bound_mode != ABFT_BOUND_WORST_CASE &&
+                    g->bound_mode != ABFT_BOUND_PROBABILISTIC, 1);
+    ABFT_ARG_IF(!(g->bound_factor > 0.0 && g->bound_factor <= 1e6), 1); /* abft_set_bound_mode */
+    ABFT_ARG_IF(g->lu_recovery != 0 && g->lu_recovery != 1, 1);
+    ABFT_ARG_IF(g->random_checksum != 0 && g->random_checksum != 1, 1);
+    /* the random checksum is an option of the fixed-space GEMM (the full space draws it) */
+    ABFT_ARG_IF(g->random_checksum == 1 &&
+                    (g->op != ABFT_CAMPAIGN_GEMM || g->space == ABFT_SPACE_FULL), 1);
+    /* the fault spec (abft_injector_set_spec's rules), its row and column -1 or an index */
+    const abft_fault_spec_t *s = &g->spec;
+    ABFT_ARG_IF(s->bit_class < ABFT_BITS_ANY || s->bit_class > ABFT_BITS_EXACT, 1);
+    ABFT_ARG_IF(s->width != 1 && s->width != 2, 1);
+    ABFT_ARG_IF(s->nelems < 1 || s->nelems > ABFT_INJECT_MAX_ELEMS, 1);
+    ABFT_ARG_IF(s->bit_class == ABFT_BITS_EXACT && (s->bit < 0 || s->bit + s->width > 64), 1);
+    ABFT_ARG_IF(s->row < -1 || s->col < -1, 1);
+    /* fixed space: every site drawn from holds the row, the column and the elements (the
+     * full space draws them) */
+    if (g->space == ABFT_SPACE_FIXED) {
+        const uint32_t sites = g->sites != 0u ? g->sites : ops[g->op].default_sites;
+        for (int st = 0; st < ABFT_SITE_COUNT; ++st)
+            ABFT_ARG_IF((sites & (1u << st)) && !site_holds(g, st), 1);
+    }
+    camp_sizes_t z;
+    ABFT_ARG_IF(camp_sizes(g, &z) != ABFT_STATUS_SUCCESS, 1);
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -1381,7 +1510,9 @@ typedef struct trial_rec {
 /* A block: consecutive trials that one worker runs. Fixed space: up to SET_BLOCK faulty
  * trials of one input set (its golden first: a set larger than that runs its golden again
  * in each of its blocks, counted once), or up to BLOCK controls; full space: up to BLOCK
- * trials. */
+ * trials. Blocks are made as the workers take them (block_end), at most WINDOW ahead of
+ * what the calling thread has passed on, so the memory stays bounded whatever the number
+ * of trials. */
 enum { BLOCK = 16, SET_BLOCK = 256, WINDOW = 64 /* blocks in flight: memory stays bounded */ };
 typedef struct block {
     int64_t first, last;
@@ -1393,8 +1524,10 @@ typedef struct block {
 
 typedef struct shared {
     const abft_campaign_config_t *cfg;
-    block_t *blocks;
-    int64_t nblocks, next, emitted; /* next block to take; blocks passed on so far */
+    int64_t first, last;   /* the trials to run */
+    block_t slot[WINDOW];  /* block i in slot i % WINDOW */
+    int64_t next, cursor;  /* blocks made so far; the first trial of the next one */
+    int64_t emitted;       /* blocks passed on so far */
     int stop;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -1461,41 +1594,18 @@ static abft_status_t run_block(camp_t *c, block_t *b) {
     return ABFT_STATUS_SUCCESS;
 }
 
-/* The blocks of trials [first, last). */
-static abft_status_t make_blocks(const abft_campaign_config_t *g, int64_t first, int64_t last,
-                                 block_t **out, int64_t *count) {
-    int64_t n = 0, cap = 64;
-    block_t *b = (block_t *)malloc((size_t)cap * sizeof(block_t));
-    if (b == NULL) return ABFT_STATUS_ALLOC_FAILED;
-    for (int64_t t = first; t < last;) {
-        int64_t end;
-        int count_golden = 0;
-        if (t < g->trials && g->space != ABFT_SPACE_FULL) { /* at most to the end of t's set */
-            end = (t / g->refresh + 1) * g->refresh;
-            if (end - t > SET_BLOCK) end = t + SET_BLOCK;
-            count_golden = t % g->refresh == 0 || t == first;
-        } else {
-            end = t + BLOCK;
-        }
-        if (t < g->trials && end > g->trials) end = g->trials;
-        if (end > last) end = last;
-        if (n == cap) {
-            block_t *nb = (block_t *)realloc(b, (size_t)(2 * cap) * sizeof(block_t));
-            if (nb == NULL) {
-                free(b);
-                return ABFT_STATUS_ALLOC_FAILED;
-            }
-            b = nb, cap *= 2;
-        }
-        memset(&b[n], 0, sizeof b[n]);
-        b[n].first = t, b[n].last = end;
-        b[n].count_golden = count_golden;
-        ++n;
-        t = end;
+/* The block that starts at trial t of the trials [first, last): its end, and whether its
+ * golden run is its input set's first (counted). */
+static int64_t block_end(const abft_campaign_config_t *g, int64_t t, int64_t first,
+                         int64_t last, int *count_golden) {
+    int64_t len = BLOCK;
+    *count_golden = 0;
+    if (t < g->trials && g->space != ABFT_SPACE_FULL) { /* at most to the end of t's set */
+        len = min64(g->refresh - t % g->refresh, SET_BLOCK);
+        *count_golden = t % g->refresh == 0 || t == first;
     }
-    *out = b;
-    *count = n;
-    return ABFT_STATUS_SUCCESS;
+    if (t < g->trials) len = min64(len, g->trials - t);
+    return t + min64(len, last - t);
 }
 
 static void free_block(block_t *b) {
@@ -1505,18 +1615,23 @@ static void free_block(block_t *b) {
     b->rec = NULL;
 }
 
-/* A worker: takes the next block (at most WINDOW ahead of what was passed on), runs it on
- * its own camp, marks it done. A failure stops every worker. */
+/* A worker: makes and takes the next block (at most WINDOW ahead of what was passed on),
+ * runs it on its own camp, marks it done. A failure stops every worker. */
 static void work(shared_t *sh, camp_t *c) {
     for (;;) {
         pthread_mutex_lock(&sh->mu);
-        while (!sh->stop && sh->next < sh->nblocks && sh->next >= sh->emitted + WINDOW)
+        while (!sh->stop && sh->cursor < sh->last && sh->next >= sh->emitted + WINDOW)
             pthread_cond_wait(&sh->cv, &sh->mu);
-        if (sh->stop || sh->next >= sh->nblocks) {
+        if (sh->stop || sh->cursor >= sh->last) {
             pthread_mutex_unlock(&sh->mu);
             return;
         }
-        block_t *b = &sh->blocks[sh->next++];
+        block_t *b = &sh->slot[sh->next % WINDOW];
+        memset(b, 0, sizeof *b);
+        b->first = sh->cursor;
+        b->last = block_end(sh->cfg, sh->cursor, sh->first, sh->last, &b->count_golden);
+        sh->cursor = b->last;
+        sh->next += 1;
         pthread_mutex_unlock(&sh->mu);
         abft_status_t st = ABFT_STATUS_SUCCESS;
         b->rec = (trial_rec_t *)calloc((size_t)(b->last - b->first), sizeof(trial_rec_t));
@@ -1574,97 +1689,150 @@ static abft_status_t campaign(const abft_campaign_config_t *g, abft_campaign_sum
         first = g->only_trial;
         last = first + 1;
     }
-    shared_t sh;
-    memset(&sh, 0, sizeof sh);
-    sh.cfg = g;
-    ABFT_TRY(make_blocks(g, first, last, &sh.blocks, &sh.nblocks));
     const int64_t total = last - first;
+    /* the blocks, counted up to the number of workers that could use them */
+    int64_t nb = 0;
+    for (int64_t t = first; t < last && nb <= g->jobs; ++nb) {
+        int cg;
+        t = block_end(g, t, first, last, &cg);
+    }
     abft_status_t st = ABFT_STATUS_SUCCESS;
-    if (g->jobs <= 1 || sh.nblocks <= 1) {
+    if (g->jobs <= 1 || nb <= 1) {
         /* on this thread: block after block, each passed on as soon as it is done */
         camp_t c;
         st = camp_init(&c, g);
         if (st == ABFT_STATUS_SUCCESS) st = abft_get_backend(c.h, (abft_backend_t *)&s->backend);
-        for (int64_t i = 0; i < sh.nblocks && st == ABFT_STATUS_SUCCESS; ++i) {
-            block_t *b = &sh.blocks[i];
-            b->rec = (trial_rec_t *)calloc((size_t)(b->last - b->first), sizeof(trial_rec_t));
-            st = b->rec == NULL ? ABFT_STATUS_ALLOC_FAILED : run_block(&c, b);
-            if (st == ABFT_STATUS_SUCCESS) emit(g, b, s, first, total);
-            free_block(b);
+        for (int64_t t = first; t < last && st == ABFT_STATUS_SUCCESS;) {
+            block_t b;
+            memset(&b, 0, sizeof b);
+            b.first = t;
+            b.last = block_end(g, t, first, last, &b.count_golden);
+            b.rec = (trial_rec_t *)calloc((size_t)(b.last - b.first), sizeof(trial_rec_t));
+            st = b.rec == NULL ? ABFT_STATUS_ALLOC_FAILED : run_block(&c, &b);
+            if (st == ABFT_STATUS_SUCCESS) emit(g, &b, s, first, total);
+            free_block(&b);
+            t = b.last;
         }
         camp_free(&c);
-        free(sh.blocks);
         return st;
     }
 
-    const int nw = g->jobs < sh.nblocks ? g->jobs : (int)sh.nblocks;
+    shared_t *sh = (shared_t *)calloc(1, sizeof(shared_t));
+    const int nw = g->jobs < nb ? g->jobs : (int)nb;
     worker_t *w = (worker_t *)calloc((size_t)nw, sizeof(worker_t));
-    if (w == NULL || pthread_mutex_init(&sh.mu, NULL) != 0) {
+    if (sh == NULL || w == NULL || pthread_mutex_init(&sh->mu, NULL) != 0) {
         free(w);
-        free(sh.blocks);
+        free(sh);
         return ABFT_STATUS_ALLOC_FAILED;
     }
-    if (pthread_cond_init(&sh.cv, NULL) != 0) {
-        pthread_mutex_destroy(&sh.mu);
+    if (pthread_cond_init(&sh->cv, NULL) != 0) {
+        pthread_mutex_destroy(&sh->mu);
         free(w);
-        free(sh.blocks);
+        free(sh);
         return ABFT_STATUS_ALLOC_FAILED;
     }
+    sh->cfg = g;
+    sh->first = first, sh->last = last, sh->cursor = first;
     int started = 0;
     for (; started < nw; ++started) {
-        w[started].sh = &sh;
+        w[started].sh = sh;
         if (pthread_create(&w[started].th, NULL, worker_main, &w[started]) != 0) break;
     }
     if (started == 0) st = ABFT_STATUS_ALLOC_FAILED;
     /* pass the blocks on in order as they complete */
-    for (int64_t i = 0; i < sh.nblocks && st == ABFT_STATUS_SUCCESS; ++i) {
-        pthread_mutex_lock(&sh.mu);
-        while (!sh.blocks[i].done && !sh.stop) pthread_cond_wait(&sh.cv, &sh.mu);
-        int done = sh.blocks[i].done;
-        abft_status_t bst = sh.blocks[i].st;
-        pthread_mutex_unlock(&sh.mu);
-        if (!done) break; /* a worker failed: its status is found below */
+    int all = 0; /* every block passed on */
+    for (int64_t i = 0; st == ABFT_STATUS_SUCCESS; ++i) {
+        block_t *b = &sh->slot[i % WINDOW];
+        pthread_mutex_lock(&sh->mu);
+        while (!sh->stop && !(i < sh->next && b->done) && !(i >= sh->next && sh->cursor >= last))
+            pthread_cond_wait(&sh->cv, &sh->mu);
+        int done = i < sh->next && b->done;
+        all = !done && i >= sh->next && sh->cursor >= last;
+        abft_status_t bst = b->st;
+        pthread_mutex_unlock(&sh->mu);
+        if (!done) break; /* all passed on, or a worker failed: its status is found below */
         if (bst != ABFT_STATUS_SUCCESS) {
             st = bst;
             break;
         }
-        emit(g, &sh.blocks[i], s, first, total);
-        free_block(&sh.blocks[i]);
-        pthread_mutex_lock(&sh.mu);
-        sh.emitted = i + 1;
-        pthread_cond_broadcast(&sh.cv);
-        pthread_mutex_unlock(&sh.mu);
+        emit(g, b, s, first, total);
+        free_block(b);
+        pthread_mutex_lock(&sh->mu);
+        sh->emitted = i + 1;
+        pthread_cond_broadcast(&sh->cv);
+        pthread_mutex_unlock(&sh->mu);
     }
-    pthread_mutex_lock(&sh.mu);
-    sh.stop = 1;
-    pthread_cond_broadcast(&sh.cv);
-    pthread_mutex_unlock(&sh.mu);
+    pthread_mutex_lock(&sh->mu);
+    sh->stop = 1;
+    pthread_cond_broadcast(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
     for (int i = 0; i < started; ++i) pthread_join(w[i].th, NULL);
-    for (int64_t i = 0; i < sh.nblocks; ++i) { /* the first failure, in block order */
-        if (st == ABFT_STATUS_SUCCESS && sh.blocks[i].done && sh.blocks[i].st != ABFT_STATUS_SUCCESS)
-            st = sh.blocks[i].st;
-        free_block(&sh.blocks[i]);
+    for (int64_t i = sh->emitted; i < sh->next; ++i) { /* the first failure, in block order */
+        block_t *b = &sh->slot[i % WINDOW];
+        if (st == ABFT_STATUS_SUCCESS && b->done && b->st != ABFT_STATUS_SUCCESS) st = b->st;
+        free_block(b);
     }
     for (int i = 0; i < started; ++i)
         if (st == ABFT_STATUS_SUCCESS && w[i].init != ABFT_STATUS_SUCCESS) st = w[i].init;
-    if (st == ABFT_STATUS_SUCCESS && sh.emitted < sh.nblocks) /* no thread could start */
+    if (st == ABFT_STATUS_SUCCESS && !all) /* no thread could start */
         st = started < nw ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_INTERNAL_ERROR;
     if (started > 0 && w[0].init == ABFT_STATUS_SUCCESS)
         (void)abft_get_backend(w[0].c.h, (abft_backend_t *)&s->backend);
     for (int i = 0; i < started; ++i) camp_free(&w[i].c);
-    pthread_cond_destroy(&sh.cv);
-    pthread_mutex_destroy(&sh.mu);
+    pthread_cond_destroy(&sh->cv);
+    pthread_mutex_destroy(&sh->mu);
     free(w);
-    free(sh.blocks);
+    free(sh);
     return st;
 }
 
+/* The records of the trials in flight: a block on one thread; with workers, up to WINDOW
+ * blocks of the longest kind (flips: the elements of one firing). */
+static int64_t records_bytes(const abft_campaign_config_t *g, int workers, int *o) {
+    int64_t total = g->only_trial >= 0 ? 1 : sadd(g->trials, g->controls, o);
+    int64_t len = BLOCK;
+    if (g->space != ABFT_SPACE_FULL) len = max64(len, min64(g->refresh, SET_BLOCK));
+    int64_t n = min64(total, workers > 1 ? WINDOW * len : len);
+    int64_t flips = g->space == ABFT_SPACE_FULL ? 4 : g->spec.nelems > 0 ? g->spec.nelems : 1;
+    return smul(n, sadd((int64_t)sizeof(trial_rec_t),
+                        smul(flips, (int64_t)sizeof(abft_flip_t), o), o), o);
+}
+
+abft_status_t abft_campaign_memory(const abft_campaign_config_t *cfg, int64_t *host_bytes,
+                                   int64_t *backend_bytes) {
+    ABFT_ARG_IF(cfg == NULL, 1);
+    ABFT_ARG_IF(host_bytes == NULL, 2);
+    ABFT_ARG_IF(backend_bytes == NULL, 3);
+    const abft_campaign_config_t *g = cfg;
+    ABFT_ARG_IF(g->op < 0 || g->op >= ABFT_CAMPAIGN_OP_COUNT, 1);
+    ABFT_ARG_IF(g->precision != 'd' && g->precision != 's', 1);
+    ABFT_ARG_IF(g->m < 1 || g->n < 1 || g->k < 1, 1);
+    ABFT_ARG_IF(g->trials < 0 || g->controls < 0 || g->refresh < 1, 1);
+    ABFT_ARG_IF(g->space != ABFT_SPACE_FIXED && g->space != ABFT_SPACE_FULL, 1);
+    ABFT_ARG_IF(g->jobs < 0 || g->jobs > 64, 1);
+    camp_sizes_t z;
+    ABFT_ARG_IF(camp_sizes(g, &z) != ABFT_STATUS_SUCCESS, 1);
+    const int workers = g->jobs > 1 ? g->jobs : 1;
+    int o = 0;
+    int64_t host = sadd(smul(workers, z.host, &o), records_bytes(g, workers, &o), &o);
+    int64_t backend = smul(workers, z.backend, &o);
+    ABFT_ARG_IF(o, 1);
+    *host_bytes = host;
+    *backend_bytes = backend;
+    return ABFT_STATUS_SUCCESS;
+}
+
 abft_status_t abft_campaign_run(const abft_campaign_config_t *cfg, abft_campaign_summary_t *s) {
-    ABFT_RETURN_IF(s == NULL, ABFT_STATUS_INVALID_VALUE);
     ABFT_TRY(check_config(cfg));
-    memset(s, 0, sizeof *s);
+    ABFT_ARG_IF(s == NULL, 2);
+    /* the summary is written only when the campaign completed */
+    abft_campaign_summary_t sum;
+    memset(&sum, 0, sizeof sum);
     double t0 = now_seconds();
-    abft_status_t st = campaign(cfg, s);
-    s->seconds = now_seconds() - t0;
+    abft_status_t st = campaign(cfg, &sum);
+    sum.seconds = now_seconds() - t0;
+    /* a call inside refused something the config asked for: the config is at fault */
+    if (st == ABFT_STATUS_INVALID_VALUE) abft_set_bad_arg(1);
+    if (st == ABFT_STATUS_SUCCESS) *s = sum;
     return st;
 }

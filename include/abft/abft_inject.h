@@ -278,20 +278,21 @@ typedef struct abft_campaign_config {
     char precision;        /* 'd' or 's' */
     char pad_[3];
     int64_t m, n, k;       /* problem size (getrf: n) */
-    int64_t trials;        /* faulty trials */
+    int64_t trials;        /* faulty trials (trials + controls must fit in int64) */
     int64_t controls;      /* fault-free control trials, each on fresh inputs */
     int64_t refresh;       /* faulty trials per input set (new inputs and golden); >= 1 */
     uint32_t sites;        /* hook sites to draw from (bit 1u << site); 0: the op's default */
     int32_t backend;       /* abft_backend_t */
-    abft_fault_spec_t spec;
+    abft_fault_spec_t spec; /* row, col: -1 or an index; fixed space: every site drawn from
+                              must hold the row, the column and nelems elements */
     int32_t checksum_kind; /* abft_checksum_kind_t */
     int32_t bound_mode;    /* abft_bound_mode_t */
-    double bound_factor;   /* > 0 */
-    double guarantee;      /* g >= 1: changes above g·tau must be detected (default 2) */
+    double bound_factor;   /* 0 < factor <= 1e6 (abft_set_bound_mode's range) */
+    double guarantee;      /* finite g >= 1: changes above g·tau must be detected (default 2) */
     uint64_t seed;         /* campaign seed: every trial seed and input set derive from it */
-    int64_t only_trial;    /* >= 0: run only this trial (replay), else -1 */
+    int64_t only_trial;    /* 0.. trials + controls - 1: run only this trial (replay), else -1 */
     int32_t lu_recovery;   /* getrf: 1 = the handle keeps a recovery copy of A
-                              (abft_set_lu_recovery); default 0 */
+                              (abft_set_lu_recovery); 0 or 1, default 0 */
     int32_t space;         /* abft_campaign_space_t (default FIXED). FULL: m, n, k are the
                               largest sizes drawn (getrf: m and n both up to n); refresh is ignored (every trial draws its
                               own inputs and runs its own golden); the spec's bit class (and
@@ -308,7 +309,8 @@ typedef struct abft_campaign_config {
                               a time; the results, and the order they reach the callbacks
                               in, are those of jobs = 1 (only the timings differ) */
     int32_t random_checksum; /* gemm, fixed space: 1 = abft_set_random_checksum on (default
-                                0); the full space draws it */
+                                0); 0 or 1, and 1 is refused with getrf or the full space
+                                (which draws it) */
 } abft_campaign_config_t;
 
 /* Defaults: GEMM, 'd', m = n = k = 128, 200 trials, 200 controls, refresh 50, default
@@ -345,12 +347,27 @@ typedef struct abft_campaign_summary {
     double max_undetected_rel;  /* largest rel_change among UNDETECTED trials */
 } abft_campaign_summary_t;
 
+/* The memory abft_campaign_run allocates for cfg, in bytes, every worker's included: host
+ * (the pristine inputs, golden, the result, the old C, the bounds, and the records of the
+ * trials in flight) and backend (the backend's copies of the inputs and the result: on the
+ * CPU backend host memory too). Exact for the buffers; the library's own workspace inside
+ * the protected calls comes on top. Reads op, precision, m, n, k, trials, controls, refresh,
+ * space, jobs and spec.nelems; INVALID_VALUE (abft_last_invalid_argument() = 1) when one is
+ * invalid or a size does not fit in int64. abft_campaign_run refuses such a config too. */
+ABFT_API abft_status_t abft_campaign_memory(const abft_campaign_config_t *cfg,
+                                            int64_t *host_bytes, int64_t *backend_bytes);
+
 /* Run a campaign: for each input set a golden run (injector attached, not firing), then the
  * faulty trials on it (one firing at a site drawn from cfg->sites), then the control
  * trials (no hook, fresh inputs each). In the full space every faulty trial draws its
  * configuration, runs its own golden, and fires at a call drawn among its site's calls. Every trial is classified into an abft_outcome_t.
  * Returns an error status only when the campaign itself cannot run (bad config, memory,
- * golden run failing); a protected call failing in a trial is the ERROR outcome. */
+ * golden run failing); a protected call failing in a trial is the ERROR outcome. A config
+ * that breaks a rule of docs/campaign.md ("The config's rules"), or whose buffers do not fit
+ * in int64 (abft_campaign_memory), is refused with INVALID_VALUE before anything runs, and
+ * abft_last_invalid_argument() names it (1; a NULL summary: 2). *summary is written only
+ * when the campaign completed: on any error status it is left as it was (the callbacks may
+ * have seen some trials). */
 ABFT_API abft_status_t abft_campaign_run(const abft_campaign_config_t *cfg,
                                          abft_campaign_summary_t *summary);
 

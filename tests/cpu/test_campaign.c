@@ -262,6 +262,29 @@ static void full_space(int op, char prec, uint64_t seed, int64_t trials, int64_t
     }
 }
 
+/* A config abft_campaign_run must refuse: INVALID_VALUE naming the config (argument 1),
+ * the summary untouched, no trial run. */
+static int64_t bad_trials;
+static void count_trial(void *user, const abft_trial_t *t) {
+    (void)user;
+    (void)t;
+    bad_trials += 1;
+}
+static void refused(const char *what, abft_campaign_config_t c) {
+    abft_campaign_summary_t s, ref;
+    memset(&s, 0xab, sizeof s);
+    memcpy(&ref, &s, sizeof s);
+    c.on_trial = count_trial;
+    bad_trials = 0;
+    abft_status_t st = abft_campaign_run(&c, &s);
+    TU_CHECK(st == ABFT_STATUS_INVALID_VALUE, "%s: %s, want ABFT_STATUS_INVALID_VALUE", what,
+             abft_status_name(st));
+    TU_CHECK(abft_last_invalid_argument() == 1, "%s: argument %d named, want 1 (the config)",
+             what, abft_last_invalid_argument());
+    TU_CHECK(memcmp(&s, &ref, sizeof s) == 0, "%s: the summary was written", what);
+    TU_CHECK(bad_trials == 0, "%s: %lld trials ran", what, (long long)bad_trials);
+}
+
 int main(void) {
     uint64_t seed = tu_seed("test_campaign");
     static rec_t a, b;
@@ -481,6 +504,76 @@ int main(void) {
         c.refresh = 0;
         TU_CHECK_STATUS(abft_campaign_run(&c, &s), ABFT_STATUS_INVALID_VALUE);
         TU_CHECK_STATUS(abft_campaign_run(NULL, &s), ABFT_STATUS_INVALID_VALUE);
+    }
+
+    /* 4b. The rules of the config (docs/campaign.md, "The config's rules"), each checked
+     * before anything is allocated or written; the buffers' sizes (exact, overflow refused);
+     * a campaign that cannot run leaves the summary as it was. */
+    {
+        abft_campaign_config_t d = abft_campaign_config_default(), c;
+        d.backend = ABFT_BACKEND_CPU;
+        d.m = d.n = d.k = 8;
+        d.trials = 20;
+        d.controls = 5;
+        d.refresh = 5;
+        c = d, c.only_trial = -7, refused("only_trial = -7", c);
+        c = d, c.spec.row = -5, refused("spec.row = -5", c);
+        c = d, c.spec.col = -2, refused("spec.col = -2", c);
+        c = d, c.spec.row = 8, c.sites = 1u << ABFT_SITE_AFTER_GEMM, refused("spec.row = 8 of C 8 x 8", c);
+        c = d, c.spec.row = 1000, refused("spec.row = 1000", c);
+        c = d, c.spec.col = 2, c.sites = 1u << ABFT_SITE_CHECKSUM, refused("spec.col = 2 of the checksums", c);
+        c = d, c.spec.row = 3, c.spec.nelems = 9, c.sites = 1u << ABFT_SITE_AFTER_GEMM;
+        refused("9 elements in a row of 8", c);
+        c = d, c.lu_recovery = 5, refused("lu_recovery = 5", c);
+        c = d, c.random_checksum = 3, refused("random_checksum = 3", c);
+        c = d, c.random_checksum = 1, c.space = ABFT_SPACE_FULL, refused("random_checksum, full space", c);
+        c = d, c.random_checksum = 1, c.op = ABFT_CAMPAIGN_GETRF, refused("random_checksum, getrf", c);
+        c = d, c.guarantee = INFINITY, refused("guarantee = inf", c);
+        c = d, c.bound_factor = 2e6, refused("bound_factor = 2e6 (the handle's limit is 1e6)", c);
+        c = d, c.checksum_kind = 7, refused("checksum_kind = 7", c);
+        c = d, c.spec.width = 3, refused("spec.width = 3", c);
+        c = d, c.trials = INT64_MAX, c.controls = 1, c.only_trial = 0, refused("trials + controls overflow", c);
+        /* buffers whose size overflows: A of m x k = 1 x 2^62 (the sizes were once
+         * max(m, k)^2, which wrapped to a small buffer and overflowed it) */
+        c = d, c.m = 1, c.n = 1, c.k = (int64_t)1 << 62, c.trials = 1, c.controls = 0;
+        refused("k = 2^62", c);
+        c = d, c.space = ABFT_SPACE_FULL, c.m = INT64_MAX - 3, c.n = c.k = 1, refused("full space, m + padding overflows", c);
+        c = d, c.op = ABFT_CAMPAIGN_GETRF, c.n = (int64_t)1 << 32, refused("getrf n = 2^32", c);
+        /* the summary argument */
+        TU_CHECK_STATUS(abft_campaign_run(&d, NULL), ABFT_STATUS_INVALID_VALUE);
+        TU_CHECK(abft_last_invalid_argument() == 2, "a NULL summary: argument %d named, want 2",
+                 abft_last_invalid_argument());
+        /* exact sizes: fixed space op(A) m x k, op(B) k x n, C m x n; the full space both
+         * storages of A and B and 7 padding rows */
+        int64_t host = 0, dev = 0;
+        c = d, c.m = 4, c.n = 3, c.k = 2;
+        TU_CHECK_STATUS(abft_campaign_memory(&c, &host, &dev), ABFT_STATUS_SUCCESS);
+        TU_CHECK(dev == 8 * (4 * 2 + 2 * 3 + 4 * 3) && host >= 8 * (4 * 2 + 2 * 3 + 3 * 4 * 3),
+                 "fixed 4 x 3 x 2: backend %lld bytes, host %lld", (long long)dev, (long long)host);
+        c.space = ABFT_SPACE_FULL;
+        TU_CHECK_STATUS(abft_campaign_memory(&c, &host, &dev), ABFT_STATUS_SUCCESS);
+        TU_CHECK(dev == 8 * (9 * 4 + 9 * 3 + 11 * 3), "full 4 x 3 x 2: backend %lld bytes",
+                 (long long)dev);
+        c = d, c.m = 56210, c.n = c.k = 1; /* lopsided: once sized 56210^2 */
+        TU_CHECK_STATUS(abft_campaign_memory(&c, &host, &dev), ABFT_STATUS_SUCCESS);
+        TU_CHECK(host < (1 << 24) && dev == 8 * (56210 + 1 + 56210), "m = 56210, n = k = 1: "
+                 "host %lld bytes, backend %lld", (long long)host, (long long)dev);
+        c.trials = 3, c.controls = 1;
+        abft_campaign_summary_t s;
+        TU_CHECK_STATUS(abft_campaign_run(&c, &s), ABFT_STATUS_SUCCESS);
+        c.k = (int64_t)1 << 62;
+        TU_CHECK_STATUS(abft_campaign_memory(&c, &host, &dev), ABFT_STATUS_INVALID_VALUE);
+        TU_CHECK(abft_last_invalid_argument() == 1, "abft_campaign_memory: argument %d named",
+                 abft_last_invalid_argument());
+        /* a campaign that cannot run (here: a backend that is not there) leaves the summary */
+        if (!abft_cuda_built()) {
+            abft_campaign_summary_t r;
+            memset(&s, 0xab, sizeof s);
+            memcpy(&r, &s, sizeof s);
+            c = d, c.backend = ABFT_BACKEND_CUDA;
+            TU_CHECK_STATUS(abft_campaign_run(&c, &s), ABFT_STATUS_NOT_SUPPORTED);
+            TU_CHECK(memcmp(&s, &r, sizeof s) == 0, "a campaign that could not run wrote the summary");
+        }
     }
 
     /* 5. Wilson interval: 0 of 1000 gives about [0, 0.38 %]; 500 of 1000 about 50 +- 3.1 %. */
