@@ -144,13 +144,16 @@ static void campaign_usage(FILE *f) {
             "                     (abft_set_random_checksum; default off, drawn in --space full)\n"
             "  --bound worst|prob bound mode: worst (default; rigorous, zero false positives)\n"
             "                     or prob (probabilistic, tighter; docs/bound.md)\n"
-            "  --bound-factor F   scale of the bound, > 0 (default 1; 4 with --bound prob)\n"
+            "  --bound-factor F   scale of the bound, 0 < F <= 1e6 (default 1; 4 with\n"
+            "                     --bound prob)\n"
             "  --guarantee G      changes above G·tau must be detected, G >= 1 (default 2)\n"
             "  --space fixed|full fixed (default): every trial runs the options above; full:\n"
             "                     each trial draws sizes up to m, n, k, transposes, alpha,\n"
             "                     beta, leading dimensions, checksum kind, bound mode, math\n"
             "                     mode (CUDA), LU options, a fault model and the call of its\n"
-            "                     site to strike, and runs its own golden (docs/campaign.md)\n"
+            "                     site to strike, and runs its own golden (docs/campaign.md);\n"
+            "                     --checksum, --bound, --bound-factor, --random-checksum and\n"
+            "                     --lu-recovery are drawn too, and refused with it\n"
             "  --lu-recovery on|off  getrf, getrf-online: keep a copy of A to recompute a\n"
             "                     flagged row the checksums cannot locate within (default off)\n"
             "  --backend auto|cpu|cuda  auto (default): the GPU when the CUDA backend is built\n"
@@ -682,9 +685,22 @@ static void write_json_head(FILE *f, const abft_campaign_config_t *c, const char
 
 enum { OUT_CSV, OUT_JSON, OUT_SVG, OUT_MD, OUT_COUNT };
 static const char *out_ext[OUT_COUNT] = {"csv", "json", "svg", "md"};
-static char out_final[OUT_COUNT][1024];
-static char out_tmp[OUT_COUNT][1100];
+enum { OUT_PATH = 4096 };
+static char out_final[OUT_COUNT][OUT_PATH];
+static char out_tmp[OUT_COUNT][OUT_PATH];
+static char out_old[OUT_COUNT][OUT_PATH]; /* an earlier run's file, moved aside in commit_out */
 static volatile sig_atomic_t out_live[OUT_COUNT];
+
+/* The paths of output `which`: its final name, its temporary file and the name an earlier
+ * run's file is moved to while the outputs are committed. 0 when they fit. */
+static int out_paths(const char *dir, const char *name, int which) {
+    int a = snprintf(out_final[which], OUT_PATH, "%s/%s.%s", dir, name, out_ext[which]);
+    int b = snprintf(out_tmp[which], OUT_PATH, "%s/.%s.%s.%ld.tmp", dir, name, out_ext[which],
+                     (long)getpid());
+    int c = snprintf(out_old[which], OUT_PATH, "%s/.%s.%s.%ld.old", dir, name, out_ext[which],
+                     (long)getpid());
+    return a < 0 || b < 0 || c < 0 || a >= OUT_PATH || b >= OUT_PATH || c >= OUT_PATH ? -1 : 0;
+}
 
 static void out_remove_all(void) {
     for (int t = 0; t < OUT_COUNT; ++t)
@@ -701,10 +717,7 @@ static void on_signal(int sig) {
     raise(sig);
 }
 
-static FILE *open_out(const char *dir, const char *name, int which) {
-    snprintf(out_final[which], sizeof out_final[which], "%s/%s.%s", dir, name, out_ext[which]);
-    snprintf(out_tmp[which], sizeof out_tmp[which], "%s/.%s.%s.%ld.tmp", dir, name,
-             out_ext[which], (long)getpid());
+static FILE *open_out(const char *dir, int which) {
     FILE *f = fopen(out_tmp[which], "w");
     if (f == NULL) {
         fprintf(stderr, "abft campaign: --out: cannot write in '%s': %s\n", dir, strerror(errno));
@@ -724,19 +737,59 @@ static int close_out(FILE *f, int which) {
     return bad ? -1 : 0;
 }
 
-/* Renames every temporary file over its final name; 0 on success. */
+/* Puts the temporary files in place of the final names, all or nothing: an earlier run's
+ * files are moved aside first, the new ones renamed in, and on any failure every new file
+ * is removed and every earlier file moved back. Signals wait until it is done. Returns 0 on
+ * success; -1 when nothing changed; -2 when an earlier file could not be moved back (the
+ * message names where it is). */
 static int commit_out(void) {
-    for (int t = 0; t < OUT_COUNT; ++t)
-        if (out_live[t]) {
-            if (rename(out_tmp[t], out_final[t]) != 0) {
-                fprintf(stderr, "abft campaign: cannot rename %s to %s: %s\n", out_tmp[t],
-                        out_final[t], strerror(errno));
-                out_remove_all();
-                return -1;
-            }
-            out_live[t] = 0;
+    int moved[OUT_COUNT] = {0}, placed[OUT_COUNT] = {0}, rc = 0;
+    sigset_t all, prev;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &prev);
+    /* a final name that is there but no regular file (a directory) is never replaced */
+    for (int t = 0; t < OUT_COUNT && rc == 0; ++t) {
+        struct stat st;
+        if (out_live[t] && lstat(out_final[t], &st) == 0 && !S_ISREG(st.st_mode) &&
+            !S_ISLNK(st.st_mode)) {
+            fprintf(stderr, "abft campaign: cannot replace %s: it is not a regular file\n",
+                    out_final[t]);
+            rc = -1;
         }
-    return 0;
+    }
+    for (int t = 0; t < OUT_COUNT && rc == 0; ++t) {
+        if (!out_live[t]) continue;
+        if (rename(out_final[t], out_old[t]) == 0) {
+            moved[t] = 1;
+        } else if (errno != ENOENT) {
+            fprintf(stderr, "abft campaign: cannot move %s aside: %s\n", out_final[t],
+                    strerror(errno));
+            rc = -1;
+        }
+    }
+    for (int t = 0; t < OUT_COUNT && rc == 0; ++t) {
+        if (!out_live[t]) continue;
+        if (rename(out_tmp[t], out_final[t]) != 0) {
+            fprintf(stderr, "abft campaign: cannot rename %s to %s: %s\n", out_tmp[t],
+                    out_final[t], strerror(errno));
+            rc = -1;
+        } else {
+            placed[t] = 1;
+        }
+    }
+    for (int t = 0; t < OUT_COUNT; ++t) {
+        if (rc != 0 && placed[t]) unlink(out_final[t]); /* the new file goes */
+        if (rc != 0 && moved[t] && rename(out_old[t], out_final[t]) != 0) {
+            fprintf(stderr, "abft campaign: cannot move the earlier %s back: %s; it is %s\n",
+                    out_final[t], strerror(errno), out_old[t]);
+            rc = -2;
+        }
+        if (rc == 0 && moved[t]) unlink(out_old[t]); /* the earlier file, replaced */
+        if (placed[t]) out_live[t] = 0;
+    }
+    out_remove_all();
+    sigprocmask(SIG_SETMASK, &prev, NULL);
+    return rc;
 }
 
 int abft_cmd_campaign(int argc, char **argv) {
@@ -794,9 +847,15 @@ int abft_cmd_campaign(int argc, char **argv) {
             if (v && cli_parse_int("--col", v, 0, INT64_MAX, &cfg.spec.col)) given.col = v;
             else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--sites", &v, &bad)) {
-            if (v && cli_sites(v, &cfg.sites)) {
+            int sr = v ? cli_sites(v, &cfg.sites) : 0;
+            if (sr == 1) {
                 given.sites = v;
                 given.sites_opt = "--sites";
+            } else if (sr == CLI_SITES_EMPTY || sr == CLI_SITES_TWICE) {
+                cli_err("--sites", v, "%s (accepted: all, or site names separated by single "
+                        "commas, each once)", sr == CLI_SITES_EMPTY ? "has an empty entry"
+                                                                     : "names a site twice");
+                bad = 1;
             } else if (v) {
                 char list[128];
                 cli_err("--sites", v, "is not a list of sites (accepted: all, or a comma list "
@@ -805,6 +864,7 @@ int abft_cmd_campaign(int argc, char **argv) {
                 bad = 1;
             }
         } else if (cli_opt(argc, argv, &i, "--bound", &v, &bad)) {
+            if (v) given.bound = v;
             if (v && strcmp(v, "worst") == 0) cfg.bound_mode = ABFT_BOUND_WORST_CASE;
             else if (v && strcmp(v, "prob") == 0) cfg.bound_mode = ABFT_BOUND_PROBABILISTIC;
             else if (v) {
@@ -812,7 +872,8 @@ int abft_cmd_campaign(int argc, char **argv) {
                 bad = 1;
             }
         } else if (cli_opt(argc, argv, &i, "--bound-factor", &v, &bad)) {
-            if (v && cli_parse_real("--bound-factor", v, 0.0, 1, &cfg.bound_factor))
+            /* the handle's range (abft_set_bound_mode) */
+            if (v && cli_parse_real_range("--bound-factor", v, 0.0, 1, 1e6, &cfg.bound_factor))
                 given.bound_factor = v;
             else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--lu-recovery", &v, &bad)) {
@@ -877,10 +938,19 @@ int abft_cmd_campaign(int argc, char **argv) {
         return 2;
     }
     if (!cli_check_config(&cfg, op, &given)) return 2;
-    if (given.random_checksum && cfg.space == ABFT_SPACE_FULL) {
-        cli_err("--random-checksum", given.random_checksum, "does not apply to --space full, "
-                "which draws it for every trial");
-        return 2;
+    /* the options the full space draws for every trial: refused, not echoed as if used */
+    if (cfg.space == ABFT_SPACE_FULL) {
+        const char *drawn[5][2] = {{"--random-checksum", given.random_checksum},
+                                   {"--checksum", given.checksum},
+                                   {"--bound", given.bound},
+                                   {"--bound-factor", given.bound_factor},
+                                   {"--lu-recovery", given.lu_recovery}};
+        for (int t = 0; t < 5; ++t)
+            if (drawn[t][1] != NULL) {
+                cli_err(drawn[t][0], drawn[t][1], "does not apply to --space full, which draws "
+                        "it for every trial (docs/campaign.md, \"The full space\")");
+                return 2;
+            }
     }
     /* the probabilistic bound's usual factor, unless one was given */
     if (cfg.bound_mode == ABFT_BOUND_PROBABILISTIC && given.bound_factor == NULL)
@@ -898,8 +968,18 @@ int abft_cmd_campaign(int argc, char **argv) {
     cfg.user = &rc;
 
     char stem[256];
-    snprintf(stem, sizeof stem, "%s", name != NULL ? name : "");
     if (name == NULL) snprintf(stem, sizeof stem, "campaign_%s_%c", op_name, cfg.precision);
+    else if (snprintf(stem, sizeof stem, "%s", name) >= (int)sizeof stem) {
+        cli_err("--name", name, "is too long (accepted: at most %d characters)",
+                (int)sizeof stem - 1);
+        return 2;
+    }
+    for (int t = 0; t < OUT_COUNT && cfg.only_trial < 0; ++t)
+        if (out_paths(out_dir, stem, t) != 0) {
+            cli_err("--out", out_dir, "is too long: the output paths in it would exceed %d "
+                    "characters", OUT_PATH - 1);
+            return 2;
+        }
     const char *csv_path = out_final[OUT_CSV], *json_path = out_final[OUT_JSON],
                *svg_path = out_final[OUT_SVG], *md_path = out_final[OUT_MD];
     if (cfg.only_trial < 0) {
@@ -910,8 +990,8 @@ int abft_cmd_campaign(int argc, char **argv) {
         signal(SIGINT, on_signal);
         signal(SIGTERM, on_signal);
         signal(SIGHUP, on_signal);
-        rc.csv = open_out(out_dir, stem, OUT_CSV);
-        rc.json = rc.csv ? open_out(out_dir, stem, OUT_JSON) : NULL;
+        rc.csv = open_out(out_dir, OUT_CSV);
+        rc.json = rc.csv ? open_out(out_dir, OUT_JSON) : NULL;
         rc.svg = (abft_svg_counts_t *)calloc(1, sizeof *rc.svg);
         rc.rel = (rel_sets_t *)calloc(1, sizeof *rc.rel);
         if (rc.csv == NULL || rc.json == NULL || rc.svg == NULL || rc.rel == NULL) {
@@ -952,7 +1032,7 @@ int abft_cmd_campaign(int argc, char **argv) {
     write_json_tail(rc.json, &cfg, &sum, rc.rel);
     int wbad = close_out(rc.json, OUT_JSON);
     wbad |= close_out(rc.csv, OUT_CSV);
-    FILE *svg = open_out(out_dir, stem, OUT_SVG);
+    FILE *svg = open_out(out_dir, OUT_SVG);
     if (svg != NULL) {
         char title[256], dims[96];
         if (op->square)
@@ -971,7 +1051,7 @@ int abft_cmd_campaign(int argc, char **argv) {
         wbad = 1;
     }
     free(rc.svg);
-    FILE *md = wbad ? NULL : open_out(out_dir, stem, OUT_MD);
+    FILE *md = wbad ? NULL : open_out(out_dir, OUT_MD);
     if (md != NULL) {
         char date[32];
         time_t now = time(NULL);
@@ -985,11 +1065,16 @@ int abft_cmd_campaign(int argc, char **argv) {
     } else {
         wbad = 1;
     }
-    if (wbad || commit_out() != 0) {
+    int crc = wbad ? -1 : commit_out();
+    if (crc != 0) {
         rel_free(rc.rel);
         out_remove_all();
-        fprintf(stderr, "abft campaign: the outputs could not be written; files of an earlier "
-                        "run in %s are unchanged\n", out_dir);
+        if (crc == -1)
+            fprintf(stderr, "abft campaign: the outputs could not be written; files of an "
+                            "earlier run in %s are unchanged\n", out_dir);
+        else
+            fprintf(stderr, "abft campaign: the outputs could not be written, and an earlier "
+                            "run's file could not be put back (named above)\n");
         return 2;
     }
     print_summary(stdout, &cfg, &sum, rc.rel, op_name, svg_path, 0);

@@ -40,10 +40,17 @@ int cli_double(const char *s, double *out);
  * [lo, hi]; a finite number > lo (lo_open) or >= lo. Return 1 on success. */
 int cli_parse_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out);
 int cli_parse_real(const char *opt, const char *s, double lo, int lo_open, double *out);
+/* The same with an upper bound: lo < (or <=) value <= hi. */
+int cli_parse_real_range(const char *opt, const char *s, double lo, int lo_open, double hi,
+                         double *out);
 /* --bits: any|sign|exponent|mant-high|mant-low|<bit number 0..63>; checked against the
  * precision and width by cli_check_config. */
 int cli_bits(const char *s, abft_fault_spec_t *spec);
 /* --sites: all (mask 0: the operation's sites) or a comma list of site names. */
+/* --sites: "all" or names separated by commas. 1 on success; 0 for an unknown name,
+ * CLI_SITES_EMPTY for an empty entry ("after,", ",,"), CLI_SITES_TWICE for a name given
+ * twice. */
+enum { CLI_SITES_EMPTY = -1, CLI_SITES_TWICE = -2 };
 int cli_sites(const char *s, uint32_t *mask);
 int cli_backend(const char *s, int32_t *backend);
 const char *cli_backend_name(int backend);
@@ -56,7 +63,7 @@ const char *cli_site_list(uint32_t mask, char *buf, size_t cap);
 /* The options given on the command line that later checks need to name (NULL: not given). */
 typedef struct cli_given {
     const char *size, *m, *n, *k, *bits, *width, *elems, *row, *col, *sites, *checksum,
-        *lu_recovery, *backend, *bound_factor, *random_checksum;
+        *lu_recovery, *backend, *bound_factor, *random_checksum, *bound;
     const char *sites_opt; /* the option that named the sites: "--sites" or "--site" */
 } cli_given_t;
 

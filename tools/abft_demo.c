@@ -59,7 +59,7 @@ int abft_cmd_demo(int argc, char **argv) {
         } else if (cli_common_opt(argc, argv, &i, &cfg, &given, &v, &bad)) {
             /* parsed into cfg */
         } else if (cli_opt(argc, argv, &i, "--site", &v, &bad)) {
-            if (v && cli_sites(v, &cfg.sites) && cfg.sites != 0u) {
+            if (v && cli_sites(v, &cfg.sites) == 1 && cfg.sites != 0u) {
                 given.sites = v;
                 given.sites_opt = "--site";
             } else if (v) {

@@ -75,9 +75,17 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **value,
 
 /* ---- conversions ----------------------------------------------------------------------- */
 
+/* A number as written: a digit first, or '-' then a digit (a real may start with '.'); the
+ * strto* functions would also take leading white space and a '+'. */
+static int plain_number(const char *s, int real) {
+    if (s[0] == '-') ++s;
+    return (s[0] >= '0' && s[0] <= '9') || (real && s[0] == '.');
+}
+
 int cli_int64(const char *s, int64_t *out) {
     char *end = NULL;
     errno = 0;
+    if (!plain_number(s, 0)) return 0;
     long long v = strtoll(s, &end, 0);
     if (errno != 0 || end == s || *end != '\0' || v < 0) return 0;
     *out = (int64_t)v;
@@ -87,8 +95,9 @@ int cli_int64(const char *s, int64_t *out) {
 int cli_uint64(const char *s, uint64_t *out) {
     char *end = NULL;
     errno = 0;
+    if (!plain_number(s, 0) || s[0] == '-') return 0;
     unsigned long long v = strtoull(s, &end, 0);
-    if (errno != 0 || end == s || *end != '\0' || s[0] == '-') return 0;
+    if (errno != 0 || end == s || *end != '\0') return 0;
     *out = (uint64_t)v;
     return 1;
 }
@@ -96,6 +105,7 @@ int cli_uint64(const char *s, uint64_t *out) {
 int cli_double(const char *s, double *out) {
     char *end = NULL;
     errno = 0;
+    if (!plain_number(s, 1)) return 0;
     double v = strtod(s, &end);
     if (errno != 0 || end == s || *end != '\0' || !isfinite(v)) return 0;
     *out = v;
@@ -105,8 +115,8 @@ int cli_double(const char *s, double *out) {
 int cli_parse_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out) {
     char *end = NULL;
     errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0') {
+    long long v = plain_number(s, 0) ? strtoll(s, &end, 10) : 0;
+    if (!plain_number(s, 0) || end == s || *end != '\0') {
         cli_err(opt, s, "is not a whole number (accepted: %" PRId64 "..%" PRId64 ")", lo, hi);
         return 0;
     }
@@ -115,6 +125,19 @@ int cli_parse_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_
         return 0;
     }
     *out = (int64_t)v;
+    return 1;
+}
+
+int cli_parse_real_range(const char *opt, const char *s, double lo, int lo_open, double hi,
+                         double *out) {
+    double v;
+    if (!cli_double(s, &v) || (lo_open ? !(v > lo) : !(v >= lo)) || !(v <= hi)) {
+        cli_err(opt, s, "is %s (accepted: a number %s %g and <= %g)",
+                cli_double(s, &v) ? "out of range" : "not a finite number", lo_open ? ">" : ">=",
+                lo, hi);
+        return 0;
+    }
+    *out = v;
     return 1;
 }
 
@@ -195,20 +218,22 @@ int cli_sites(const char *s, uint32_t *mask) {
         return 1;
     }
     uint32_t m = 0;
-    char buf[256];
-    if (strlen(s) >= sizeof buf) return 0;
-    strcpy(buf, s);
-    for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
-        int found = 0;
+    /* names separated by single commas: no empty entry, no name twice */
+    for (const char *p = s;;) {
+        const char *e = strchr(p, ',');
+        size_t len = e != NULL ? (size_t)(e - p) : strlen(p);
+        if (len == 0) return CLI_SITES_EMPTY;
+        int found = -1;
         for (int t = 0; t < ABFT_SITE_COUNT; ++t)
-            if (strcmp(tok, site_names[t]) == 0) {
-                m |= 1u << t;
-                found = 1;
-            }
-        if (!found) return 0;
+            if (strlen(site_names[t]) == len && strncmp(p, site_names[t], len) == 0) found = t;
+        if (found < 0) return 0;
+        if (m & (1u << found)) return CLI_SITES_TWICE;
+        m |= 1u << found;
+        if (e == NULL) break;
+        p = e + 1;
     }
     *mask = m;
-    return m != 0u;
+    return 1;
 }
 
 int cli_backend(const char *s, int32_t *backend) {
@@ -424,21 +449,6 @@ int cli_check_config(abft_campaign_config_t *c, const cli_op_t *op, const cli_gi
             return 0;
         }
     }
-    /* host memory: inputs, golden, result and the backend's copies (the CPU backend's
-     * are host memory too), about */
-    double need = op->square ? 6.0 * (double)es * (double)c->n * (double)c->n
-                             : (double)es * (2.0 * ((double)c->m * (double)c->k +
-                                                    (double)c->k * (double)c->n) +
-                                             4.0 * (double)c->m * (double)c->n);
-    double have = phys_memory();
-    if (have > 0 && need > have) {
-        cli_err(NULL, NULL,
-                "%s is too large: the campaign needs about %.1f GB of host memory, this "
-                "machine has %.1f GB", size_opts(g, op, opts, sizeof opts), need / 1e9,
-                have / 1e9);
-        return 0;
-    }
-
     /* the bit against the precision and the width */
     int nbits = c->precision == 'd' ? 64 : 32;
     const char *prec_name = c->precision == 'd' ? "fp64" : "fp32";
@@ -497,6 +507,26 @@ int cli_check_config(abft_campaign_config_t *c, const cli_op_t *op, const cli_gi
                     cli_site_list(dropped, ds, sizeof ds));
             c->sites = keep;
         }
+    }
+
+    /* memory: the campaign's own count of what it allocates (abft_campaign_memory: the
+     * buffers of every worker, exact), host memory and the backend's copies (host memory
+     * too, unless the backend is CUDA) */
+    int64_t host = 0, dev = 0;
+    if (abft_campaign_memory(c, &host, &dev) != ABFT_STATUS_SUCCESS) {
+        cli_err(NULL, NULL, "%s is too large: the campaign's buffers (%s) do not fit in a 64-bit "
+                "size", size_opts(g, op, opts, sizeof opts), c->space == ABFT_SPACE_FULL
+                ? "both storages of A and B, 7 padding rows" : "inputs, golden, result");
+        return 0;
+    }
+    double need = (double)host + (c->backend == ABFT_BACKEND_CUDA ? 0.0 : (double)dev);
+    double have = phys_memory();
+    if (have > 0 && need > have) {
+        cli_err(NULL, NULL,
+                "%s is too large: the campaign needs about %.1f GB of host memory%s, this "
+                "machine has %.1f GB", size_opts(g, op, opts, sizeof opts), need / 1e9,
+                c->jobs > 1 ? " (every --jobs worker has its own buffers)" : "", have / 1e9);
+        return 0;
     }
 
     /* the backend: built, and a device present */

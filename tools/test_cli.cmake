@@ -67,7 +67,25 @@ bad("--size 100000000 is too large: the campaign needs about .* GB of host memor
 bad("--trials: '0' with --controls 0 leaves nothing to run" campaign --trials 0 --controls 0)
 bad("--refresh: '0' is out of range" campaign --refresh 0)
 bad("--guarantee: '0.5' is out of range \\(accepted: a number >= 1\\)" campaign --guarantee 0.5)
-bad("--bound-factor: '0' is out of range \\(accepted: a number > 0\\)" campaign --bound-factor 0)
+bad("--bound-factor: '0' is out of range \\(accepted: a number > 0 and <= 1e\\+06\\)" campaign --bound-factor 0)
+bad("--bound-factor: '2e6' is out of range \\(accepted: a number > 0 and <= 1e\\+06\\)" campaign --bound-factor 2e6)
+# numbers as written: no leading space or '+'; site lists without empty entries or repeats
+bad("--trials: ' 5' is not a whole number" campaign --trials " 5")
+bad("--trials: '\\+5' is not a whole number" campaign --trials +5)
+bad("--seed: '\\+5' is not a seed" campaign --seed +5)
+bad("--guarantee: ' 2' is not a finite number" campaign --guarantee " 2")
+bad("--sites: 'after,' has an empty entry" campaign --sites after,)
+bad("--sites: 'after,after' names a site twice" campaign --sites after,after)
+# what the full space draws per trial is refused with it, not echoed as if used
+bad("--checksum: 'full' does not apply to --space full" campaign --space full --checksum full)
+bad("--bound: 'prob' does not apply to --space full" campaign --space full --bound prob)
+bad("--bound-factor: '2' does not apply to --space full" campaign --space full --bound-factor 2)
+bad("--lu-recovery: 'on' does not apply to --space full" campaign --space full --op getrf --lu-recovery on)
+# output paths longer than the tool holds are refused, not cut
+string(REPEAT "a/" 2100 longdir)
+bad("--out: '.*' is too long: the output paths in it would exceed 4095 characters" campaign --out ${longdir})
+string(REPEAT "n" 300 longname)
+bad("--name: '${longname}' is too long" campaign --name ${longname})
 bad("--bound: 'fast' is not a bound mode \\(accepted: worst, prob\\)" campaign --bound fast)
 bad("--backend: 'gpu' is not a backend \\(accepted: auto, cpu, cuda\\)" campaign --backend gpu)
 bad("--sites: 'after-lu' names after-lu, not a site of --op gemm \\(its sites: encode, mid, after, checksum\\)"
@@ -181,3 +199,56 @@ file(MD5 ${WORK_DIR}/out/c.json json_after)
 if(NOT csv_before STREQUAL csv_after OR NOT json_before STREQUAL json_after)
   fail("a killed run (${krc}) changed the earlier run's CSV/JSON")
 endif()
+
+# Buffers are sized for what each space needs: a lopsided GEMM (once sized max(m, k)^2, 25 GB
+# here) runs in a few MB, in both spaces.
+run("campaign lopsided" 0 "PASS: no SDC" campaign --backend cpu --m 56210 --n 1 --k 1 --trials 20
+    --controls 2 --quiet --out out --name lop)
+run("campaign lopsided full" 0 "PASS: no SDC" campaign --backend cpu --space full --m 56210 --n 1
+    --k 1 --trials 20 --controls 2 --quiet --out out --name lopf)
+
+# A long --out (beyond 1024 characters, within what the system takes) is used as given.
+string(REPEAT "d" 250 d250)
+set(longout "${WORK_DIR}/${d250}/${d250}/${d250}/${d250}/${d250}")
+file(MAKE_DIRECTORY "${WORK_DIR}/${d250}/${d250}/${d250}/${d250}")
+run("campaign long --out" 0 "PASS: no SDC" campaign ${common} --out ${longout} --name long)
+if(NOT EXISTS "${longout}/long.md")
+  fail("a long --out did not get the files")
+endif()
+
+# Memory stays bounded whatever --trials is: 10^12 trials start running within 1 GB of
+# address space (the block table was once made up front: about trials/refresh x 40 bytes).
+if(UNIX)
+  execute_process(COMMAND sh -c "ulimit -v 1000000 && exec \"$0\" campaign --backend cpu --size 8 --trials 1000000000000 --controls 0 --quiet --out big --name big"
+                          ${ABFT}
+                  WORKING_DIRECTORY ${WORK_DIR} TIMEOUT 3 RESULT_VARIABLE brc
+                  OUTPUT_VARIABLE bout ERROR_VARIABLE berr)
+  if("${berr}" MATCHES "could not run" OR "${brc}" STREQUAL "2")
+    fail("--trials 1000000000000 did not start (${brc}): ${berr}")
+  endif()
+endif()
+
+# Committing the outputs is all or nothing: when one cannot be put in place (here the .md is
+# a directory), the earlier run's files all stay, and the message says so.
+file(GLOB killed ${WORK_DIR}/out/.c.*) # the killed run's temporary files
+if(killed)
+  file(REMOVE ${killed})
+endif()
+file(MD5 ${WORK_DIR}/out/c.svg svg_before)
+file(RENAME ${WORK_DIR}/out/c.md ${WORK_DIR}/out/c.md.keep)
+file(MAKE_DIRECTORY ${WORK_DIR}/out/c.md/sub)
+run("campaign, .md a directory" 2 "cannot replace .*c\\.md: it is not a regular file.*files of an earlier run in out are unchanged"
+    campaign ${common} --seed 4 --out out --name c)
+file(MD5 ${WORK_DIR}/out/c.csv csv_after)
+file(MD5 ${WORK_DIR}/out/c.json json_after)
+file(MD5 ${WORK_DIR}/out/c.svg svg_after)
+if(NOT csv_before STREQUAL csv_after OR NOT json_before STREQUAL json_after OR
+   NOT svg_before STREQUAL svg_after)
+  fail("a run whose .md could not be put in place replaced the earlier CSV/JSON/SVG")
+endif()
+file(GLOB leftovers ${WORK_DIR}/out/.c.*)
+if(leftovers)
+  fail("temporary or moved-aside files left after a failed commit: ${leftovers}")
+endif()
+file(REMOVE_RECURSE ${WORK_DIR}/out/c.md)
+file(RENAME ${WORK_DIR}/out/c.md.keep ${WORK_DIR}/out/c.md)
