@@ -624,6 +624,23 @@ static void x_change_row(const struct abft_lu_plan *p, const double sig[4],
     if (*changed && ok) *prow = pr;
 }
 
+/* Can the change of X^T·V be the change of row pr alone: in each column q the weighted
+ * sum moved by (pr + 1) times the plain one, within both sums' rounding? (x_change_row
+ * reads the row from their ratio, which a change within the plain sum's rounding leaves
+ * undetermined: a low bit of one entry.) */
+static int x_row_consistent(const struct abft_lu_plan *p, const double sig[4],
+                            const double siga[4], int64_t pr) {
+    double unused, g;
+    abft_bound_lu_checksums(p->h, p->m, p->n, &unused, &g);
+    const double w = (double)(pr + 1);
+    for (int q = 0; q < 2; ++q) {
+        double de = sig[q] - p->sig[q], dw = sig[q + 2] - p->sig[q + 2];
+        double te = g * (p->siga[q] + siga[q]), tw = g * (p->siga[q + 2] + siga[q + 2]);
+        if (!(fabs(dw - w * de) <= tw + w * te)) return 0;
+    }
+    return 1;
+}
+
 /* Row pr of X (original order) re-derived from the encode-time sums and the other rows as
  * they are now, x_q = sigma_q - sum_{i != pr} X(i, q), as an interval [lo_q, hi_q] that holds
  * the encoded value: the two sums' rounding (sig_coef times their absolute sums) and the
@@ -721,6 +738,9 @@ static abft_status_t checksum_fault(struct abft_lu_plan *p, const host_view_t *v
         x_change_row(p, sig, siga, &changed, &prow);
         *x_changed = changed;
         if (!changed) prow = -1;
+        /* one flagged row: the change may be its row of X alone */
+        if (changed && prow < 0 && nf == 1 && x_row_consistent(p, sig, siga, perm_host[F[0]]))
+            prow = perm_host[F[0]];
     }
     if (prow < 0 || nf != 1 || perm_host[F[0]] != prow) return ABFT_STATUS_SUCCESS;
     double lo[2], hi[2], ratio;
@@ -738,25 +758,52 @@ static abft_status_t checksum_fault(struct abft_lu_plan *p, const host_view_t *v
  * detected, uncorrectable (nothing corrected: X is not as encoded). */
 static abft_status_t x_unflagged(struct abft_lu_plan *p, const void *A, int64_t lda,
                                  const int64_t *perm, abft_report_t *report) {
+    enum { MAX_TRIED = 8 };
     double sig[4], siga[4];
     int changed = 0;
     int64_t prow = -1;
     ABFT_TRY(x_sums(p, sig, siga));
     x_change_row(p, sig, siga, &changed, &prow);
     if (!changed) return ABFT_STATUS_SUCCESS;
-    int64_t r = -1;
-    for (int64_t i = 0; i < p->m && prow >= 0; ++i)
-        if (perm[i] == prow) r = i;
+    /* The rows of X whose change alone fits X^T·V: the one the ratio names, or, when a
+     * change within the plain sum's rounding leaves the ratio undetermined (a low bit of
+     * one entry), every row consistent with both sums (x_row_consistent), the first
+     * MAX_TRIED of them tried. A row whose re-derivation the factors pass explains the
+     * change with the data intact; a corrupted row of X with its data changed consistently
+     * fails against its own re-derivation, and every other row's re-derivation carries
+     * that row's change: none passes. */
+    int64_t cand[MAX_TRIED], ncand = 0, nconsistent = 0;
+    if (prow >= 0) {
+        cand[ncand++] = prow;
+        nconsistent = 1;
+    } else {
+        for (int64_t pr = 0; pr < p->m; ++pr)
+            if (x_row_consistent(p, sig, siga, pr)) {
+                if (ncand < MAX_TRIED) cand[ncand++] = pr;
+                ++nconsistent;
+            }
+    }
     int cs = 0;
+    int64_t r = -1;
     double ratio = INFINITY, d0 = 0.0;
-    if (r >= 0) {
+    if (ncand > 0) {
         host_view_t v;
-        double lo[2], hi[2];
         ABFT_TRY(fetch(p, A, lda, &v));
-        abft_status_t st = x_rederive(p, prow, lo, hi);
-        if (st == ABFT_STATUS_SUCCESS) {
-            cs = x_explains(&v, r, lo, hi, &ratio);
-            d0 = v.Z[r] - 0.5 * (lo[0] + hi[0]);
+        abft_status_t st = ABFT_STATUS_SUCCESS;
+        for (int64_t c = 0; c < ncand && !cs && st == ABFT_STATUS_SUCCESS; ++c) {
+            int64_t rc = -1;
+            for (int64_t i = 0; i < p->m; ++i)
+                if (perm[i] == cand[c]) rc = i;
+            if (rc < 0) continue;
+            double lo[2], hi[2], rt = INFINITY;
+            st = x_rederive(p, cand[c], lo, hi);
+            if (st != ABFT_STATUS_SUCCESS) break;
+            cs = x_explains(&v, rc, lo, hi, &rt);
+            if (c == 0 || cs) {
+                ratio = rt;
+                d0 = v.Z[rc] - 0.5 * (lo[0] + hi[0]);
+                r = nconsistent == 1 ? rc : -1; /* the row, when only one fits */
+            }
         }
         free(v.big);
         free(v.pre);
