@@ -21,6 +21,10 @@
  *                                    (sum_{l <= t} a_il·Z_lr)^2 / q, Z = B·G, G an n x q
  *                                    matrix of normal draws (q = 32), lambda_q from a row's
  *                                    false-alarm probability 2^-40 (below)
+ *   guarded:                         the larger of the sketched bound and
+ *                                    lambda_c·u·sqrt(sum_t (Pc_t^2 + pc_t^2)), Pc_t the
+ *                                    partial sums of sum_l a_il·(B·e)_l (the checksum
+ *                                    direction, exact), lambda_c = sqrt(2·ln(2/2^-40))
  * ("sk low" prints the smallest Vs_i / (V_i - sq_i) seen: how low the sketch fell.)
  * Printed and written (DIR/bound_cpu.md, .json, or bound_cuda.*; default bench/results): the largest
  * residual/bound over rows and products (the tightness; above 1 the candidate failed),
@@ -29,7 +33,9 @@
  * uniform in [-10, 9]) and sign-sorted (positive A whose every row has its larger half
  * first, B rows alternating in sign by blocks: partial sums that grow, then cancel) and
  * repeated (A cancelling, every column of B equal to its first: each row of C is one value
- * n times, its rounding errors equal instead of independent).
+ * n times, its rounding errors equal instead of independent) and two groups (half of B's
+ * columns its first, half minus the first times 1 + 2^-20: two groups of equal roundings
+ * whose plain sums cancel).
  * GIT_COMMIT in the environment is recorded as the commit. A benchmark, not a test: it
  * exits 1 only when a call fails or the library flags a clean product. */
 #include <math.h>
@@ -57,9 +63,9 @@ typedef long double quad;
 #define QUAD_NAME "long double"
 #endif
 
-enum { KINDS = 5 };
+enum { KINDS = 6 };
 static const char *kind_name[KINDS] = {"cancelling", "positive", "wide range", "sign-sorted",
-                                       "repeated"};
+                                       "repeated", "two groups"};
 
 static uint64_t rng_state;
 static uint64_t next_u64(void) {
@@ -101,9 +107,15 @@ static void fill(double *M, int64_t n, int kind, int b) {
                 if (!b) v = (j < n / 2 ? 1.0 : 0.5) * (0.5 + 0.5 * unit()); /* A: positive */
                 else v = (i < n / 2 ? 1.0 : -1.0) * (0.5 + 0.5 * unit());  /* B: +, then - */
                 break;
-            default: /* A cancelling; B's columns all equal its first (rounding errors equal
-                      * across the columns of C, not independent) */
+            case 4: /* A cancelling; B's columns all equal its first (rounding errors equal
+                     * across the columns of C, not independent) */
                 v = (b && j > 0) ? M[i] : 2.0 * unit() - 1.0;
+                break;
+            default: /* A cancelling; half of B's columns equal its first, half its negative
+                      * times 1 + 2^-20 (other values: other roundings): two groups whose
+                      * plain sums cancel */
+                v = (b && j > 0) ? (j < n / 2 ? M[i] : -M[i] * (1.0 + 0x1p-20))
+                                 : 2.0 * unit() - 1.0;
                 break;
             }
             M[i + j * n] = v;
@@ -114,7 +126,7 @@ typedef struct row_result {
     char prec;
     int64_t n;
     int kind;
-    double lib_worst, lib_prob, cs, rwd, pre, sk, sk_low;
+    double lib_worst, lib_prob, cs, rwd, pre, sk, sk_low, gd;
 } row_result_t;
 
 /* The product through the library in one bound mode; C gets the result (data precision,
@@ -180,7 +192,8 @@ static double run(abft_handle_t h, char prec, int64_t n, const double *A, const 
 /* The candidates' largest residual/bound over the rows of one product. A and B hold the
  * data as the GEMM saw it (rounded to fp32 for 's'). */
 static void candidates(int64_t n, double u, const double *A, const double *B, const double *C,
-                       double *cs, double *rwd, double *pre, double *sk, double *sk_low) {
+                       double *cs, double *rwd, double *pre, double *sk, double *sk_low,
+                       double *gd) {
     quad *be = calloc((size_t)n, sizeof(quad));
     double *bsq = calloc((size_t)n, sizeof(double));
     for (int64_t j = 0; j < n; ++j)
@@ -252,6 +265,20 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         const double b_sk = lam_q * u * sqrt(Vs);
         double q = b_sk > 0.0 ? r / b_sk : (r == 0.0 ? 0.0 : INFINITY);
         if (q > *sk) *sk = q;
+        /* guarded: the sketch, or the coherent partial sums of the checksum direction
+         * (exact: the errors of columns equal up to sign and a power of two add with the
+         * checksum's own weights), whichever bound is larger; lambda_c from Hoeffding over
+         * the k exact terms for the same 2^-40 */
+        double Vc = 0.0, runc = 0.0;
+        for (int64_t l = 0; l < n; ++l) {
+            const double pc = A[i + l * n] * (double)be[l];
+            runc += pc;
+            Vc += runc * runc + pc * pc;
+        }
+        const double lam_c = sqrt(2.0 * log(2.0 / SKETCH_P));
+        const double b_gd = fmax(b_sk, lam_c * u * sqrt(Vc));
+        double gq = b_gd > 0.0 ? r / b_gd : (r == 0.0 ? 0.0 : INFINITY);
+        if (gq > *gd) *gd = gq;
         const double b_pre = lambda * u * sqrt(V);
         double z = b_pre > 0.0 ? r / b_pre : (r == 0.0 ? 0.0 : INFINITY);
         if (x > *cs) *cs = x;
@@ -311,8 +338,9 @@ int main(int argc, char **argv) {
         return 1;
     row_result_t res[2 * 8 * KINDS];
     int nres = 0, failed = 0;
-    printf("%-4s %6s %-12s %12s %12s %12s %12s %12s %12s %12s\n", "prec", "n", "data",
-           "lib worst", "lib prob", "2nd moment", "rw drift", "prefix", "sketch", "sk low");
+    printf("%-4s %6s %-12s %12s %12s %12s %12s %12s %12s %12s %12s\n", "prec", "n", "data",
+           "lib worst", "lib prob", "2nd moment", "rw drift", "prefix", "sketch", "sk low",
+           "guarded");
     for (const char *pc = precs; *pc; ++pc)
         for (int s = 0; s < nsizes; ++s)
             for (int kind = 0; kind < KINDS; ++kind) {
@@ -321,7 +349,7 @@ int main(int argc, char **argv) {
                 double *A = malloc(nn * sizeof(double)), *B = malloc(nn * sizeof(double));
                 double *C = malloc(nn * sizeof(double));
                 if (A == NULL || B == NULL || C == NULL) return 1;
-                row_result_t r = {*pc, n, kind, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, INFINITY};
+                row_result_t r = {*pc, n, kind, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, INFINITY, 0.0};
                 const double u = *pc == 'd' ? 0x1p-53 : 0x1p-24;
                 for (int rep = 0; rep < reps; ++rep) {
                     rng_state = seed + 1000003ull * (uint64_t)(nres * reps + rep);
@@ -338,13 +366,13 @@ int main(int argc, char **argv) {
                     }
                     if (w > r.lib_prob) r.lib_prob = w;
                     if (x > r.lib_worst) r.lib_worst = x;
-                    candidates(n, u, A, B, C, &r.cs, &r.rwd, &r.pre, &r.sk, &r.sk_low);
+                    candidates(n, u, A, B, C, &r.cs, &r.rwd, &r.pre, &r.sk, &r.sk_low, &r.gd);
                 }
                 free(A), free(B), free(C);
                 res[nres++] = r;
-                printf("%-4c %6lld %-12s %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g\n",
-                       r.prec, (long long)n, kind_name[kind], r.lib_worst, r.lib_prob, r.cs,
-                       r.rwd, r.pre, r.sk, r.sk_low);
+                printf("%-4c %6lld %-12s %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g "
+                       "%12.3g\n", r.prec, (long long)n, kind_name[kind], r.lib_worst,
+                       r.lib_prob, r.cs, r.rwd, r.pre, r.sk, r.sk_low, r.gd);
                 fflush(stdout);
             }
     abft_destroy(h);
@@ -367,18 +395,21 @@ int main(int argc, char **argv) {
                    "(P_tj^2 + p_tj^2))` with P_tj = sum_{l <= t} a_il·b_lj, the partial sums "
                    "in the natural order of l, and its sketch with 32 normal vectors, "
                    "lambda_q = %.3g (a row's false alarm <= 2^-40 under the rounding model); "
-                   "sk low: the smallest sketch / exact sum of squared prefixes seen "
+                   "sk low: the smallest sketch / exact sum of squared prefixes seen; "
+                   "guarded: the larger of the sketched bound and the coherent one "
+                   "(the checksum direction's own partial sums, exact) "
                    "(bench/bench_bound.c).\n\n"
                    "| prec | n | data | lib worst | lib prob | second moment | rw drift | prefix "
-                   "| sketched prefix | sk low |\n"
-                   "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+                   "| sketched prefix | sk low | guarded |\n"
+                   "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
                 g_cuda ? "CUDA (cuBLAS)" : "CPU", date, commit ? commit : "unknown",
                 (unsigned long long)seed, reps, lambda_q());
         for (int i = 0; i < nres; ++i)
-            fprintf(f, "| fp%s | %lld | %s | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g |\n",
+            fprintf(f, "| fp%s | %lld | %s | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | "
+                       "%.3g |\n",
                     res[i].prec == 'd' ? "64" : "32", (long long)res[i].n, kind_name[res[i].kind],
                     res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd, res[i].pre,
-                    res[i].sk, res[i].sk_low);
+                    res[i].sk, res[i].sk_low, res[i].gd);
         fclose(f);
     }
     snprintf(path, sizeof path, "%s/bound_%s.json", out, bname);
@@ -391,10 +422,10 @@ int main(int argc, char **argv) {
             fprintf(f, "%s\n {\"precision\": \"%c\", \"n\": %lld, \"data\": \"%s\", "
                        "\"lib_worst\": %.6g, \"lib_prob\": %.6g, \"second_moment\": %.6g, "
                        "\"rw_drift\": %.6g, \"prefix\": %.6g, \"sketched_prefix\": %.6g, "
-                       "\"sketch_low\": %.6g}",
+                       "\"sketch_low\": %.6g, \"guarded\": %.6g}",
                     i ? "," : "", res[i].prec, (long long)res[i].n, kind_name[res[i].kind],
                     res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd, res[i].pre,
-                    res[i].sk, res[i].sk_low);
+                    res[i].sk, res[i].sk_low, res[i].gd);
         fprintf(f, "\n]}\n");
         fclose(f);
     }
