@@ -25,6 +25,12 @@
  *                                    lambda_c·u·sqrt(sum_t (Pc_t^2 + pc_t^2)), Pc_t the
  *                                    partial sums of sum_l a_il·(B·e)_l (the checksum
  *                                    direction, exact), lambda_c = sqrt(2·ln(2/2^-40))
+ *   grouped:                         lambda_q·u·sqrt(Vs_i + sq_i + sum_G Vg_i), Vg_i the
+ *                                    group's coherent partial sums sum_t (Pg_t^2 + pg_t^2),
+ *                                    Pg_t = sum_{l <= t} a_il·sum_{j in G} b_lj, for each
+ *                                    group G of more than one column of B equal up to sign
+ *                                    and a power of two (found by comparing normalised
+ *                                    columns; quadratic: a measurement, not the library's)
  * ("sk low" prints the smallest Vs_i / (V_i - sq_i) seen: how low the sketch fell.)
  * Printed and written (DIR/bound_cpu.md, .json, or bound_cuda.*; default bench/results): the largest
  * residual/bound over rows and products (the tightness; above 1 the candidate failed),
@@ -35,7 +41,8 @@
  * repeated (A cancelling, every column of B equal to its first: each row of C is one value
  * n times, its rounding errors equal instead of independent) and two groups (half of B's
  * columns its first, half minus the first times 1 + 2^-20: two groups of equal roundings
- * whose plain sums cancel).
+ * whose plain sums cancel) and shared rows (the first half of B's rows constant along
+ * each row: columns all different, partial sums over that half and their roundings shared).
  * GIT_COMMIT in the environment is recorded as the commit. A benchmark, not a test: it
  * exits 1 only when a call fails or the library flags a clean product. */
 #include <math.h>
@@ -63,9 +70,9 @@ typedef long double quad;
 #define QUAD_NAME "long double"
 #endif
 
-enum { KINDS = 6 };
+enum { KINDS = 7 };
 static const char *kind_name[KINDS] = {"cancelling", "positive", "wide range", "sign-sorted",
-                                       "repeated", "two groups"};
+                                       "repeated", "two groups", "shared rows"};
 
 static uint64_t rng_state;
 static uint64_t next_u64(void) {
@@ -111,11 +118,16 @@ static void fill(double *M, int64_t n, int kind, int b) {
                      * across the columns of C, not independent) */
                 v = (b && j > 0) ? M[i] : 2.0 * unit() - 1.0;
                 break;
-            default: /* A cancelling; half of B's columns equal its first, half its negative
-                      * times 1 + 2^-20 (other values: other roundings): two groups whose
-                      * plain sums cancel */
+            case 5: /* A cancelling; half of B's columns equal its first, half its negative
+                     * times 1 + 2^-20 (other values: other roundings): two groups whose
+                     * plain sums cancel */
                 v = (b && j > 0) ? (j < n / 2 ? M[i] : -M[i] * (1.0 + 0x1p-20))
                                  : 2.0 * unit() - 1.0;
+                break;
+            default: /* A cancelling; B's first half of rows equal across the columns, the
+                      * rest random: every column different, but the partial sums over the
+                      * first half, and their roundings, shared */
+                v = (b && j > 0 && i < n / 2) ? M[i] : 2.0 * unit() - 1.0;
                 break;
             }
             M[i + j * n] = v;
@@ -126,7 +138,7 @@ typedef struct row_result {
     char prec;
     int64_t n;
     int kind;
-    double lib_worst, lib_prob, cs, rwd, pre, sk, sk_low, gd;
+    double lib_worst, lib_prob, cs, rwd, pre, sk, sk_low, gd, gr;
 } row_result_t;
 
 /* The product through the library in one bound mode; C gets the result (data precision,
@@ -193,7 +205,7 @@ static double run(abft_handle_t h, char prec, int64_t n, const double *A, const 
  * data as the GEMM saw it (rounded to fp32 for 's'). */
 static void candidates(int64_t n, double u, const double *A, const double *B, const double *C,
                        double *cs, double *rwd, double *pre, double *sk, double *sk_low,
-                       double *gd) {
+                       double *gd, double *gr) {
     quad *be = calloc((size_t)n, sizeof(quad));
     double *bsq = calloc((size_t)n, sizeof(double));
     for (int64_t j = 0; j < n; ++j)
@@ -220,6 +232,47 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
      * chi-square draw of q degrees of freedom at worst, times the exact V) */
     const double lam_q = lambda_q();
     const double lambda = 4.0, k = (double)n;
+    /* grouped: columns of B equal up to sign and a power of two round alike (rounding
+     * commutes with both), so each group of more than one column adds its own coherent
+     * partial sums sum_{l <= t} a_il·(sum_{j in G} b_lj), exact, to the sketch; groups by
+     * the columns scaled so that their first nonzero entry is in [1, 2) */
+    int64_t *grp = malloc((size_t)n * sizeof(int64_t)), ngroups = 0;
+    double *gsum = NULL; /* per group of more than one column: sum_{j in G} b_lj */
+    {
+        double *Nc = malloc((size_t)n * (size_t)n * sizeof(double));
+        for (int64_t j = 0; j < n; ++j) {
+            const double *col = B + j * n;
+            double sc = 0.0;
+            for (int64_t l = 0; l < n && sc == 0.0; ++l)
+                if (col[l] != 0.0) {
+                    int e;
+                    frexp(col[l], &e);
+                    sc = copysign(ldexp(1.0, 1 - e), col[l]);
+                }
+            for (int64_t l = 0; l < n; ++l) Nc[l + j * n] = col[l] * (sc != 0.0 ? sc : 1.0);
+            grp[j] = -1;
+        }
+        int64_t *size = calloc((size_t)n, sizeof(int64_t)), *lead = malloc((size_t)n * sizeof(int64_t));
+        int64_t nc = 0; /* classes of equal normalised columns (quadratic: a benchmark) */
+        for (int64_t j = 0; j < n; ++j) {
+            int64_t c = -1;
+            for (int64_t q = 0; q < nc && c < 0; ++q)
+                if (memcmp(Nc + lead[q] * n, Nc + j * n, (size_t)n * sizeof(double)) == 0) c = q;
+            if (c < 0) lead[c = nc++] = j;
+            grp[j] = c;
+            size[c]++;
+        }
+        /* keep the classes of more than one column as groups */
+        int64_t *gid = malloc((size_t)(nc + 1) * sizeof(int64_t));
+        for (int64_t q = 0; q < nc; ++q) gid[q] = size[q] > 1 ? ngroups++ : -1;
+        gsum = calloc((size_t)(ngroups + 1) * (size_t)n, sizeof(double));
+        for (int64_t j = 0; j < n; ++j) {
+            grp[j] = gid[grp[j]];
+            if (grp[j] >= 0)
+                for (int64_t l = 0; l < n; ++l) gsum[l + grp[j] * n] += B[l + j * n];
+        }
+        free(Nc), free(size), free(lead), free(gid);
+    }
     for (int64_t i = 0; i < n; ++i) {
         /* prefix: V_i = sum_j sum_t (P_tj^2 + p_tj^2), P_tj = sum_{l <= t} a_il·b_lj, the
          * partial sums of a GEMM that sums in the natural order of l */
@@ -279,13 +332,25 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         const double b_gd = fmax(b_sk, lam_c * u * sqrt(Vc));
         double gq = b_gd > 0.0 ? r / b_gd : (r == 0.0 ? 0.0 : INFINITY);
         if (gq > *gd) *gd = gq;
+        double Vg = 0.0;
+        for (int64_t g = 0; g < ngroups; ++g) {
+            double rg = 0.0;
+            for (int64_t l = 0; l < n; ++l) {
+                const double pg = A[i + l * n] * gsum[l + g * n];
+                rg += pg;
+                Vg += rg * rg + pg * pg;
+            }
+        }
+        const double b_gr = lam_q * u * sqrt(Vs + Vg);
+        double grq = b_gr > 0.0 ? r / b_gr : (r == 0.0 ? 0.0 : INFINITY);
+        if (grq > *gr) *gr = grq;
         const double b_pre = lambda * u * sqrt(V);
         double z = b_pre > 0.0 ? r / b_pre : (r == 0.0 ? 0.0 : INFINITY);
         if (x > *cs) *cs = x;
         if (y > *rwd) *rwd = y;
         if (z > *pre) *pre = z;
     }
-    free(be), free(bsq), free(Bt), free(P), free(Z);
+    free(be), free(bsq), free(Bt), free(P), free(Z), free(grp), free(gsum);
 }
 
 int main(int argc, char **argv) {
@@ -338,9 +403,9 @@ int main(int argc, char **argv) {
         return 1;
     row_result_t res[2 * 8 * KINDS];
     int nres = 0, failed = 0;
-    printf("%-4s %6s %-12s %12s %12s %12s %12s %12s %12s %12s %12s\n", "prec", "n", "data",
-           "lib worst", "lib prob", "2nd moment", "rw drift", "prefix", "sketch", "sk low",
-           "guarded");
+    printf("%-4s %6s %-12s %12s %12s %12s %12s %12s %12s %12s %12s %12s\n", "prec", "n",
+           "data", "lib worst", "lib prob", "2nd moment", "rw drift", "prefix", "sketch",
+           "sk low", "guarded", "grouped");
     for (const char *pc = precs; *pc; ++pc)
         for (int s = 0; s < nsizes; ++s)
             for (int kind = 0; kind < KINDS; ++kind) {
@@ -349,7 +414,7 @@ int main(int argc, char **argv) {
                 double *A = malloc(nn * sizeof(double)), *B = malloc(nn * sizeof(double));
                 double *C = malloc(nn * sizeof(double));
                 if (A == NULL || B == NULL || C == NULL) return 1;
-                row_result_t r = {*pc, n, kind, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, INFINITY, 0.0};
+                row_result_t r = {*pc, n, kind, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, INFINITY, 0.0, 0.0};
                 const double u = *pc == 'd' ? 0x1p-53 : 0x1p-24;
                 for (int rep = 0; rep < reps; ++rep) {
                     rng_state = seed + 1000003ull * (uint64_t)(nres * reps + rep);
@@ -366,13 +431,13 @@ int main(int argc, char **argv) {
                     }
                     if (w > r.lib_prob) r.lib_prob = w;
                     if (x > r.lib_worst) r.lib_worst = x;
-                    candidates(n, u, A, B, C, &r.cs, &r.rwd, &r.pre, &r.sk, &r.sk_low, &r.gd);
+                    candidates(n, u, A, B, C, &r.cs, &r.rwd, &r.pre, &r.sk, &r.sk_low, &r.gd, &r.gr);
                 }
                 free(A), free(B), free(C);
                 res[nres++] = r;
                 printf("%-4c %6lld %-12s %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g "
-                       "%12.3g\n", r.prec, (long long)n, kind_name[kind], r.lib_worst,
-                       r.lib_prob, r.cs, r.rwd, r.pre, r.sk, r.sk_low, r.gd);
+                       "%12.3g %12.3g\n", r.prec, (long long)n, kind_name[kind], r.lib_worst,
+                       r.lib_prob, r.cs, r.rwd, r.pre, r.sk, r.sk_low, r.gd, r.gr);
                 fflush(stdout);
             }
     abft_destroy(h);
@@ -397,19 +462,22 @@ int main(int argc, char **argv) {
                    "lambda_q = %.3g (a row's false alarm <= 2^-40 under the rounding model); "
                    "sk low: the smallest sketch / exact sum of squared prefixes seen; "
                    "guarded: the larger of the sketched bound and the coherent one "
-                   "(the checksum direction's own partial sums, exact) "
+                   "(the checksum direction's own partial sums, exact); grouped: the sketch "
+                   "plus, for each group of columns of B equal up to sign and a power of "
+                   "two, the group's own coherent partial sums (exact) "
                    "(bench/bench_bound.c).\n\n"
                    "| prec | n | data | lib worst | lib prob | second moment | rw drift | prefix "
-                   "| sketched prefix | sk low | guarded |\n"
-                   "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+                   "| sketched prefix | sk low | guarded | grouped |\n"
+                   "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+                   "| ---: |\n",
                 g_cuda ? "CUDA (cuBLAS)" : "CPU", date, commit ? commit : "unknown",
                 (unsigned long long)seed, reps, lambda_q());
         for (int i = 0; i < nres; ++i)
             fprintf(f, "| fp%s | %lld | %s | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | "
-                       "%.3g |\n",
+                       "%.3g | %.3g |\n",
                     res[i].prec == 'd' ? "64" : "32", (long long)res[i].n, kind_name[res[i].kind],
                     res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd, res[i].pre,
-                    res[i].sk, res[i].sk_low, res[i].gd);
+                    res[i].sk, res[i].sk_low, res[i].gd, res[i].gr);
         fclose(f);
     }
     snprintf(path, sizeof path, "%s/bound_%s.json", out, bname);
@@ -422,10 +490,10 @@ int main(int argc, char **argv) {
             fprintf(f, "%s\n {\"precision\": \"%c\", \"n\": %lld, \"data\": \"%s\", "
                        "\"lib_worst\": %.6g, \"lib_prob\": %.6g, \"second_moment\": %.6g, "
                        "\"rw_drift\": %.6g, \"prefix\": %.6g, \"sketched_prefix\": %.6g, "
-                       "\"sketch_low\": %.6g, \"guarded\": %.6g}",
+                       "\"sketch_low\": %.6g, \"guarded\": %.6g, \"grouped\": %.6g}",
                     i ? "," : "", res[i].prec, (long long)res[i].n, kind_name[res[i].kind],
                     res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd, res[i].pre,
-                    res[i].sk, res[i].sk_low, res[i].gd);
+                    res[i].sk, res[i].sk_low, res[i].gd, res[i].gr);
         fprintf(f, "\n]}\n");
         fclose(f);
     }
