@@ -877,20 +877,10 @@ int abft_cmd_campaign(int argc, char **argv) {
                 given.bound_factor = v;
             else bad = 1;
         } else if (cli_opt(argc, argv, &i, "--lu-recovery", &v, &bad)) {
-            if (v && strcmp(v, "on") == 0) cfg.lu_recovery = 1;
-            else if (v && strcmp(v, "off") == 0) cfg.lu_recovery = 0;
-            else if (v) {
-                cli_err("--lu-recovery", v, "is not a switch (accepted: on, off)");
-                bad = 1;
-            }
+            if (v && !cli_parse_switch("--lu-recovery", v, &cfg.lu_recovery)) bad = 1;
             if (v) given.lu_recovery = v;
         } else if (cli_opt(argc, argv, &i, "--random-checksum", &v, &bad)) {
-            if (v && strcmp(v, "on") == 0) cfg.random_checksum = 1;
-            else if (v && strcmp(v, "off") == 0) cfg.random_checksum = 0;
-            else if (v) {
-                cli_err("--random-checksum", v, "is not a switch (accepted: on, off)");
-                bad = 1;
-            }
+            if (v && !cli_parse_switch("--random-checksum", v, &cfg.random_checksum)) bad = 1;
             if (v) given.random_checksum = v;
         } else if (cli_opt(argc, argv, &i, "--space", &v, &bad)) {
             if (v && strcmp(v, "fixed") == 0) cfg.space = ABFT_SPACE_FIXED;

@@ -43,11 +43,13 @@ int cli_parse_real(const char *opt, const char *s, double lo, int lo_open, doubl
 /* The same with an upper bound: lo < (or <=) value <= hi. */
 int cli_parse_real_range(const char *opt, const char *s, double lo, int lo_open, double hi,
                          double *out);
+/* on|off into 1|0, printing what is accepted otherwise. Returns 1 on success. */
+int cli_parse_switch(const char *opt, const char *s, int32_t *out);
 /* --bits: any|sign|exponent|mant-high|mant-low|<bit number 0..63>; checked against the
  * precision and width by cli_check_config. */
 int cli_bits(const char *s, abft_fault_spec_t *spec);
-/* --sites: all (mask 0: the operation's sites) or a comma list of site names. */
-/* --sites: "all" or names separated by commas. 1 on success; 0 for an unknown name,
+/* --sites: "all" (mask 0: the operation's sites) or site names separated by commas. 1 on
+ * success; 0 for an unknown name,
  * CLI_SITES_EMPTY for an empty entry ("after,", ",,"), CLI_SITES_TWICE for a name given
  * twice. */
 enum { CLI_SITES_EMPTY = -1, CLI_SITES_TWICE = -2 };

@@ -141,6 +141,15 @@ int cli_parse_real_range(const char *opt, const char *s, double lo, int lo_open,
     return 1;
 }
 
+int cli_parse_switch(const char *opt, const char *s, int32_t *out) {
+    if (strcmp(s, "on") == 0 || strcmp(s, "off") == 0) {
+        *out = s[1] == 'n';
+        return 1;
+    }
+    cli_err(opt, s, "is not a switch (accepted: on, off)");
+    return 0;
+}
+
 int cli_parse_real(const char *opt, const char *s, double lo, int lo_open, double *out) {
     double v;
     if (!cli_double(s, &v)) {

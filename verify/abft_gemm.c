@@ -139,6 +139,19 @@ static int overlaps(const void *X, int64_t xr, int64_t xc, int64_t ldx, const vo
     return x0 < y1 && y0 < x1;
 }
 
+/* C is written (the result, corrections) while A and B are read (and read again for
+ * recomputation): does C overlap either? With alpha = 0 or k = 0 they are not referenced;
+ * a NULL one (the split form's verify without inputs) is not read. */
+static int c_overlaps_inputs(const struct abft_gemm_plan *p, const void *A, int64_t lda,
+                             const void *B, int64_t ldb, const void *C, int64_t ldc) {
+    if (!(p->alpha != 0.0 && p->k > 0)) return 0;
+    const int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
+    const int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
+    const size_t es = elem_size(p->prec);
+    return (A != NULL && overlaps(C, p->m, p->n, ldc, A, ar, ac, lda, es)) ||
+           (B != NULL && overlaps(C, p->m, p->n, ldc, B, br, bc, ldb, es));
+}
+
 /* C == NULL with ldc == 0: the split form's encode with beta = 0, which does not read C.
  * With alpha = 0 (or k = 0) A and B are not referenced, as in BLAS: they may be NULL, their
  * leading dimensions are still checked. */
@@ -154,15 +167,10 @@ static abft_status_t check_operands(const struct abft_gemm_plan *p, const void *
     ABFT_ARG_IF(bad != 0, bad);
     bad = abft_matrix_bad_arg(br, bc, ab_used ? B : (const void *)&ldb, ldb, pos[2], pos[3]);
     ABFT_ARG_IF(bad != 0, bad);
-    if (!ab_used) A = B = NULL; /* not referenced: no overlap with C either */
     if (no_c) return ABFT_STATUS_SUCCESS;
     bad = abft_matrix_bad_arg(p->m, p->n, C, ldc, pos[4], pos[5]);
     ABFT_ARG_IF(bad != 0, bad);
-    /* C is written while A and B are read (and read again for recomputation): no overlap */
-    size_t es = elem_size(p->prec);
-    ABFT_ARG_IF((A != NULL && overlaps(C, p->m, p->n, ldc, A, ar, ac, lda, es)) ||
-                    (B != NULL && overlaps(C, p->m, p->n, ldc, B, br, bc, ldb, es)),
-                pos[4]);
+    ABFT_ARG_IF(c_overlaps_inputs(p, A, lda, B, ldb, C, ldc), pos[4]);
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -1388,13 +1396,7 @@ static abft_status_t split_verify(abft_handle_t h, abft_gemm_plan_t p, abft_prec
     ABFT_ARG_IF(B != NULL && abft_bad_matrix(br, bc, B, ldb), 6);
     int bad = abft_matrix_bad_arg(p->m, p->n, C, ldc, 7, 8);
     ABFT_ARG_IF(bad != 0, bad);
-    /* C may be written (corrections) while A and B are read (recomputation): no overlap,
-     * as in abft_dgemm; with alpha = 0 or k = 0 they are not referenced */
-    const size_t es = elem_size(p->prec);
-    const int ab_used = p->alpha != 0.0 && p->k > 0;
-    ABFT_ARG_IF(ab_used && ((A != NULL && overlaps(C, p->m, p->n, ldc, A, ar, ac, lda, es)) ||
-                            (B != NULL && overlaps(C, p->m, p->n, ldc, B, br, bc, ldb, es))),
-                7);
+    ABFT_ARG_IF(c_overlaps_inputs(p, A, lda, B, ldb, C, ldc), 7); /* as abft_dgemm */
     abft_report_t rep;
     memset(&rep, 0, sizeof rep);
     /* beta != 0: the encoded beta·C·V belongs to the C of this GEMM only */

@@ -587,30 +587,44 @@ static abft_status_t x_sums(struct abft_lu_plan *p, double sig[4], double siga[4
     return h->ops->copy(&h->kctx, &cpa);
 }
 
-abft_status_t abft_lu_x_changed(struct abft_lu_plan *p, int *changed) {
+/* How X^T·V moved since encoding: d[i] = X^T·V now minus at encoding, t[i] the rounding of
+ * the two encodings (2·gamma of both absolute sums); i = q (plain sum of column q) and q + 2
+ * (its weighted sum). */
+typedef struct x_delta {
+    double d[4], t[4];
+} x_delta_t;
+
+static abft_status_t x_delta(struct abft_lu_plan *p, x_delta_t *x) {
     double sig[4], siga[4], unused, g;
-    *changed = 0;
-    if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
     ABFT_TRY(x_sums(p, sig, siga));
     abft_bound_lu_checksums(p->h, p->m, p->n, &unused, &g);
-    for (int i = 0; i < 4; ++i)
-        if (!(fabs(sig[i] - p->sig[i]) <= g * (p->siga[i] + siga[i]))) *changed = 1;
+    for (int i = 0; i < 4; ++i) {
+        x->d[i] = sig[i] - p->sig[i];
+        x->t[i] = g * (p->siga[i] + siga[i]);
+    }
     return ABFT_STATUS_SUCCESS;
 }
 
-/* Which row of X changed since encoding, from X^T·V now (sig, siga): *changed when it
+abft_status_t abft_lu_x_changed(struct abft_lu_plan *p, int *changed) {
+    x_delta_t x;
+    *changed = 0;
+    if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
+    ABFT_TRY(x_delta(p, &x));
+    for (int i = 0; i < 4; ++i)
+        if (!(fabs(x.d[i]) <= x.t[i])) *changed = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* Which row of X changed since encoding, from the move of X^T·V (x): *changed when it
  * changed beyond the rounding of the two encodings; *prow the row (original order) whose
  * index both checksum columns' weighted sums give, -1 when no single row explains it. */
-static void x_change_row(const struct abft_lu_plan *p, const double sig[4],
-                         const double siga[4], int *changed, int64_t *prow) {
-    double unused, g;
-    abft_bound_lu_checksums(p->h, p->m, p->n, &unused, &g);
+static void x_change_row(const struct abft_lu_plan *p, const x_delta_t *x, int *changed,
+                         int64_t *prow) {
     *changed = 0;
     *prow = -1;
     int64_t pr = -1, ok = 1;
     for (int q = 0; q < 2; ++q) {
-        double de = sig[q] - p->sig[q], dw = sig[q + 2] - p->sig[q + 2];
-        double te = g * (p->siga[q] + siga[q]), tw = g * (p->siga[q + 2] + siga[q + 2]);
+        const double de = x->d[q], dw = x->d[q + 2], te = x->t[q], tw = x->t[q + 2];
         if (fabs(de) <= te && fabs(dw) <= tw) continue;
         *changed = 1;
         if (!(fabs(de) > te)) ok = 0;
@@ -628,16 +642,10 @@ static void x_change_row(const struct abft_lu_plan *p, const double sig[4],
  * sum moved by (pr + 1) times the plain one, within both sums' rounding? (x_change_row
  * reads the row from their ratio, which a change within the plain sum's rounding leaves
  * undetermined: a low bit of one entry.) */
-static int x_row_consistent(const struct abft_lu_plan *p, const double sig[4],
-                            const double siga[4], int64_t pr) {
-    double unused, g;
-    abft_bound_lu_checksums(p->h, p->m, p->n, &unused, &g);
+static int x_row_consistent(const x_delta_t *x, int64_t pr) {
     const double w = (double)(pr + 1);
-    for (int q = 0; q < 2; ++q) {
-        double de = sig[q] - p->sig[q], dw = sig[q + 2] - p->sig[q + 2];
-        double te = g * (p->siga[q] + siga[q]), tw = g * (p->siga[q + 2] + siga[q + 2]);
-        if (!(fabs(dw - w * de) <= tw + w * te)) return 0;
-    }
+    for (int q = 0; q < 2; ++q)
+        if (!(fabs(x->d[q + 2] - w * x->d[q]) <= x->t[q + 2] + w * x->t[q])) return 0;
     return 1;
 }
 
@@ -732,14 +740,14 @@ static abft_status_t checksum_fault(struct abft_lu_plan *p, const host_view_t *v
             }
     }
     if (prow < 0) {
-        double sig[4], siga[4];
+        x_delta_t x;
         int changed = 0;
-        ABFT_TRY(x_sums(p, sig, siga));
-        x_change_row(p, sig, siga, &changed, &prow);
+        ABFT_TRY(x_delta(p, &x));
+        x_change_row(p, &x, &changed, &prow);
         *x_changed = changed;
         if (!changed) prow = -1;
         /* one flagged row: the change may be its row of X alone */
-        if (changed && prow < 0 && nf == 1 && x_row_consistent(p, sig, siga, perm_host[F[0]]))
+        if (changed && prow < 0 && nf == 1 && x_row_consistent(&x, perm_host[F[0]]))
             prow = perm_host[F[0]];
     }
     if (prow < 0 || nf != 1 || perm_host[F[0]] != prow) return ABFT_STATUS_SUCCESS;
@@ -759,11 +767,11 @@ static abft_status_t checksum_fault(struct abft_lu_plan *p, const host_view_t *v
 static abft_status_t x_unflagged(struct abft_lu_plan *p, const void *A, int64_t lda,
                                  const int64_t *perm, abft_report_t *report) {
     enum { MAX_TRIED = 8 };
-    double sig[4], siga[4];
+    x_delta_t x;
     int changed = 0;
     int64_t prow = -1;
-    ABFT_TRY(x_sums(p, sig, siga));
-    x_change_row(p, sig, siga, &changed, &prow);
+    ABFT_TRY(x_delta(p, &x));
+    x_change_row(p, &x, &changed, &prow);
     if (!changed) return ABFT_STATUS_SUCCESS;
     /* The rows of X whose change alone fits X^T·V: the one the ratio names, or, when a
      * change within the plain sum's rounding leaves the ratio undetermined (a low bit of
@@ -778,7 +786,7 @@ static abft_status_t x_unflagged(struct abft_lu_plan *p, const void *A, int64_t 
         nconsistent = 1;
     } else {
         for (int64_t pr = 0; pr < p->m; ++pr)
-            if (x_row_consistent(p, sig, siga, pr)) {
+            if (x_row_consistent(&x, pr)) {
                 if (ncand < MAX_TRIED) cand[ncand++] = pr;
                 ++nconsistent;
             }
