@@ -22,7 +22,7 @@
 #              -> results/campaign_<op>_<d|s>.{md,csv,svg,json.gz}
 #   fullspace  abft campaign --space full for each op in $FULL_OPS (gemm getrf getrf-online),
 #              fp64 and fp32, FULL_TRIALS (100000) faulty + a fifth as many controls, FULL_SEED
-#              (20261126) -> results/campaign_full_<op>_<d|s>.{md,csv,svg,json.gz}; one after
+#              (20261126), precisions FULL_PRECISIONS ("d s") -> results/campaign_full_<op>_<d|s>.{md,csv,svg,json.gz}; one after
 #              the other (about 200 s gemm, 110 s getrf, 240 s getrf-online per 120,000 trials
 #              on the H100): six at once on one GPU, beside a ctest, finished none in 17 min;
 #              FULL_JOBS (default 1) worker threads per campaign, each with its own handle
@@ -201,11 +201,11 @@ if has fullspace; then
   # below), transposes, alpha, beta, leading dimensions, checksum kind, bound and math mode,
   # LU options, fault model and firing call. Controls: a fifth of the faulty trials.
   FULL_OPS=${FULL_OPS:-gemm getrf getrf-online} FULL_TRIALS=${FULL_TRIALS:-100000}
-  FULL_SEED=${FULL_SEED:-20261126}
+  FULL_SEED=${FULL_SEED:-20261126} FULL_PRECISIONS=${FULL_PRECISIONS:-d s}
   abft=$B/tools/abft
   rc=0
   for op in $FULL_OPS; do
-    for p in d s; do
+    for p in $FULL_PRECISIONS; do
       sz="--n 96"
       [ "$op" = gemm ] && sz="--m 96 --n 80 --k 112"
       # shellcheck disable=SC2086
