@@ -22,9 +22,11 @@
 #              -> results/campaign_<op>_<d|s>.{md,csv,svg,json.gz}
 #   fullspace  abft campaign --space full for each op in $FULL_OPS (gemm getrf getrf-online),
 #              fp64 and fp32, FULL_TRIALS (100000) faulty + a fifth as many controls, FULL_SEED
-#              (20261126), precisions FULL_PRECISIONS ("d s") -> results/campaign_full_<op>_<d|s>.{md,csv,svg,json.gz}; one after
-#              the other (about 200 s gemm, 110 s getrf, 240 s getrf-online per 120,000 trials
-#              on the H100): six at once on one GPU, beside a ctest, finished none in 17 min;
+#              (20261126), precisions FULL_PRECISIONS ("d s")
+#              -> results/campaign_full_<op>_<d|s>.{md,csv,svg,json.gz}; one after the
+#              other (about 190 s gemm d, 110 s gemm s, 100 s getrf, 240 s getrf-online per
+#              120,000 trials on the H100, so split them over calls of 600 s); six at once
+#              on one GPU, beside a ctest, finished none in 17 min;
 #              FULL_JOBS (default 1) worker threads per campaign, each with its own handle
 #              and streams (the results are those of 1; on the H100 they gain nothing: 5,000
 #              + 1,000 gemm trials took 10.8 s with 1 job, 12.0 s with 4, 12.9 s with 8).
