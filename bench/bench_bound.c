@@ -31,6 +31,11 @@
  *                                    group G of more than one column of B equal up to sign
  *                                    and a power of two (found by comparing normalised
  *                                    columns; quadratic: a measurement, not the library's)
+ *   class-weighted (w1, w2):         lambda_q·u·sqrt(sum_t g_t·Vs_t + sum_l g1_l·a_il^2·
+ *                                    sum_j b_lj^2), Vs_t the sketch's share of prefix t, g_t
+ *                                    = g1_t (w1) or g2_t (w2), the class sizes of the rows of
+ *                                    B (class_sizes below): how many columns can share one
+ *                                    rounding
  * ("sk low" prints the smallest Vs_i / (V_i - sq_i) seen: how low the sketch fell.)
  * Printed and written (DIR/bound_cpu.md, .json, or bound_cuda.*; default bench/results): the largest
  * residual/bound over rows and products (the tightness; above 1 the candidate failed),
@@ -42,7 +47,9 @@
  * n times, its rounding errors equal instead of independent) and two groups (half of B's
  * columns its first, half minus the first times 1 + 2^-20: two groups of equal roundings
  * whose plain sums cancel) and shared rows (the first half of B's rows constant along
- * each row: columns all different, partial sums over that half and their roundings shared).
+ * each row: columns all different, partial sums over that half and their roundings shared)
+ * and discrete (A cancelling, B from {-0.3, -0.1, 0.1, 0.3}: columns different, few values)
+ * and constant (A all 0.1, B all 1: roundings correlated along l, equal across columns).
  * GIT_COMMIT in the environment is recorded as the commit. A benchmark, not a test: it
  * exits 1 only when a call fails or the library flags a clean product. */
 #include <math.h>
@@ -70,9 +77,10 @@ typedef long double quad;
 #define QUAD_NAME "long double"
 #endif
 
-enum { KINDS = 7 };
+enum { KINDS = 9 };
 static const char *kind_name[KINDS] = {"cancelling", "positive", "wide range", "sign-sorted",
-                                       "repeated", "two groups", "shared rows"};
+                                       "repeated", "two groups", "shared rows", "discrete",
+                                       "constant"};
 
 static uint64_t rng_state;
 static uint64_t next_u64(void) {
@@ -124,10 +132,20 @@ static void fill(double *M, int64_t n, int kind, int b) {
                 v = (b && j > 0) ? (j < n / 2 ? M[i] : -M[i] * (1.0 + 0x1p-20))
                                  : 2.0 * unit() - 1.0;
                 break;
-            default: /* A cancelling; B's first half of rows equal across the columns, the
-                      * rest random: every column different, but the partial sums over the
-                      * first half, and their roundings, shared */
+            case 6: /* A cancelling; B's first half of rows equal across the columns, the
+                     * rest random: every column different, but the partial sums over the
+                     * first half, and their roundings, shared */
                 v = (b && j > 0 && i < n / 2) ? M[i] : 2.0 * unit() - 1.0;
+                break;
+            case 7: /* A cancelling; B drawn from {-0.3, -0.1, 0.1, 0.3}: every column
+                     * different, but few values, so partial sums of different columns
+                     * coincide (and round alike) far more often than random data's */
+                v = b ? (next_u64() & 1 ? 0.1 : 0.3) * (next_u64() & 1 ? 1.0 : -1.0)
+                      : 2.0 * unit() - 1.0;
+                break;
+            default: /* A all 0.1, B all 1: every partial sum a multiple of 0.1, their
+                      * roundings correlated along l and equal across the columns */
+                v = b ? 1.0 : 0.1;
                 break;
             }
             M[i + j * n] = v;
@@ -138,8 +156,65 @@ typedef struct row_result {
     char prec;
     int64_t n;
     int kind;
-    double lib_worst, lib_prob, cs, rwd, pre, sk, sk_low, gd, gr;
+    double lib_worst, lib_prob, cs, rwd, pre, sk, sk_low, gd, gr, w1, w2;
+    double g1max, g2max; /* the largest class sizes seen (g1_l, g2_l below) */
 } row_result_t;
+
+/* Class sizes of the rows of B. Columns j, j' can share a rounding at a node of a dot
+ * product's summation only where their entries agree up to one common sign and power of two
+ * on the node's span of l (rounding commutes with both); a node's span is a run of l, and one
+ * of two or more entries holds l - 1 and l when it ends at l. So
+ *   g1_l: the largest set of columns whose entries b_lj agree up to sign and a power of two
+ *         (the products' own roundings, and a node of one entry);
+ *   g2_l: the largest set whose pairs (b_{l-1,j}, b_lj) agree up to one common sign and power
+ *         of two (g2_0 = g1_0);
+ * bound how many columns can share the rounding of a node that ends at l. A rounding shared
+ * by g columns adds (sum_j w_j·s_j·S_j)^2 <= g·sum_j (w_j·S_j)^2 to the variance proxy
+ * (Cauchy-Schwarz), so weighting each l's share of the sketch by g_l keeps the tail bound. */
+typedef struct pair_key {
+    double x, y;
+} pair_key_t;
+static int cmp_pair(const void *a, const void *b) {
+    const pair_key_t *p = a, *q = b;
+    if (p->x != q->x) return p->x < q->x ? -1 : 1;
+    if (p->y != q->y) return p->y < q->y ? -1 : 1;
+    return 0;
+}
+/* x scaled by the sign and power of two that bring `lead` into [1, 2) (lead != 0) */
+static double scale_by(double x, double lead) {
+    int e;
+    frexp(lead, &e);
+    return copysign(1.0, lead) * ldexp(x, 1 - e);
+}
+static int64_t largest_class(pair_key_t *key, int64_t n) {
+    qsort(key, (size_t)n, sizeof *key, cmp_pair);
+    int64_t best = n > 0, run = 1;
+    for (int64_t j = 1; j < n; ++j) {
+        run = cmp_pair(key + j, key + j - 1) == 0 ? run + 1 : 1;
+        if (run > best) best = run;
+    }
+    return best;
+}
+static void class_sizes(int64_t n, const double *Bt, double *g1, double *g2) {
+    pair_key_t *key = malloc((size_t)n * sizeof *key);
+    for (int64_t l = 0; l < n; ++l) {
+        const double *b = Bt + l * n, *bp = l > 0 ? Bt + (l - 1) * n : NULL;
+        for (int64_t j = 0; j < n; ++j)
+            key[j] = (pair_key_t){b[j] != 0.0 ? scale_by(b[j], b[j]) : 0.0, 0.0};
+        g1[l] = (double)largest_class(key, n);
+        if (bp == NULL) {
+            g2[l] = g1[l];
+            continue;
+        }
+        for (int64_t j = 0; j < n; ++j) {
+            const double lead = bp[j] != 0.0 ? bp[j] : b[j];
+            key[j] = lead != 0.0 ? (pair_key_t){scale_by(bp[j], lead), scale_by(b[j], lead)}
+                                 : (pair_key_t){0.0, 0.0};
+        }
+        g2[l] = (double)largest_class(key, n);
+    }
+    free(key);
+}
 
 /* The product through the library in one bound mode; C gets the result (data precision,
  * widened to double in Cd). Returns the report's max_ratio, or -1 on a failure. */
@@ -205,7 +280,8 @@ static double run(abft_handle_t h, char prec, int64_t n, const double *A, const 
  * data as the GEMM saw it (rounded to fp32 for 's'). */
 static void candidates(int64_t n, double u, const double *A, const double *B, const double *C,
                        double *cs, double *rwd, double *pre, double *sk, double *sk_low,
-                       double *gd, double *gr) {
+                       double *gd, double *gr, double *w1, double *w2, double *g1max,
+                       double *g2max) {
     quad *be = calloc((size_t)n, sizeof(quad));
     double *bsq = calloc((size_t)n, sizeof(double));
     for (int64_t j = 0; j < n; ++j)
@@ -219,6 +295,12 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
     double *P = malloc((size_t)n * sizeof(double));
     for (int64_t j = 0; j < n; ++j)
         for (int64_t l = 0; l < n; ++l) Bt[l * n + j] = B[l + j * n];
+    double *g1 = malloc((size_t)n * sizeof(double)), *g2 = malloc((size_t)n * sizeof(double));
+    class_sizes(n, Bt, g1, g2);
+    for (int64_t l = 0; l < n; ++l) {
+        if (g1[l] > *g1max) *g1max = g1[l];
+        if (g2[l] > *g2max) *g2max = g2[l];
+    }
     /* The sketch: Z = B·G with G an n x SKETCH_Q matrix of standard normal draws, so that
      * (G^T P_t)_r = sum_{l <= t} a_il·Z_lr and E_G[sum_r (G^T P_t)_r^2 / q] = ||P_t||^2. */
     double *Z = calloc((size_t)n * SKETCH_Q, sizeof(double));
@@ -303,15 +385,28 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         double b_rwd = lambda * u * sqrt((k / 3.0) * (sq / 2.0 + c2 / 3.0));
         double x = b_cs > 0.0 ? r / b_cs : (r == 0.0 ? 0.0 : INFINITY);
         double y = b_rwd > 0.0 ? r / b_rwd : (r == 0.0 ? 0.0 : INFINITY);
-        double Vs = 0.0, sq2 = 0.0;
+        double Vs = 0.0, sq2 = 0.0, Vw1 = 0.0, Vw2 = 0.0, sqw = 0.0;
         for (int r = 0; r < SKETCH_Q; ++r) {
             double run_s = 0.0;
             for (int64_t l = 0; l < n; ++l) {
                 run_s += A[i + l * n] * Z[l * SKETCH_Q + r];
                 Vs += run_s * run_s;
+                Vw1 += g1[l] * run_s * run_s;
+                Vw2 += g2[l] * run_s * run_s;
             }
         }
-        for (int64_t l = 0; l < n; ++l) sq2 += A[i + l * n] * A[i + l * n] * bsq[l];
+        for (int64_t l = 0; l < n; ++l) {
+            sq2 += A[i + l * n] * A[i + l * n] * bsq[l];
+            sqw += g1[l] * A[i + l * n] * A[i + l * n] * bsq[l];
+        }
+        /* class-weighted sketches: each l's share times g1_l (w1) or g2_l (w2); the
+         * products' own roundings times g1_l in both */
+        const double b_w1 = lam_q * u * sqrt(Vw1 / SKETCH_Q + sqw);
+        const double b_w2 = lam_q * u * sqrt(Vw2 / SKETCH_Q + sqw);
+        const double q1 = b_w1 > 0.0 ? r / b_w1 : (r == 0.0 ? 0.0 : INFINITY);
+        const double q2 = b_w2 > 0.0 ? r / b_w2 : (r == 0.0 ? 0.0 : INFINITY);
+        if (q1 > *w1) *w1 = q1;
+        if (q2 > *w2) *w2 = q2;
         const double Vpre = V - sq2; /* the exact sum of squared prefixes, without sum p^2 */
         Vs = Vs / SKETCH_Q + sq2;
         if (Vpre > 0.0 && (Vs - sq2) / Vpre < *sk_low) *sk_low = (Vs - sq2) / Vpre;
@@ -350,7 +445,54 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         if (y > *rwd) *rwd = y;
         if (z > *pre) *pre = z;
     }
-    free(be), free(bsq), free(Bt), free(P), free(Z), free(grp), free(gsum);
+    free(be), free(bsq), free(Bt), free(P), free(Z), free(grp), free(gsum), free(g1), free(g2);
+}
+
+/* Correlation along l, the other way independence fails: one fp32 dot product of k positive
+ * products p_l = fl(0.1·(1 + 2^-s·x_l)), x_l uniform in [0, 1) (s = 0 row: exactly 0.1),
+ * summed in order in fp32, against the sketch's model for one column (g = 1: lambda_q·u·
+ * sqrt(sum_t (P_t^2 + p_t^2)), the sketch exact here) and with the weight h, the largest set
+ * of equal products (the equality guard along l: lambda_q·u·sqrt(h·sum_t ...)). Once the
+ * partial sum's ulp exceeds the products' spread (t > about 2^-s / u) every addition rounds
+ * alike and the error grows linearly in k. Writes the table to f (and stdout). */
+static void sequential_bias(FILE *f) {
+    static const int spread[5] = {0, 20, 16, 12, 8};
+    const double u = 0x1p-24, lam = lambda_q();
+    if (f != NULL)
+        fprintf(f, "\n## Correlation along l: one sequential fp32 dot product of near-constant "
+                   "positive products\n\np_l = fl(0.1·(1 + 2^-s·x_l)), x_l uniform in [0, 1) "
+                   "(s = none: exactly 0.1); real error / bound for the independent model "
+                   "(g = 1) and with the equality weight h (the largest set of equal products; "
+                   "h shown). Above 1 the candidate failed.\n\n"
+                   "| spread | k | error/bound (g = 1) | h | error/bound (weight h) |\n"
+                   "| --- | ---: | ---: | ---: | ---: |\n");
+    printf("\ncorrelation along l (one fp32 dot product, positive near-constant products):\n");
+    for (int v = 0; v < 5; ++v)
+        for (int64_t k = 1024; k <= (1 << 20); k *= 4) {
+            rng_state = 12345u + (uint64_t)v;
+            float *p = malloc((size_t)k * sizeof(float)), sum = 0.0f;
+            double exact = 0.0, P = 0.0, V = 0.0; /* exact: k <= 2^20 values of 24 bits */
+            if (p == NULL) return;
+            for (int64_t t = 0; t < k; ++t) {
+                p[t] = spread[v] ? (float)(0.1 * (1.0 + ldexp(unit(), -spread[v]))) : 0.1f;
+                sum += p[t];
+                exact += p[t];
+                P += p[t];
+                V += P * P + (double)p[t] * p[t];
+            }
+            pair_key_t *key = malloc((size_t)k * sizeof *key);
+            for (int64_t t = 0; key != NULL && t < k; ++t) key[t] = (pair_key_t){p[t], 0.0};
+            const double h = key != NULL ? (double)largest_class(key, k) : (double)k;
+            const double err = fabs((double)sum - exact), b = lam * u * sqrt(V);
+            char name[16];
+            snprintf(name, sizeof name, spread[v] ? "2^-%d" : "none", spread[v]);
+            printf("  spread %-6s k %8lld: error/bound %.3g (g = 1), h %.0f, %.3g (weight h)\n",
+                   name, (long long)k, err / b, h, err / (b * sqrt(h)));
+            if (f != NULL)
+                fprintf(f, "| %s | %lld | %.3g | %.0f | %.3g |\n", name, (long long)k, err / b,
+                        h, err / (b * sqrt(h)));
+            free(p), free(key);
+        }
 }
 
 int main(int argc, char **argv) {
@@ -403,9 +545,10 @@ int main(int argc, char **argv) {
         return 1;
     row_result_t res[2 * 8 * KINDS];
     int nres = 0, failed = 0;
-    printf("%-4s %6s %-12s %12s %12s %12s %12s %12s %12s %12s %12s %12s\n", "prec", "n",
+    printf("%-4s %6s %-12s %12s %12s %12s %12s %12s %12s %12s %12s %12s %10s %10s %7s %7s\n",
+           "prec", "n",
            "data", "lib worst", "lib prob", "2nd moment", "rw drift", "prefix", "sketch",
-           "sk low", "guarded", "grouped");
+           "sk low", "guarded", "grouped", "w1", "w2", "g1 max", "g2 max");
     for (const char *pc = precs; *pc; ++pc)
         for (int s = 0; s < nsizes; ++s)
             for (int kind = 0; kind < KINDS; ++kind) {
@@ -414,7 +557,8 @@ int main(int argc, char **argv) {
                 double *A = malloc(nn * sizeof(double)), *B = malloc(nn * sizeof(double));
                 double *C = malloc(nn * sizeof(double));
                 if (A == NULL || B == NULL || C == NULL) return 1;
-                row_result_t r = {*pc, n, kind, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, INFINITY, 0.0, 0.0};
+                row_result_t r = {*pc, n, kind, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, INFINITY, 0.0, 0.0,
+                                  0.0, 0.0, 0.0, 0.0};
                 const double u = *pc == 'd' ? 0x1p-53 : 0x1p-24;
                 for (int rep = 0; rep < reps; ++rep) {
                     rng_state = seed + 1000003ull * (uint64_t)(nres * reps + rep);
@@ -431,13 +575,15 @@ int main(int argc, char **argv) {
                     }
                     if (w > r.lib_prob) r.lib_prob = w;
                     if (x > r.lib_worst) r.lib_worst = x;
-                    candidates(n, u, A, B, C, &r.cs, &r.rwd, &r.pre, &r.sk, &r.sk_low, &r.gd, &r.gr);
+                    candidates(n, u, A, B, C, &r.cs, &r.rwd, &r.pre, &r.sk, &r.sk_low, &r.gd, &r.gr,
+                               &r.w1, &r.w2, &r.g1max, &r.g2max);
                 }
                 free(A), free(B), free(C);
                 res[nres++] = r;
                 printf("%-4c %6lld %-12s %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g "
-                       "%12.3g %12.3g\n", r.prec, (long long)n, kind_name[kind], r.lib_worst,
-                       r.lib_prob, r.cs, r.rwd, r.pre, r.sk, r.sk_low, r.gd, r.gr);
+                       "%12.3g %12.3g %10.3g %10.3g %7.0f %7.0f\n", r.prec, (long long)n,
+                       kind_name[kind], r.lib_worst, r.lib_prob, r.cs, r.rwd, r.pre, r.sk,
+                       r.sk_low, r.gd, r.gr, r.w1, r.w2, r.g1max, r.g2max);
                 fflush(stdout);
             }
     abft_destroy(h);
@@ -464,20 +610,25 @@ int main(int argc, char **argv) {
                    "guarded: the larger of the sketched bound and the coherent one "
                    "(the checksum direction's own partial sums, exact); grouped: the sketch "
                    "plus, for each group of columns of B equal up to sign and a power of "
-                   "two, the group's own coherent partial sums (exact) "
+                   "two, the group's own coherent partial sums (exact); w1, w2: the sketch with "
+                   "each l's share weighted by g1_l, the largest set of columns whose b_lj agree "
+                   "up to sign and a power of two, or by g2_l, the same for the pairs "
+                   "(b_{l-1,j}, b_lj) with one common scale (g1 max, g2 max: the largest seen) "
                    "(bench/bench_bound.c).\n\n"
                    "| prec | n | data | lib worst | lib prob | second moment | rw drift | prefix "
-                   "| sketched prefix | sk low | guarded | grouped |\n"
+                   "| sketched prefix | sk low | guarded | grouped | w1 | w2 | g1 max | g2 max |\n"
                    "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-                   "| ---: |\n",
+                   "| ---: | ---: | ---: | ---: | ---: |\n",
                 g_cuda ? "CUDA (cuBLAS)" : "CPU", date, commit ? commit : "unknown",
                 (unsigned long long)seed, reps, lambda_q());
         for (int i = 0; i < nres; ++i)
             fprintf(f, "| fp%s | %lld | %s | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | "
-                       "%.3g | %.3g |\n",
+                       "%.3g | %.3g | %.3g | %.3g | %.0f | %.0f |\n",
                     res[i].prec == 'd' ? "64" : "32", (long long)res[i].n, kind_name[res[i].kind],
                     res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd, res[i].pre,
-                    res[i].sk, res[i].sk_low, res[i].gd, res[i].gr);
+                    res[i].sk, res[i].sk_low, res[i].gd, res[i].gr, res[i].w1, res[i].w2,
+                    res[i].g1max, res[i].g2max);
+        sequential_bias(f);
         fclose(f);
     }
     snprintf(path, sizeof path, "%s/bound_%s.json", out, bname);
@@ -490,10 +641,13 @@ int main(int argc, char **argv) {
             fprintf(f, "%s\n {\"precision\": \"%c\", \"n\": %lld, \"data\": \"%s\", "
                        "\"lib_worst\": %.6g, \"lib_prob\": %.6g, \"second_moment\": %.6g, "
                        "\"rw_drift\": %.6g, \"prefix\": %.6g, \"sketched_prefix\": %.6g, "
-                       "\"sketch_low\": %.6g, \"guarded\": %.6g, \"grouped\": %.6g}",
+                       "\"sketch_low\": %.6g, \"guarded\": %.6g, \"grouped\": %.6g, "
+                       "\"class_weighted_1\": %.6g, \"class_weighted_2\": %.6g, "
+                       "\"g1_max\": %.0f, \"g2_max\": %.0f}",
                     i ? "," : "", res[i].prec, (long long)res[i].n, kind_name[res[i].kind],
                     res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd, res[i].pre,
-                    res[i].sk, res[i].sk_low, res[i].gd, res[i].gr);
+                    res[i].sk, res[i].sk_low, res[i].gd, res[i].gr, res[i].w1, res[i].w2,
+                    res[i].g1max, res[i].g2max);
         fprintf(f, "\n]}\n");
         fclose(f);
     }
