@@ -36,7 +36,8 @@
  *                                    = g1_t (w1) or g2_t (w2), the class sizes of the rows of
  *                                    B (class_sizes below): how many columns can share one
  *                                    rounding; w16 the same with gW_t, the class sizes of
- *                                    the last WINDOW = 16 rows up to t (window_classes)
+ *                                    the last WINDOW = 16 rows up to t (window_classes);
+ *                                    w16b that plus the short nodes of a blocked sum
  * ("sk low" prints the smallest Vs_i / (V_i - sq_i) seen: how low the sketch fell.)
  * Printed and written (DIR/bound_cpu.md, .json, or bound_cuda.*; default bench/results): the largest
  * residual/bound over rows and products (the tightness; above 1 the candidate failed),
@@ -160,6 +161,7 @@ typedef struct row_result {
     double lib_worst, lib_prob, cs, rwd, pre, sk, sk_low, gd, gr, w1, w2;
     double g1max, g2max; /* the largest class sizes seen (g1_l, g2_l below) */
     double ww, gwmax;    /* the sketch weighted by gW_l (windows of WINDOW rows), its largest */
+    double wb;           /* w16 with the short nodes of a blocked sum (w16b) */
 } row_result_t;
 
 /* Class sizes of the rows of B. Columns j, j' can share a rounding at a node of a dot
@@ -201,7 +203,7 @@ static int64_t largest_class(pair_key_t *key, int64_t n) {
  * min(l + 1, WINDOW), agree up to one common sign and power of two (compared by a 64-bit
  * hash of the scaled window: a measurement). In a sum taken in the natural order of l the
  * node that ends at l spans all of 0 .. l, so at most gW_l columns share its rounding; g2 is
- * this with a window of 2. */
+ * this with a window of 2. With another `window` the same for that many rows. */
 enum { WINDOW = 16 };
 static uint64_t mix64(uint64_t h, double x) {
     uint64_t b;
@@ -210,10 +212,10 @@ static uint64_t mix64(uint64_t h, double x) {
     h *= 0xBF58476D1CE4E5B9ull;
     return h ^ (h >> 31);
 }
-static void window_classes(int64_t n, const double *Bt, double *gw) {
+static void window_classes(int64_t n, const double *Bt, int64_t window, double *gw) {
     pair_key_t *key = malloc((size_t)n * sizeof *key);
     for (int64_t l = 0; l < n; ++l) {
-        const int64_t l0 = l + 1 >= WINDOW ? l + 1 - WINDOW : 0;
+        const int64_t l0 = l + 1 >= window ? l + 1 - window : 0;
         for (int64_t j = 0; j < n; ++j) {
             double lead = 0.0;
             for (int64_t r = l0; r <= l && lead == 0.0; ++r) lead = Bt[r * n + j];
@@ -312,7 +314,7 @@ static double run(abft_handle_t h, char prec, int64_t n, const double *A, const 
 static void candidates(int64_t n, double u, const double *A, const double *B, const double *C,
                        double *cs, double *rwd, double *pre, double *sk, double *sk_low,
                        double *gd, double *gr, double *w1, double *w2, double *g1max,
-                       double *g2max, double *ww, double *gwmax) {
+                       double *g2max, double *ww, double *gwmax, double *wb) {
     quad *be = calloc((size_t)n, sizeof(quad));
     double *bsq = calloc((size_t)n, sizeof(double));
     for (int64_t j = 0; j < n; ++j)
@@ -329,7 +331,24 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
     double *g1 = malloc((size_t)n * sizeof(double)), *g2 = malloc((size_t)n * sizeof(double));
     class_sizes(n, Bt, g1, g2);
     double *gw = malloc((size_t)n * sizeof(double));
-    window_classes(n, Bt, gw);
+    window_classes(n, Bt, WINDOW, gw);
+    /* w16b: a blocked sum (k-blocks, split-k, MMA steps) restarts its nodes at every block,
+     * so a node of s < WINDOW rows can end anywhere. It is shared by at most g_s(e) columns,
+     * e its last row, and its value S obeys S^2 <= s·sum of its products^2; each row l lies
+     * in at most one node of each span s of a block, whose end lies in l .. l + s - 1. So the
+     * short nodes add at most sum_l a_il^2·sum_j b_lj^2·Ws_l, Ws_l = sum_{s < WINDOW}
+     * s·max_{l <= e < l + s} g_s(e), to the variance proxy (s = 1: the products' own
+     * roundings). */
+    double *Ws = calloc((size_t)n, sizeof(double)), *gs = malloc((size_t)n * sizeof(double));
+    for (int64_t sp = 1; sp < WINDOW; ++sp) {
+        window_classes(n, Bt, sp, gs);
+        for (int64_t l = 0; l < n; ++l) {
+            double g = 0.0;
+            for (int64_t e = l; e < l + sp && e < n; ++e) g = fmax(g, gs[e]);
+            Ws[l] += (double)sp * g;
+        }
+    }
+    free(gs);
     for (int64_t l = n >= WINDOW ? WINDOW - 1 : 0; l < n; ++l) /* the full windows */
         if (gw[l] > *gwmax) *gwmax = gw[l];
     for (int64_t l = 0; l < n; ++l) {
@@ -420,7 +439,7 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         double b_rwd = lambda * u * sqrt((k / 3.0) * (sq / 2.0 + c2 / 3.0));
         double x = b_cs > 0.0 ? r / b_cs : (r == 0.0 ? 0.0 : INFINITY);
         double y = b_rwd > 0.0 ? r / b_rwd : (r == 0.0 ? 0.0 : INFINITY);
-        double Vs = 0.0, sq2 = 0.0, Vw1 = 0.0, Vw2 = 0.0, Vww = 0.0, sqw = 0.0;
+        double Vs = 0.0, sq2 = 0.0, Vw1 = 0.0, Vw2 = 0.0, Vww = 0.0, sqw = 0.0, Tsh = 0.0;
         for (int r = 0; r < SKETCH_Q; ++r) {
             double run_s = 0.0;
             for (int64_t l = 0; l < n; ++l) {
@@ -434,6 +453,7 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         for (int64_t l = 0; l < n; ++l) {
             sq2 += A[i + l * n] * A[i + l * n] * bsq[l];
             sqw += g1[l] * A[i + l * n] * A[i + l * n] * bsq[l];
+            Tsh += Ws[l] * A[i + l * n] * A[i + l * n] * bsq[l];
         }
         /* class-weighted sketches: each l's share times g1_l (w1) or g2_l (w2); the
          * products' own roundings times g1_l in both */
@@ -446,6 +466,9 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         const double b_ww = lam_q * u * sqrt(Vww / SKETCH_Q + sqw);
         const double qw = b_ww > 0.0 ? r / b_ww : (r == 0.0 ? 0.0 : INFINITY);
         if (qw > *ww) *ww = qw;
+        const double b_wb = lam_q * u * sqrt(Vww / SKETCH_Q + Tsh);
+        const double qb = b_wb > 0.0 ? r / b_wb : (r == 0.0 ? 0.0 : INFINITY);
+        if (qb > *wb) *wb = qb;
         const double Vpre = V - sq2; /* the exact sum of squared prefixes, without sum p^2 */
         Vs = Vs / SKETCH_Q + sq2;
         if (Vpre > 0.0 && (Vs - sq2) / Vpre < *sk_low) *sk_low = (Vs - sq2) / Vpre;
@@ -485,7 +508,7 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         if (z > *pre) *pre = z;
     }
     free(be), free(bsq), free(Bt), free(P), free(Z), free(grp), free(gsum), free(g1), free(g2),
-        free(gw);
+        free(gw), free(Ws);
 }
 
 /* Correlation along l, the other way independence fails: one fp32 dot product of k positive
@@ -585,10 +608,10 @@ int main(int argc, char **argv) {
         return 1;
     row_result_t res[2 * 8 * KINDS];
     int nres = 0, failed = 0;
-    printf("%-4s %6s %-12s %12s %12s %12s %12s %12s %12s %12s %12s %12s %10s %10s %10s %7s "
-           "%7s %7s\n", "prec", "n", "data", "lib worst", "lib prob", "2nd moment", "rw drift",
-           "prefix", "sketch", "sk low", "guarded", "grouped", "w1", "w2", "w16", "g1 max",
-           "g2 max", "g16 max");
+    printf("%-4s %6s %-12s %12s %12s %12s %12s %12s %12s %12s %12s %12s %10s %10s %10s %10s "
+           "%7s %7s %7s\n", "prec", "n", "data", "lib worst", "lib prob", "2nd moment",
+           "rw drift", "prefix", "sketch", "sk low", "guarded", "grouped", "w1", "w2", "w16",
+           "w16b", "g1 max", "g2 max", "g16 max");
     for (const char *pc = precs; *pc; ++pc)
         for (int s = 0; s < nsizes; ++s)
             for (int kind = 0; kind < KINDS; ++kind) {
@@ -598,7 +621,7 @@ int main(int argc, char **argv) {
                 double *C = malloc(nn * sizeof(double));
                 if (A == NULL || B == NULL || C == NULL) return 1;
                 row_result_t r = {*pc, n, kind, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, INFINITY, 0.0, 0.0,
-                                  0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+                                  0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
                 const double u = *pc == 'd' ? 0x1p-53 : 0x1p-24;
                 for (int rep = 0; rep < reps; ++rep) {
                     rng_state = seed + 1000003ull * (uint64_t)(nres * reps + rep);
@@ -616,15 +639,16 @@ int main(int argc, char **argv) {
                     if (w > r.lib_prob) r.lib_prob = w;
                     if (x > r.lib_worst) r.lib_worst = x;
                     candidates(n, u, A, B, C, &r.cs, &r.rwd, &r.pre, &r.sk, &r.sk_low, &r.gd, &r.gr,
-                               &r.w1, &r.w2, &r.g1max, &r.g2max, &r.ww, &r.gwmax);
+                               &r.w1, &r.w2, &r.g1max, &r.g2max, &r.ww, &r.gwmax,
+                               &r.wb);
                 }
                 free(A), free(B), free(C);
                 res[nres++] = r;
                 printf("%-4c %6lld %-12s %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g "
-                       "%12.3g %12.3g %10.3g %10.3g %10.3g %7.0f %7.0f %7.0f\n", r.prec,
+                       "%12.3g %12.3g %10.3g %10.3g %10.3g %10.3g %7.0f %7.0f %7.0f\n", r.prec,
                        (long long)n, kind_name[kind], r.lib_worst, r.lib_prob, r.cs, r.rwd,
-                       r.pre, r.sk, r.sk_low, r.gd, r.gr, r.w1, r.w2, r.ww, r.g1max, r.g2max,
-                       r.gwmax);
+                       r.pre, r.sk, r.sk_low, r.gd, r.gr, r.w1, r.w2, r.ww, r.wb, r.g1max,
+                       r.g2max, r.gwmax);
                 fflush(stdout);
             }
     abft_destroy(h);
@@ -656,22 +680,23 @@ int main(int argc, char **argv) {
                    "up to sign and a power of two, or by g2_l, the same for the pairs "
                    "(b_{l-1,j}, b_lj) with one common scale; w16: the same for the last 16 "
                    "rows up to l (g1 max, g2 max, g16 max: the largest seen; g16 over full "
-                   "windows, l >= 15) "
+                   "windows, l >= 15); w16b: w16 plus the short nodes a blocked sum "
+                   "starts at every block, each with the class size of its own rows "
                    "(bench/bench_bound.c).\n\n"
                    "| prec | n | data | lib worst | lib prob | second moment | rw drift | prefix "
-                   "| sketched prefix | sk low | guarded | grouped | w1 | w2 | w16 | g1 max "
-                   "| g2 max | g16 max |\n"
+                   "| sketched prefix | sk low | guarded | grouped | w1 | w2 | w16 | w16b "
+                   "| g1 max | g2 max | g16 max |\n"
                    "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-                   "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+                   "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
                 g_cuda ? "CUDA (cuBLAS)" : "CPU", date, commit ? commit : "unknown",
                 (unsigned long long)seed, reps, lambda_q());
         for (int i = 0; i < nres; ++i)
             fprintf(f, "| fp%s | %lld | %s | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | "
-                       "%.3g | %.3g | %.3g | %.3g | %.3g | %.0f | %.0f | %.0f |\n",
+                       "%.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.0f | %.0f | %.0f |\n",
                     res[i].prec == 'd' ? "64" : "32", (long long)res[i].n, kind_name[res[i].kind],
                     res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd, res[i].pre,
                     res[i].sk, res[i].sk_low, res[i].gd, res[i].gr, res[i].w1, res[i].w2,
-                    res[i].ww, res[i].g1max, res[i].g2max, res[i].gwmax);
+                    res[i].ww, res[i].wb, res[i].g1max, res[i].g2max, res[i].gwmax);
         sequential_bias(f);
         fclose(f);
     }
@@ -687,12 +712,13 @@ int main(int argc, char **argv) {
                        "\"rw_drift\": %.6g, \"prefix\": %.6g, \"sketched_prefix\": %.6g, "
                        "\"sketch_low\": %.6g, \"guarded\": %.6g, \"grouped\": %.6g, "
                        "\"class_weighted_1\": %.6g, \"class_weighted_2\": %.6g, "
-                       "\"class_weighted_16\": %.6g, \"g1_max\": %.0f, \"g2_max\": %.0f, "
+                       "\"class_weighted_16\": %.6g, \"class_weighted_16_blocked\": %.6g, "
+                       "\"g1_max\": %.0f, \"g2_max\": %.0f, "
                        "\"g16_max\": %.0f}",
                     i ? "," : "", res[i].prec, (long long)res[i].n, kind_name[res[i].kind],
                     res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd, res[i].pre,
                     res[i].sk, res[i].sk_low, res[i].gd, res[i].gr, res[i].w1, res[i].w2,
-                    res[i].ww, res[i].g1max, res[i].g2max, res[i].gwmax);
+                    res[i].ww, res[i].wb, res[i].g1max, res[i].g2max, res[i].gwmax);
         fprintf(f, "\n]}\n");
         fclose(f);
     }
