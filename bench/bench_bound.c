@@ -511,51 +511,59 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         free(gw), free(Ws);
 }
 
-/* Correlation along l, the other way independence fails: one fp32 dot product of k positive
- * products p_l = fl(0.1·(1 + 2^-s·x_l)), x_l uniform in [0, 1) (s = 0 row: exactly 0.1),
+/* Correlation along l, the other way independence fails: one fp32 dot product of k products
+ * p_l = ±fl(0.1·(1 + 2^-s·x_l)), x_l uniform in [0, 1) (s = none: exactly 0.1), all
+ * positive (coherent: the partial sum grows like l) or of random signs (a random walk),
  * summed in order in fp32, against the sketch's model for one column (g = 1: lambda_q·u·
  * sqrt(sum_t (P_t^2 + p_t^2)), the sketch exact here) and with the weight h, the largest set
- * of equal products (the equality guard along l: lambda_q·u·sqrt(h·sum_t ...)). Once the
- * partial sum's ulp exceeds the products' spread (t > about 2^-s / u) every addition rounds
- * alike and the error grows linearly in k. Writes the table to f (and stdout). */
+ * of products equal up to sign (the equality guard along l: lambda_q·u·sqrt(h·sum_t ...)).
+ * Once the partial sum's ulp exceeds the products' spread (coherent: t > about 2^-s / u;
+ * random signs: t > about (2^-s / u)^2) the additions round alike and the error grows
+ * linearly. Writes the table to f (and stdout). */
 static void sequential_bias(FILE *f) {
     static const int spread[5] = {0, 20, 16, 12, 8};
     const double u = 0x1p-24, lam = lambda_q();
     if (f != NULL)
         fprintf(f, "\n## Correlation along l: one sequential fp32 dot product of near-constant "
-                   "positive products\n\np_l = fl(0.1·(1 + 2^-s·x_l)), x_l uniform in [0, 1) "
-                   "(s = none: exactly 0.1); real error / bound for the independent model "
-                   "(g = 1) and with the equality weight h (the largest set of equal products; "
-                   "h shown). Above 1 the candidate failed.\n\n"
-                   "| spread | k | error/bound (g = 1) | h | error/bound (weight h) |\n"
-                   "| --- | ---: | ---: | ---: | ---: |\n");
-    printf("\ncorrelation along l (one fp32 dot product, positive near-constant products):\n");
-    for (int v = 0; v < 5; ++v)
-        for (int64_t k = 1024; k <= (1 << 20); k *= 4) {
-            rng_state = 12345u + (uint64_t)v;
-            float *p = malloc((size_t)k * sizeof(float)), sum = 0.0f;
-            double exact = 0.0, P = 0.0, V = 0.0; /* exact: k <= 2^20 values of 24 bits */
-            if (p == NULL) return;
-            for (int64_t t = 0; t < k; ++t) {
-                p[t] = spread[v] ? (float)(0.1 * (1.0 + ldexp(unit(), -spread[v]))) : 0.1f;
-                sum += p[t];
-                exact += p[t];
-                P += p[t];
-                V += P * P + (double)p[t] * p[t];
+                   "products\n\np_l = ±fl(0.1·(1 + 2^-s·x_l)), x_l uniform in [0, 1) "
+                   "(s = none: exactly 0.1), all positive or of random signs; real error / "
+                   "bound for the independent model (g = 1) and with the equality weight h "
+                   "(the largest set of products equal up to sign; h shown). Above 1 the "
+                   "candidate failed.\n\n"
+                   "| signs | spread | k | error/bound (g = 1) | h | error/bound (weight h) |\n"
+                   "| --- | --- | ---: | ---: | ---: | ---: |\n");
+    printf("\ncorrelation along l (one fp32 dot product, near-constant products):\n");
+    for (int sg = 0; sg < 2; ++sg)
+        for (int v = 0; v < 5; ++v)
+            for (int64_t k = 1024; k <= (1 << 20); k *= 4) {
+                rng_state = 12345u + (uint64_t)v + 100u * (uint64_t)sg;
+                float *p = malloc((size_t)k * sizeof(float)), sum = 0.0f;
+                double exact = 0.0, P = 0.0, V = 0.0; /* exact: k <= 2^20 values of 24 bits */
+                if (p == NULL) return;
+                for (int64_t t = 0; t < k; ++t) {
+                    p[t] = spread[v] ? (float)(0.1 * (1.0 + ldexp(unit(), -spread[v]))) : 0.1f;
+                    if (sg && (next_u64() & 1)) p[t] = -p[t];
+                    sum += p[t];
+                    exact += p[t];
+                    P += p[t];
+                    V += P * P + (double)p[t] * p[t];
+                }
+                pair_key_t *key = malloc((size_t)k * sizeof *key);
+                for (int64_t t = 0; key != NULL && t < k; ++t)
+                    key[t] = (pair_key_t){fabs((double)p[t]), 0.0};
+                const double h = key != NULL ? (double)largest_class(key, k) : (double)k;
+                const double err = fabs((double)sum - exact), b = lam * u * sqrt(V);
+                char name[16];
+                snprintf(name, sizeof name, spread[v] ? "2^-%d" : "none", spread[v]);
+                const char *signs = sg ? "random" : "positive";
+                printf("  %-8s spread %-6s k %8lld: error/bound %.3g (g = 1), h %.0f, %.3g "
+                       "(weight h)\n", signs, name, (long long)k, err / b, h,
+                       err / (b * sqrt(h)));
+                if (f != NULL)
+                    fprintf(f, "| %s | %s | %lld | %.3g | %.0f | %.3g |\n", signs, name,
+                            (long long)k, err / b, h, err / (b * sqrt(h)));
+                free(p), free(key);
             }
-            pair_key_t *key = malloc((size_t)k * sizeof *key);
-            for (int64_t t = 0; key != NULL && t < k; ++t) key[t] = (pair_key_t){p[t], 0.0};
-            const double h = key != NULL ? (double)largest_class(key, k) : (double)k;
-            const double err = fabs((double)sum - exact), b = lam * u * sqrt(V);
-            char name[16];
-            snprintf(name, sizeof name, spread[v] ? "2^-%d" : "none", spread[v]);
-            printf("  spread %-6s k %8lld: error/bound %.3g (g = 1), h %.0f, %.3g (weight h)\n",
-                   name, (long long)k, err / b, h, err / (b * sqrt(h)));
-            if (f != NULL)
-                fprintf(f, "| %s | %lld | %.3g | %.0f | %.3g |\n", name, (long long)k, err / b,
-                        h, err / (b * sqrt(h)));
-            free(p), free(key);
-        }
 }
 
 int main(int argc, char **argv) {
