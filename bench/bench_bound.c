@@ -522,7 +522,9 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
  * linearly. Writes the table to f (and stdout). */
 enum { DITHER_W = 16 };
 static void sequential_bias(FILE *f) {
-    static const int spread[5] = {0, 20, 16, 12, 8};
+    /* spreads 2^-s (0: exactly 0.1), then two periodic patterns of D values (negative
+     * entries: p_l = 0.1·(1 + (l mod D)/D)), which spread widely and still repeat */
+    static const int spread[7] = {0, 20, 16, 12, 8, -3, -1000};
     const double u = 0x1p-24, lam = lambda_q();
     if (f != NULL)
         fprintf(f, "\n## Correlation along l: one sequential fp32 dot product of near-constant "
@@ -532,13 +534,15 @@ static void sequential_bias(FILE *f) {
                    "(the largest set of products equal up to sign; h shown). Above 1 the "
                    "candidate failed.\n\n"
                    "dither split: the additions whose last 16 products spread over at least "
-                   "2·u·|P_t| in quadrature, the others' u·|P_t| added linearly.\n\n"
+                   "2·u·|P_t| in quadrature, the others' u·|P_t| added linearly; both: the "
+                   "dither split with its quadrature part weighted by h. period D: "
+                   "p_l = 0.1·(1 + (l mod D)/D).\n\n"
                    "| signs | spread | k | error/bound (g = 1) | h | error/bound (weight h) "
-                   "| error/bound (dither split) |\n"
-                   "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+                   "| error/bound (dither split) | error/bound (both) |\n"
+                   "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     printf("\ncorrelation along l (one fp32 dot product, near-constant products):\n");
     for (int sg = 0; sg < 2; ++sg)
-        for (int v = 0; v < 5; ++v)
+        for (int v = 0; v < 7; ++v)
             for (int64_t k = 1024; k <= (1 << 20); k *= 4) {
                 rng_state = 12345u + (uint64_t)v + 100u * (uint64_t)sg;
                 float *p = malloc((size_t)k * sizeof(float)), sum = 0.0f;
@@ -546,7 +550,11 @@ static void sequential_bias(FILE *f) {
                 double Vd = 0.0, Bnd = 0.0; /* the dither split below */
                 if (p == NULL) return;
                 for (int64_t t = 0; t < k; ++t) {
-                    p[t] = spread[v] ? (float)(0.1 * (1.0 + ldexp(unit(), -spread[v]))) : 0.1f;
+                    if (spread[v] < 0)
+                        p[t] = (float)(0.1 * (1.0 + (double)(t % -spread[v]) / -spread[v]));
+                    else
+                        p[t] = spread[v] ? (float)(0.1 * (1.0 + ldexp(unit(), -spread[v])))
+                                         : 0.1f;
                     if (sg && (next_u64() & 1)) p[t] = -p[t];
                     sum += p[t];
                     exact += p[t];
@@ -566,16 +574,18 @@ static void sequential_bias(FILE *f) {
                     key[t] = (pair_key_t){fabs((double)p[t]), 0.0};
                 const double h = key != NULL ? (double)largest_class(key, k) : (double)k;
                 const double err = fabs((double)sum - exact), b = lam * u * sqrt(V);
-                const double bd = lam * u * sqrt(Vd) + Bnd;
-                char name[16];
-                snprintf(name, sizeof name, spread[v] ? "2^-%d" : "none", spread[v]);
+                const double bd = lam * u * sqrt(Vd) + Bnd, bhd = lam * u * sqrt(h * Vd) + Bnd;
+                char name[24];
+                if (spread[v] < 0) snprintf(name, sizeof name, "period %d", -spread[v]);
+                else snprintf(name, sizeof name, spread[v] ? "2^-%d" : "none", spread[v]);
                 const char *signs = sg ? "random" : "positive";
                 printf("  %-8s spread %-6s k %8lld: error/bound %.3g (g = 1), h %.0f, %.3g "
-                       "(weight h), %.3g (dither split)\n", signs, name, (long long)k, err / b,
-                       h, err / (b * sqrt(h)), err / bd);
+                       "(weight h), %.3g (dither split), %.3g (both)\n", signs, name,
+                       (long long)k, err / b, h, err / (b * sqrt(h)), err / bd, err / bhd);
                 if (f != NULL)
-                    fprintf(f, "| %s | %s | %lld | %.3g | %.0f | %.3g | %.3g |\n", signs, name,
-                            (long long)k, err / b, h, err / (b * sqrt(h)), err / bd);
+                    fprintf(f, "| %s | %s | %lld | %.3g | %.0f | %.3g | %.3g | %.3g |\n", signs,
+                            name, (long long)k, err / b, h, err / (b * sqrt(h)), err / bd,
+                            err / bhd);
                 free(p), free(key);
             }
 }
