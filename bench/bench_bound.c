@@ -34,7 +34,7 @@
  *   class-weighted (w1, w2):         lambda_q·u·sqrt(sum_t g_t·Vs_t + sum_l g1_l·a_il^2·
  *                                    sum_j b_lj^2), Vs_t the sketch's share of prefix t, g_t
  *                                    = g1_t (w1) or g2_t (w2), the class sizes of the rows of
- *                                    B (class_sizes below): how many columns can share one
+ *                                    B (window_classes below): how many columns can share one
  *                                    rounding; w16 the same with gW_t, the class sizes of
  *                                    the last WINDOW = 16 rows up to t (window_classes);
  *                                    w16b that plus the short nodes of a blocked sum
@@ -167,11 +167,11 @@ typedef struct row_result {
 /* Class sizes of the rows of B. Columns j, j' can share a rounding at a node of a dot
  * product's summation only where their entries agree up to one common sign and power of two
  * on the node's span of l (rounding commutes with both); a node's span is a run of l, and one
- * of two or more entries holds l - 1 and l when it ends at l. So
+ * of two or more entries holds l - 1 and l when it ends at l. So (window_classes below)
  *   g1_l: the largest set of columns whose entries b_lj agree up to sign and a power of two
- *         (the products' own roundings, and a node of one entry);
+ *         (the products' own roundings, and a node of one entry): a window of 1 row;
  *   g2_l: the largest set whose pairs (b_{l-1,j}, b_lj) agree up to one common sign and power
- *         of two (g2_0 = g1_0);
+ *         of two (g2_0 = g1_0): a window of 2 rows;
  * bound how many columns can share the rounding of a node that ends at l. A rounding shared
  * by g columns adds (sum_j w_j·s_j·S_j)^2 <= g·sum_j (w_j·S_j)^2 to the variance proxy
  * (Cauchy-Schwarz), so weighting each l's share of the sketch by g_l keeps the tail bound. */
@@ -228,27 +228,6 @@ static void window_classes(int64_t n, const double *Bt, int64_t window, double *
     }
     free(key);
 }
-static void class_sizes(int64_t n, const double *Bt, double *g1, double *g2) {
-    pair_key_t *key = malloc((size_t)n * sizeof *key);
-    for (int64_t l = 0; l < n; ++l) {
-        const double *b = Bt + l * n, *bp = l > 0 ? Bt + (l - 1) * n : NULL;
-        for (int64_t j = 0; j < n; ++j)
-            key[j] = (pair_key_t){b[j] != 0.0 ? scale_by(b[j], b[j]) : 0.0, 0.0};
-        g1[l] = (double)largest_class(key, n);
-        if (bp == NULL) {
-            g2[l] = g1[l];
-            continue;
-        }
-        for (int64_t j = 0; j < n; ++j) {
-            const double lead = bp[j] != 0.0 ? bp[j] : b[j];
-            key[j] = lead != 0.0 ? (pair_key_t){scale_by(bp[j], lead), scale_by(b[j], lead)}
-                                 : (pair_key_t){0.0, 0.0};
-        }
-        g2[l] = (double)largest_class(key, n);
-    }
-    free(key);
-}
-
 /* The product through the library in one bound mode; C gets the result (data precision,
  * widened to double in Cd). Returns the report's max_ratio, or -1 on a failure. */
 static double run(abft_handle_t h, char prec, int64_t n, const double *A, const double *B,
@@ -329,7 +308,8 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
     for (int64_t j = 0; j < n; ++j)
         for (int64_t l = 0; l < n; ++l) Bt[l * n + j] = B[l + j * n];
     double *g1 = malloc((size_t)n * sizeof(double)), *g2 = malloc((size_t)n * sizeof(double));
-    class_sizes(n, Bt, g1, g2);
+    window_classes(n, Bt, 1, g1);
+    window_classes(n, Bt, 2, g2);
     double *gw = malloc((size_t)n * sizeof(double));
     window_classes(n, Bt, WINDOW, gw);
     /* w16b: a blocked sum (k-blocks, split-k, MMA steps) restarts its nodes at every block,
@@ -341,10 +321,11 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
      * roundings). */
     double *Ws = calloc((size_t)n, sizeof(double)), *gs = malloc((size_t)n * sizeof(double));
     for (int64_t sp = 1; sp < WINDOW; ++sp) {
-        window_classes(n, Bt, sp, gs);
+        const double *g_sp = sp == 1 ? g1 : sp == 2 ? g2 : gs; /* spans 1 and 2: at hand */
+        if (sp > 2) window_classes(n, Bt, sp, gs);
         for (int64_t l = 0; l < n; ++l) {
             double g = 0.0;
-            for (int64_t e = l; e < l + sp && e < n; ++e) g = fmax(g, gs[e]);
+            for (int64_t e = l; e < l + sp && e < n; ++e) g = fmax(g, g_sp[e]);
             Ws[l] += (double)sp * g;
         }
     }
