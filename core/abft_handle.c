@@ -10,7 +10,7 @@ static const abft_backend_ops_t cpu_ops = {
     abft_cpu_alloc, abft_cpu_free, abft_cpu_copy, abft_cpu_sync, abft_cpu_order,
     abft_cpu_lu_tri, abft_cpu_lu_getrf, abft_cpu_lu_laswp, abft_cpu_lu_trsm,
     abft_cpu_lu_gather, abft_cpu_lu_axpy, abft_cpu_lu_get, abft_cpu_lu_set,
-    NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, abft_cpu_tight,
 };
 
 #if ABFT_HAVE_CUDA
@@ -20,6 +20,7 @@ static const abft_backend_ops_t cuda_ops = {
     abft_cuda_lu_tri, abft_cuda_lu_getrf, abft_cuda_lu_laswp, abft_cuda_lu_trsm,
     abft_cuda_lu_gather, abft_cuda_lu_axpy, abft_cuda_lu_get, abft_cuda_lu_set,
     abft_cuda_screen, abft_cuda_gemm_gated, abft_cuda_gate_result, abft_cuda_gate_reset,
+    NULL,
 };
 #endif
 
@@ -164,7 +165,9 @@ abft_status_t abft_get_checksum_kind(abft_handle_t h, abft_checksum_kind_t *kind
 
 abft_status_t abft_set_bound_mode(abft_handle_t h, abft_bound_mode_t mode, double factor) {
     ABFT_RETURN_IF(!abft_handle_ok(h), ABFT_STATUS_NOT_INITIALIZED);
-    ABFT_ARG_IF(mode != ABFT_BOUND_WORST_CASE && mode != ABFT_BOUND_PROBABILISTIC, 2);
+    ABFT_ARG_IF(mode != ABFT_BOUND_WORST_CASE && mode != ABFT_BOUND_PROBABILISTIC &&
+                    mode != ABFT_BOUND_TIGHT,
+                2);
     /* written so that NaN is refused */
     ABFT_ARG_IF(!(factor > 0.0 && factor <= 1e6), 3);
     h->bound_mode = mode;
@@ -283,6 +286,7 @@ abft_status_t abft_count_nonfinite(abft_handle_t h, const double *X, int64_t n, 
     if (n == 0) return ABFT_STATUS_SUCCESS;
     double maxr = 0.0;
     abft_compare_args_t a = {n, X, ld, X, ld, X, ld, X, ld, NULL, 0, NULL, 0,
-                             1.0, 0.0, 0.0, 0.0, 0.0, 0, NULL, count, &maxr};
+                             1.0, 0.0, 0.0, 0.0, 0.0, 0, NULL, count, &maxr,
+                             NULL, 0, 0.0, 0.0, 0.0, 0.0};
     return h->ops->compare(&h->kctx, &a, 1);
 }

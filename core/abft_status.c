@@ -52,7 +52,8 @@ const char *abft_checksum_kind_name(abft_checksum_kind_t kind) {
 
 const char *abft_bound_mode_name(abft_bound_mode_t mode) {
     static const char *const names[] = {[ABFT_BOUND_WORST_CASE] = "worst_case",
-                                        [ABFT_BOUND_PROBABILISTIC] = "probabilistic"};
+                                        [ABFT_BOUND_PROBABILISTIC] = "probabilistic",
+                                        [ABFT_BOUND_TIGHT] = "tight"};
     return ENUM_NAME(mode, names);
 }
 

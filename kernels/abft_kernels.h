@@ -136,7 +136,44 @@ typedef struct abft_compare_args {
     int64_t *list;
     int64_t *nflagged;
     double *max_ratio;
+    /* The tight bound (ABFT_BOUND_TIGHT; T == NULL otherwise): T is n x 2 (backend memory),
+     * the part of each entry's bound computed from the inputs by the tight pass. Where
+     * T >= 0 the bound is
+     *   t = T + tcoef_s·|alpha|·Sa + tcoef_p·|beta|·Pa + tcoef_r·Ra
+     *         + tcoef_x·(|R| + |alpha·S| + |beta·P|) + abs_floor
+     * and where T < 0 (the pass found the entry's data outside the tight model) the
+     * worst-case bound above. */
+    const double *T;
+    int64_t ldt;
+    double tcoef_s, tcoef_p, tcoef_r, tcoef_x;
 } abft_compare_args_t;
+
+/* The tight pass (ABFT_BOUND_TIGHT, docs/bound.md "Tight mode"): for each row i of
+ * C = op(A)·op(B) (m x n, inner dimension k) and each checksum column q of V = [1, j+1],
+ *   T(i, q) = lambda·sqrt(u^2·alpha^2·Vg(i, q) + u_chk^2·Vc(i, q))·(1 + pad)
+ * Vg: the variance proxy of the GEMM's rounding errors along row i weighted by V (the
+ * sketched squares of the partial sums, weighted by the column-class sizes of op(B), the
+ * short nodes of blocked sums, the final roundings); Vc: that of the rounding of Yb
+ * (= op(B)·V as the encoding stored it, k x 2). T(i, q) = -1 where row i and op(B) meet
+ * the along-l guard (few distinct or near-constant values on both sides of a 16-term
+ * window): the compare then uses the worst case. *nrisky (may be NULL) counts those rows.
+ * The column side runs the same pass on C^T = op(B)^T·op(A)^T. CPU backend only. */
+typedef struct abft_tight_args {
+    abft_prec_t prec;
+    int transa, transb;
+    int64_t m, n, k;
+    const void *A;
+    int64_t lda;
+    const void *B;
+    int64_t ldb;
+    const double *Yb;
+    int64_t ldyb;
+    double alpha;
+    double u, u_chk, lambda;
+    double *T;
+    int64_t ldt;
+    int64_t *nrisky;
+} abft_tight_args_t;
 
 /* C = alpha·op(A)·op(B) + beta·C through the backend's BLAS (cuBLAS / host BLAS). */
 typedef struct abft_gemm_args {
@@ -171,6 +208,7 @@ typedef struct abft_copy_args {
 abft_status_t abft_cpu_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a);
 abft_status_t abft_cpu_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a);
 abft_status_t abft_cpu_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a, int njobs);
+abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a);
 abft_status_t abft_cpu_gemm(const abft_kctx_t *ctx, const abft_gemm_args_t *a);
 abft_status_t abft_cpu_alloc(const abft_kctx_t *ctx, size_t bytes, void **ptr);
 abft_status_t abft_cpu_free(const abft_kctx_t *ctx, void *ptr);

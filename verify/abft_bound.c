@@ -106,6 +106,41 @@ double abft_bound_gemm_amp(const abft_gemm_bound_t *b, int q, double l1, double 
     return b->eta_amp * (b->wsum[q] * l1 + ysum);
 }
 
+/* The sketch's tail bound: a rounding error E sub-Gaussian with variance proxy V (Hoeffding,
+ * independent roundings of at most u each), V estimated by V·X/q with X at worst a
+ * chi-square of q degrees of freedom (all squared partial sums parallel), so
+ * P(|E| > lambda·sqrt(V·X/q)) <= 2·E[exp(-lambda^2·X/(2q))] = 2·(1 + lambda^2/q)^(-q/2).
+ * The exact parts of V (short nodes, the encoding's rounding) only raise the ratio of the
+ * estimate to V toward 1, which the same bound covers with 2·exp(-lambda^2/2) more. */
+static double tight_lambda(void) {
+    const double q = ABFT_TIGHT_SKETCH;
+    return sqrt(q * (pow(2.0 / ABFT_TIGHT_FALSE_ALARM, 2.0 / q) - 1.0));
+}
+
+static double gamma_sq(double n) {
+    double g = n * U_FP64 / (1.0 - n * U_FP64);
+    return !(g >= 0.0 && g < 1.0) ? INFINITY : g * g;
+}
+
+void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner, int64_t k,
+                           int64_t out, abft_gemm_tight_t *t) {
+    const double pad = 1.0 + 8.0 * U_FP64;
+    const double shrink_s = 1.0 - U_FP64 * (double)(inner + k + 2);
+    const double shrink_r = 1.0 - U_FP64 * (double)(out + 1);
+    t->lambda = tight_lambda() * h->bound_factor;
+    t->u = g->u;
+    t->u_chk = U_FP64;
+    /* compensated checksums (Dot2): each within u·|value| + gamma_len^2·(its |.| sum);
+     * the first-order parts are coef_x's, the second-order ones: */
+    t->coef_s = 2.0 * (gamma_sq((double)inner + 2.0) + gamma_sq((double)k + 2.0)) / shrink_s * pad;
+    /* beta·C_old rounded, and its share of the rounding of alpha·D + beta·C_old (and of a
+     * split of the GEMM along k) */
+    t->coef_p = (3.0 * g->u + 2.0 * gamma_sq((double)out + 2.0)) / shrink_r * pad;
+    t->coef_r = 2.0 * gamma_sq((double)out + 2.0) / shrink_r * pad;
+    /* R, S, P rounded once each, alpha·S and beta·P, their sum, and the residual R - s */
+    t->coef_x = 6.0 * U_FP64 * pad;
+}
+
 /* ---- LU and getrs ---- */
 
 static const double U_CHK = 0x1p-53;        /* the fp64 checksum arithmetic */

@@ -60,6 +60,25 @@ void abft_bound_gemm(abft_handle_t h, const abft_arith_t *g, double alpha, doubl
 /* The amplified-underflow term of checksum column q (see above). */
 double abft_bound_gemm_amp(const abft_gemm_bound_t *b, int q, double l1, double ysum);
 
+/* The tight mode (ABFT_BOUND_TIGHT, docs/bound.md "Tight mode"). The tight pass
+ * (kernels/abft_kernels.h, abft_tight_args_t) gives each entry's part from the inputs,
+ *   T = lambda·sqrt(u^2·alpha^2·Vg + u_chk^2·Vc),
+ * and the compare adds the rest, where T >= 0:
+ *   tau = T + coef_s·|alpha|·Sa + coef_p·|beta|·Pa + coef_r·Ra
+ *         + coef_x·(|R| + |alpha·S| + |beta·P|) + abs_floor (+ the amplified term)
+ * (abs_floor and the amplified-underflow term as in abft_gemm_bound_t). lambda makes an
+ * entry's false alarm at most TIGHT_FALSE_ALARM under the model (per checksum column);
+ * the handle's factor multiplies it. Valid for checksums computed as compensated dot
+ * products (the CPU backend's kernels). */
+#define ABFT_TIGHT_SKETCH 32
+#define ABFT_TIGHT_FALSE_ALARM 0x1p-40
+typedef struct abft_gemm_tight {
+    double lambda, u, u_chk;
+    double coef_s, coef_p, coef_r, coef_x;
+} abft_gemm_tight_t;
+void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner, int64_t k,
+                           int64_t out, abft_gemm_tight_t *t);
+
 /* ---- LU and getrs ---- */
 /* The bounds of docs/lu.md. f: the arithmetic of the factorization or solve (from
  * abft_bound_arith, with the cuSOLVER math mode for getrf on the CUDA backend); prec: the

@@ -41,6 +41,10 @@ enum {
     W_PR, W_PRA,           /* m x 2: C_old·Vr, |C_old|·Vr */
     W_RR, W_RRA,           /* m x 2: C·Vr, |C|·Vr */
     W_SIGR,                /* 2 x 2: Sr^T·V at encoding */
+    /* the tight bound mode (ABFT_BOUND_TIGHT): each entry's part of the bound from the
+     * inputs, computed at encoding by the tight pass */
+    W_TT,                  /* m x 2: rows */
+    W_TTC,                 /* n x 2: columns                           (FULL) */
     W_COUNT
 };
 
@@ -55,6 +59,8 @@ struct abft_gemm_plan {
     uint64_t rnd_seed;
     int rnd_ready;      /* a plan's own copy of the weights is uploaded */
     int encoded;
+    int tight;          /* the tight pass ran at the last encoding (W_TT, W_TTC hold it) */
+    double tight_u;     /* with this unit roundoff of the GEMM */
     abft_arith_t arith; /* the GEMM's arithmetic, read at encode and verify (plan_arith) */
     abft_math_t math;   /* the split form's declaration (ABFT_MATH_HANDLE: the handle's) */
     void *math_blas;    /* or the caller's cuBLAS handle whose math mode is read */
@@ -91,15 +97,16 @@ static int rnd_has_twin(int i) {
 static size_t plan_layout(struct abft_gemm_plan *p, void *mem) {
     int64_t rows[W_COUNT] = {p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m,
                              p->k, p->k, p->n, p->n, p->n, p->n, p->n, p->n, 2, 2, 2,
-                             p->n, p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m, 2};
+                             p->n, p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m, 2,
+                             p->m, p->n};
     const int full = p->kind == ABFT_CHECKSUM_FULL;
     size_t off = 0;
     for (int i = 0; i < W_COUNT; ++i) {
         int64_t r = rows[i] > 0 ? rows[i] : 1;
         p->ld[i] = r;
         p->w[i] = NULL;
-        if (!full && ((i >= W_ZA && i < W_TMP) || i == W_SIGT)) continue;
-        if (!p->rnd && i >= W_RW) continue;
+        if (!full && ((i >= W_ZA && i < W_TMP) || i == W_SIGT || i == W_TTC)) continue;
+        if (!p->rnd && i >= W_RW && i <= W_SIGR) continue;
         /* with the random checksum, each array of the rows and its random twin are one
          * array of 4 columns (the twin its last two), so that one pass with the weights
          * [1, j+1, r0, r1] fills both (rnd_fused) */
@@ -385,6 +392,42 @@ static int needs_screen(const struct abft_gemm_plan *p) {
     return p->m > 0 && p->n > 0 && ((p->k > 0 && p->alpha != 0.0) || p->beta != 0.0);
 }
 
+/* The tight bound mode: is it on for this plan's handle, and can the backend run it? */
+static int tight_wanted(const struct abft_gemm_plan *p) {
+    return p->h->bound_mode == ABFT_BOUND_TIGHT;
+}
+static abft_status_t tight_check(const struct abft_gemm_plan *p) {
+    ABFT_RETURN_IF(tight_wanted(p) && p->h->ops->tight == NULL, ABFT_STATUS_NOT_SUPPORTED);
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The tight pass (after the encodings of B and A, whose op(B)·V and op(A)^T·V it reads):
+ * each row's part of the tight bound, and each column's for FULL (the same pass over
+ * C^T = op(B)^T·op(A)^T). Not for an arithmetic that shortens the inputs (TF32, BF16x9:
+ * the worst case is used there). */
+static abft_status_t tight_pass(struct abft_gemm_plan *p, const void *A, int64_t lda,
+                                const void *B, int64_t ldb) {
+    abft_handle_t h = p->h;
+    if (!tight_wanted(p) || p->arith.u_in > 0.0) return ABFT_STATUS_SUCCESS;
+    ABFT_TRY(tight_check(p));
+    abft_gemm_tight_t tb;
+    abft_bound_gemm_tight(h, &p->arith, p->n, p->k, p->n, &tb);
+    abft_tight_args_t a = {p->prec, p->transa, p->transb, p->m, p->n, p->k, A, lda, B, ldb,
+                           p->w[W_YB], p->ld[W_YB], p->alpha, tb.u, tb.u_chk, tb.lambda,
+                           p->w[W_TT], p->ld[W_TT], NULL};
+    ABFT_TRY(h->ops->tight(&h->kctx, &a));
+    if (p->kind == ABFT_CHECKSUM_FULL) {
+        abft_bound_gemm_tight(h, &p->arith, p->m, p->k, p->m, &tb);
+        abft_tight_args_t c = {p->prec, !p->transb, !p->transa, p->n, p->m, p->k, B, ldb, A,
+                               lda, p->w[W_ZA], p->ld[W_ZA], p->alpha, tb.u, tb.u_chk,
+                               tb.lambda, p->w[W_TTC], p->ld[W_TTC], NULL};
+        ABFT_TRY(h->ops->tight(&h->kctx, &c));
+    }
+    p->tight = 1;
+    p->tight_u = p->arith.u;
+    return ABFT_STATUS_SUCCESS;
+}
+
 /* The encoding passes, then the screen: on the host (nonfinite != NULL: *nonfinite as in
  * screen_inputs) or, nonfinite == NULL, queued into the backend's device-side gate, which
  * the gated GEMM reads. */
@@ -395,6 +438,7 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
     int64_t *ld = p->ld;
     const int full = p->kind == ABFT_CHECKSUM_FULL;
     if (nonfinite != NULL) *nonfinite = 0;
+    p->tight = 0;
     if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
     int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
     int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
@@ -445,6 +489,7 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
             ABFT_TRY(run_tsmm(h, ABFT_PREC_D, 1, p->n, 2, w[W_T], ld[W_T], NULL, 0, NULL, 0,
                               w[W_SIGT], ld[W_SIGT], NULL, 0));
         if (nonfinite == NULL) ABFT_TRY(h->ops->screen(&h->kctx, w[W_SA], p->m, ld[W_SA]));
+        ABFT_TRY(tight_pass(p, A, lda, B, ldb));
     }
     /* beta != 0: a pass over the old C (rows and, for FULL, columns from one read). */
     if (p->beta != 0.0) {
@@ -505,6 +550,9 @@ typedef struct gemm_side {
     double *S, *Sa, *P, *Pa; /* n x 2 each, ld = n (host) */
     double *l1;       /* n: 1-norm of the entry's row of op(A) / column of op(B); < 0: unknown */
     abft_gemm_bound_t bc;
+    int tight;        /* the tight bound applies (tb, and T: n x 2 host copy, fetched with S) */
+    abft_gemm_tight_t tb;
+    double *T;
     double ysum[2];   /* sum over the inner dimension of the other operand's |.|·V encoding */
     double ymin;      /* its smallest positive entry (first column) */
     int sig;          /* -1 not known yet; 1: the kept checksums changed since encoding */
@@ -630,7 +678,19 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double ra[2], double
         if (g->use_ab) e = p->alpha * s->S[o], b = fabs(p->alpha) * s->Sa[o];
         if (p->beta != 0.0) e += p->beta * s->P[o], b += fabs(p->beta) * s->Pa[o];
         s2[q] = e;
-        t[q] = s->bc.coef_s * b + s->bc.coef_r * ra[q] + s->bc.abs_floor;
+        const double tt = s->tight ? s->T[o] : -1.0;
+        if (tt >= 0.0) { /* the tight bound; |R| <= Ra */
+            double as = g->use_ab ? p->alpha * s->S[o] : 0.0;
+            double sa = g->use_ab ? fabs(p->alpha) * s->Sa[o] : 0.0;
+            double bp = p->beta != 0.0 ? p->beta * s->P[o] : 0.0;
+            double pa = p->beta != 0.0 ? fabs(p->beta) * s->Pa[o] : 0.0;
+            t[q] = tt + s->tb.coef_s * sa + s->tb.coef_p * pa + s->tb.coef_r * ra[q] +
+                   s->tb.coef_x * (ra[q] + fabs(as) + fabs(bp)) + s->bc.abs_floor;
+        } else if (tt != tt) {
+            t[q] = NAN;
+        } else {
+            t[q] = s->bc.coef_s * b + s->bc.coef_r * ra[q] + s->bc.abs_floor;
+        }
         if (g->use_ab) {
             /* entries the compare never flagged have no fetched norm: the bound through
              * the encoding holds for them too */
@@ -901,7 +961,13 @@ static abft_compare_args_t compare_job(const gemm_ctx_t *g, int cs, double *max_
                              use_ab ? w[sidx + 1] : w[W_RA + b], ld[sidx + 1],
                              w[pidx], ld[pidx], w[pidx + 1], ld[pidx + 1],
                              use_ab ? p->alpha : 0.0, p->beta, s->bc.coef_s, s->bc.coef_r,
-                             s->bc.abs_floor, s->n, s->flags, (int64_t *)&s->nflag, max_ratio};
+                             s->bc.abs_floor, s->n, s->flags, (int64_t *)&s->nflag, max_ratio,
+                             NULL, 0, 0.0, 0.0, 0.0, 0.0};
+    if (s->tight) {
+        c.T = w[cs ? W_TTC : W_TT], c.ldt = ld[cs ? W_TTC : W_TT];
+        c.tcoef_s = s->tb.coef_s, c.tcoef_p = s->tb.coef_p, c.tcoef_r = s->tb.coef_r;
+        c.tcoef_x = s->tb.coef_x;
+    }
     return c;
 }
 
@@ -920,7 +986,8 @@ static abft_compare_args_t rnd_job(gemm_ctx_t *g, double *mrx) {
                              use_ab ? w[W_SRA] : w[W_RRA], ld[W_SRA],
                              w[W_PR], ld[W_PR], w[W_PRA], ld[W_PRA],
                              use_ab ? p->alpha : 0.0, p->beta, s->bc.coef_s, s->bc.coef_r,
-                             s->bc.abs_floor, p->m, g->xflags, &g->nx, mrx};
+                             s->bc.abs_floor, p->m, g->xflags, &g->nx, mrx,
+                             NULL, 0, 0.0, 0.0, 0.0, 0.0};
     return c;
 }
 
@@ -1053,7 +1120,12 @@ static abft_status_t fetch_n2(abft_handle_t h, double *host, const double *dev, 
 
 /* Bring one side's encodings to the host, with the sums the underflow term needs. */
 static abft_status_t fetch_side(gemm_ctx_t *g, int cs) {
-    return fetch_encodings(g, &g->s[cs], cs ? W_T : W_S, cs ? W_PC : W_P, cs ? W_ZAA : W_YBA);
+    gemm_side_t *s = &g->s[cs];
+    ABFT_TRY(fetch_encodings(g, s, cs ? W_T : W_S, cs ? W_PC : W_P, cs ? W_ZAA : W_YBA));
+    if (!s->tight) return ABFT_STATUS_SUCCESS;
+    s->T = (double *)malloc(sizeof(double) * (size_t)s->n * 2 + 1);
+    ABFT_RETURN_IF(s->T == NULL, ABFT_STATUS_ALLOC_FAILED);
+    return fetch_n2(g->p->h, s->T, g->p->w[cs ? W_TTC : W_TT], s->n, g->p->ld[cs ? W_TTC : W_TT]);
 }
 
 /* Host copies of the encodings of s (s->n entries): S, Sa from sidx, sidx + 1, P, Pa from
@@ -1094,6 +1166,7 @@ static abft_status_t fetch_encodings(gemm_ctx_t *g, gemm_side_t *s, int sidx, in
 static void ctx_free(gemm_ctx_t *g) {
     for (int cs = 0; cs < 2; ++cs) {
         free(g->s[cs].S);
+        free(g->s[cs].T);
         free(g->s[cs].flags);
     }
     free(g->va);
@@ -1126,6 +1199,10 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
         s->n = cs ? p->n : p->m;
         s->len = cs ? p->m : p->n;
         abft_bound_gemm(h, &p->arith, p->alpha, p->beta, s->len, p->k, s->len, &s->bc);
+        /* the tight bound where the tight pass ran for this arithmetic (else the worst case) */
+        s->tight = p->tight && tight_wanted(p) && g.use_ab && p->arith.u_in == 0.0 &&
+                   p->arith.u == p->tight_u;
+        if (s->tight) abft_bound_gemm_tight(h, &p->arith, s->len, p->k, s->len, &s->tb);
         s->flags = (int64_t *)malloc(sizeof(int64_t) * (size_t)(s->n + 1));
         if (s->flags == NULL) st = ABFT_STATUS_ALLOC_FAILED;
     }
@@ -1214,8 +1291,10 @@ static abft_status_t protected_gemm(abft_handle_t h, abft_prec_t prec, int trans
     plan_init(&p, h, prec, transa, transb, m, n, k, alpha, beta);
     static const int gemm_pos[6] = {8, 9, 10, 11, 13, 14};
     ABFT_TRY(check_operands(&p, A, lda, B, ldb, C, ldc, gemm_pos));
-    /* an arithmetic the bound does not model is refused before anything is touched */
+    /* an arithmetic the bound does not model is refused before anything is touched, and so
+     * is the tight mode on a backend without its pass */
     ABFT_TRY(plan_arith(&p));
+    ABFT_TRY(tight_check(&p));
     /* The report is written only when the call completes (SUCCESS or NON_FINITE_INPUT). */
     abft_report_t rep;
     memset(&rep, 0, sizeof rep);
@@ -1376,6 +1455,7 @@ static abft_status_t split_encode(abft_handle_t h, abft_gemm_plan_t p, abft_prec
         ABFT_TRY(check_operands(p, A, lda, B, ldb, C, ldc, split_pos));
     }
     ABFT_TRY(plan_arith(p));
+    ABFT_TRY(tight_check(p));
     p->encoded = 0;
     int64_t nonfinite = 0;
     ABFT_TRY(encode(p, A, lda, B, ldb, C, ldc, &nonfinite));

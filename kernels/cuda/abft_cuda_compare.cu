@@ -192,6 +192,9 @@ static cmp_params cmp_job(const abft_compare_args_t *a) {
 extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a,
                                            int njobs) {
     if (njobs < 1 || njobs > 2) return ABFT_STATUS_INTERNAL_ERROR;
+    /* no tight pass on this backend (the verify layer refuses the tight mode before) */
+    for (int j = 0; j < njobs; ++j)
+        if (a[j].T != NULL) return ABFT_STATUS_NOT_SUPPORTED;
     cudaStream_t st = abft_cuda_stream(ctx);
     cmp_params p[2];
     int64_t nb[2] = {0, 0}, nlist[2] = {0, 0};

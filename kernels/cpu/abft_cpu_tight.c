@@ -1,0 +1,270 @@
+/* abft CPU backend: the tight pass of ABFT_BOUND_TIGHT (kernels/abft_kernels.h; the model
+ * and its derivation: docs/bound.md, "Tight mode").
+ *
+ * For row i of C = op(A)·op(B) and checksum weights w (w_j = 1 or j + 1) the rounding error
+ * of sum_j w_j·C_ij is, under the model of independent roundings, sub-Gaussian with a
+ * variance proxy u^2·V. This pass computes an upper estimate of V from three parts:
+ *
+ *   1. the partial sums P_tj = sum_{l <= t} a_il·b_lj of the natural order, each addition
+ *      rounding u·|P_tj|: sum_t gW(t)·sum_j w_j^2·P_tj^2, sketched with SK_Q Gaussian
+ *      vectors (Z = op(B)·diag(w)·G, then running sums of a_il·Z_lr along l), where gW(t)
+ *      bounds how many columns can share the rounding of the node ending at t (columns
+ *      equal up to one sign and power of two on the WIN rows up to t: rounding commutes
+ *      with both, and a rounding shared by g columns adds at most g times their squares);
+ *   2. the short nodes of a blocked order (k-blocks, split-k, MMA steps restart the sums):
+ *      a node of s < WIN entries ending at e is shared by at most g_s(e) columns and its
+ *      value obeys S^2 <= s·(sum of its products^2): sum_l a_il^2·B2_l·Ws_l;
+ *   3. the final roundings of alpha·D_ij (and their share of the sum with beta·C_old):
+ *      2·gW(k-1)·sum_j w_j^2·P_(k-1)j^2 (the last prefix again).
+ *
+ * and the rounding of Yb = op(B)·w as stored (each entry off by at most u_chk·|Yb_l|,
+ * independently): sum_l a_il^2·Yb_l^2.
+ *
+ * The along-l guard. Independence along l fails where the products of a row do not vary
+ * against the partial sum's spacing (near-constant or few-valued products, e.g. constant
+ * data or short periods): the additions then round alike. Per aligned block of WIN terms,
+ * d_a (row i of op(A)) and d_b (column j of op(B)) count the distinct magnitudes after
+ * rounding to r bits, r such that values within 16·u·k of each other count as one. The
+ * products take at least ceil(d_a/d_b) distinct values (and ceil(d_b/d_a)); when both
+ * factors vary (d_a, d_b >= D) the model assumes the products do. A row meeting any column
+ * where neither holds is "risky": T = -1, and the compare uses the worst-case bound. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abft_kernels.h"
+
+enum { SK_Q = 32, WIN = 16, NWIN = 5 /* windows of 1, 2, 4, 8, 16 rows */, GUARD_D = 8 };
+
+static inline double opa(const abft_tight_args_t *a, int64_t i, int64_t l) {
+    size_t o = a->transa ? (size_t)(l + i * a->lda) : (size_t)(i + l * a->lda);
+    return a->prec == ABFT_PREC_D ? ((const double *)a->A)[o] : (double)((const float *)a->A)[o];
+}
+static inline double opb(const abft_tight_args_t *a, int64_t l, int64_t j) {
+    size_t o = a->transb ? (size_t)(j + l * a->ldb) : (size_t)(l + j * a->ldb);
+    return a->prec == ABFT_PREC_D ? ((const double *)a->B)[o] : (double)((const float *)a->B)[o];
+}
+
+static inline uint64_t mix64(uint64_t z) { /* splitmix64's finalizer */
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static inline uint64_t bits(double x);
+/* The key of a one-row window: |b| scaled into [1, 2) (0 for zero). */
+static inline uint64_t mant_key(double b) {
+    int e;
+    if (b == 0.0) return 0;
+    return bits(ldexp(frexp(fabs(b), &e), 1));
+}
+static inline uint64_t bits(double x) {
+    uint64_t b;
+    if (x == 0.0) return 0; /* +0 and -0 alike */
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* A standard normal draw for (j, r): Box-Muller on two hashed uniforms. The sketch's tail
+ * bound holds for any fixed G independent of the rounding errors. */
+static double gauss(int64_t j, int r) {
+    uint64_t z = mix64(0x243F6A8885A308D3ull + 0x9E3779B97F4A7C15ull * ((uint64_t)j * SK_Q + (uint64_t)r + 1u));
+    double u1 = ((double)(z >> 11) + 0.5) * 0x1p-53;
+    double u2 = (double)(mix64(z ^ 0x5851F42D4C957F2Dull) >> 11) * 0x1p-53;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* The largest multiplicity among n keys (a collision of the hash only merges classes, so
+ * the count can only grow: safe). tab: 2·cap slots, cap a power of two >= 2n. */
+static int64_t largest_class(const uint64_t *key, int64_t n, uint64_t *tab, int64_t *cnt,
+                             int64_t cap) {
+    int64_t best = n > 0;
+    for (int64_t s = 0; s < cap; ++s) cnt[s] = 0;
+    for (int64_t j = 0; j < n; ++j) {
+        uint64_t h = mix64(key[j]) & (uint64_t)(cap - 1);
+        while (cnt[h] != 0 && tab[h] != key[j]) h = (h + 1) & (uint64_t)(cap - 1);
+        tab[h] = key[j];
+        if (++cnt[h] > best) best = cnt[h];
+    }
+    return best;
+}
+
+/* Magnitude of x rounded to r bits (a key: 0 for zero). */
+static inline uint64_t qkey(double x, int r) {
+    if (x == 0.0) return 0;
+    int e;
+    double m = frexp(fabs(x), &e);
+    return ((uint64_t)(e + 2048) << 53) | (uint64_t)llround(ldexp(m, r));
+}
+static int count_distinct(uint64_t *v, int n) {
+    int d = 0;
+    for (int x = 0; x < n; ++x) {
+        int seen = 0;
+        for (int y = 0; y < x && !seen; ++y) seen = v[y] == v[x];
+        d += !seen;
+    }
+    return d;
+}
+/* Do products of factors with d_a and d_b distinct magnitudes on a block of len terms
+ * vary enough for the model? */
+static int rich(int da, int db, int len) {
+    int D = (len + 1) / 2;
+    if (D > GUARD_D) D = GUARD_D;
+    return (da >= D && db >= D) || da >= D * db || db >= D * da;
+}
+
+abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
+    (void)ctx;
+    const int64_t m = a->m, n = a->n, k = a->k;
+    if (m == 0) return ABFT_STATUS_SUCCESS;
+    if (n == 0 || k == 0) {
+        for (int64_t i = 0; i < m; ++i) a->T[i] = a->T[i + a->ldt] = 0.0;
+        if (a->nrisky) *a->nrisky = 0;
+        return ABFT_STATUS_SUCCESS;
+    }
+    const int64_t nblk = (k + WIN - 1) / WIN;
+    int64_t cap = 2;
+    while (cap < 2 * n) cap *= 2;
+    double *Z = malloc(sizeof(double) * (size_t)k * 2 * SK_Q);
+    double *B2 = malloc(sizeof(double) * (size_t)k * 2);
+    double *gw = malloc(sizeof(double) * (size_t)k * (NWIN + 1)); /* G_p(l), then Ws_l */
+    double *G = malloc(sizeof(double) * (size_t)n * SK_Q);
+    uint64_t *key = malloc(sizeof(uint64_t) * (size_t)n * NWIN);
+    uint64_t *tab = malloc(sizeof(uint64_t) * (size_t)cap);
+    int64_t *cnt = malloc(sizeof(int64_t) * (size_t)cap);
+    int64_t *lnz = malloc(sizeof(int64_t) * (size_t)n);
+    uint32_t *mask = calloc((size_t)nblk, sizeof(uint32_t));
+    if (!Z || !B2 || !gw || !G || !key || !tab || !cnt || !lnz || !mask) {
+        free(Z), free(B2), free(gw), free(G), free(key), free(tab), free(cnt), free(lnz),
+            free(mask);
+        return ABFT_STATUS_ALLOC_FAILED;
+    }
+    double *Ws = gw + (size_t)k * NWIN;
+    /* quantization of the guard: values within 16·u·k of each other count as one */
+    double eps = 16.0 * a->u * (double)k;
+    int r = eps >= 0.5 ? 1 : (int)floor(-log2(eps));
+    if (r > 52) r = 52;
+
+    /* Z = op(B)·diag(w)·G and B2 = (op(B)∘op(B))·w^2, both weight columns */
+    for (int64_t j = 0; j < n; ++j)
+        for (int q = 0; q < SK_Q; ++q) G[j * SK_Q + q] = gauss(j, q);
+    memset(Z, 0, sizeof(double) * (size_t)k * 2 * SK_Q);
+    memset(B2, 0, sizeof(double) * (size_t)k * 2);
+#pragma omp parallel for schedule(static)
+    for (int64_t l = 0; l < k; ++l) {
+        double *z0 = Z + (size_t)l * 2 * SK_Q, *z1 = z0 + SK_Q;
+        for (int64_t j = 0; j < n; ++j) {
+            const double b = opb(a, l, j), w1 = (double)(j + 1);
+            if (b == 0.0) continue;
+            const double *g = G + j * SK_Q;
+            for (int q = 0; q < SK_Q; ++q) z0[q] += b * g[q], z1[q] += w1 * b * g[q];
+            B2[l] += b * b;
+            B2[l + k] += w1 * w1 * b * b;
+        }
+    }
+
+    /* class sizes G_p(l) of the windows of 2^p rows ending at l (fewer at the top), each
+     * column scaled by the sign and power of two of its last nonzero entry up to l: columns
+     * equal up to one such scale on a window have equal keys */
+    for (int64_t j = 0; j < n; ++j) lnz[j] = -1;
+    for (int64_t l = 0; l < k; ++l) {
+        for (int64_t j = 0; j < n; ++j) {
+            double b = opb(a, l, j);
+            if (b != 0.0) lnz[j] = l;
+            key[j] = mant_key(b);
+        }
+        const int64_t g0 = largest_class(key, n, tab, cnt, cap);
+        gw[l] = (double)g0;
+        if (g0 == 1) { /* a longer window only refines the classes */
+            for (int p = 1; p < NWIN; ++p) gw[l + p * k] = 1.0;
+            continue;
+        }
+        for (int64_t j = 0; j < n; ++j) {
+            double sc = 1.0;
+            if (lnz[j] >= 0) {
+                int e;
+                const double an = opb(a, lnz[j], j);
+                frexp(an, &e);
+                sc = copysign(ldexp(1.0, 1 - e), an);
+            }
+            uint64_t h = 0x6A09E667F3BCC909ull;
+            int p = 1;
+            for (int64_t s = 0; s < WIN && l - s >= 0; ++s) {
+                h = mix64(h ^ bits(opb(a, l - s, j) * sc)) + (uint64_t)s;
+                if (s + 1 == (int64_t)1 << p) key[(size_t)p++ * (size_t)n + (size_t)j] = h;
+            }
+            for (; p < NWIN; ++p) key[(size_t)p * (size_t)n + (size_t)j] = h; /* all rows up to l */
+        }
+        for (int p = 1; p < NWIN; ++p)
+            gw[l + p * k] = (double)largest_class(key + (size_t)p * (size_t)n, n, tab, cnt, cap);
+    }
+    /* Ws_l = sum_{s < WIN} s·max_{l <= e < l + s} g_s(e), g_s <= G_floor(log2 s); plus one
+     * more G_0(l) for a product rounded before it is added (alpha applied to an operand) */
+    for (int64_t l = 0; l < k; ++l) {
+        double ws = gw[l];
+        for (int s = 1; s < WIN; ++s) {
+            int p = s >= 8 ? 3 : s >= 4 ? 2 : s >= 2 ? 1 : 0;
+            double g = 0.0;
+            for (int64_t e = l; e < l + s && e < k; ++e)
+                if (gw[e + p * k] > g) g = gw[e + p * k];
+            ws += (double)s * g;
+        }
+        Ws[l] = ws;
+    }
+
+    /* the guard's masks: which counts d_b occur on each block among the columns */
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t w = 0; w < nblk; ++w) {
+            uint64_t v[WIN];
+            int len = 0;
+            for (int64_t l = w * WIN; l < k && l < (w + 1) * WIN; ++l) v[len++] = qkey(opb(a, l, j), r);
+            mask[w] |= 1u << (count_distinct(v, len) - 1);
+        }
+
+    const double *gW = gw + (size_t)(NWIN - 1) * (size_t)k; /* windows of WIN rows */
+    const double al2 = a->alpha * a->alpha, u2 = a->u * a->u, uc2 = a->u_chk * a->u_chk;
+    int64_t risky = 0;
+#pragma omp parallel for schedule(static) reduction(+ : risky)
+    for (int64_t i = 0; i < m; ++i) {
+        int bad = 0;
+        for (int64_t w = 0; w < nblk && !bad; ++w) {
+            uint64_t v[WIN];
+            int len = 0;
+            for (int64_t l = w * WIN; l < k && l < (w + 1) * WIN; ++l) v[len++] = qkey(opa(a, i, l), r);
+            int da = count_distinct(v, len);
+            for (int db = 1; db <= len && !bad; ++db)
+                if ((mask[w] >> (db - 1) & 1u) && !rich(da, db, len)) bad = 1;
+        }
+        if (bad) {
+            a->T[i] = a->T[i + a->ldt] = -1.0;
+            ++risky;
+            continue;
+        }
+        double P[2 * SK_Q] = {0}, vs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0};
+        for (int64_t l = 0; l < k; ++l) {
+            const double x = opa(a, i, l), *z = Z + (size_t)l * 2 * SK_Q;
+            double s0 = 0.0, s1 = 0.0;
+            for (int q = 0; q < SK_Q; ++q) {
+                P[q] += x * z[q];
+                P[SK_Q + q] += x * z[SK_Q + q];
+                s0 += P[q] * P[q];
+                s1 += P[SK_Q + q] * P[SK_Q + q];
+            }
+            vs[0] += gW[l] * s0, vs[1] += gW[l] * s1;
+            /* the final roundings; and a GEMM split in two halves along k (the library's
+             * mid-GEMM fault site) rounds the first half's result once more */
+            if (l == k - 1 || l == k / 2 - 1) vs[0] += 2.0 * gW[l] * s0, vs[1] += 2.0 * gW[l] * s1;
+            sh[0] += x * x * B2[l] * Ws[l], sh[1] += x * x * B2[l + k] * Ws[l];
+            const double y0 = a->Yb[l], y1 = a->Yb[l + a->ldyb];
+            yc[0] += x * x * y0 * y0, yc[1] += x * x * y1 * y1;
+        }
+        for (int q = 0; q < 2; ++q) {
+            double V = u2 * al2 * (vs[q] / SK_Q + sh[q]) + uc2 * yc[q];
+            /* these sums' own rounding: relative (2·SK_Q + 4)·k·2^-53 at most, far below */
+            a->T[i + q * a->ldt] = a->lambda * sqrt(V) * (1.0 + 0x1p-20);
+        }
+    }
+    if (a->nrisky) *a->nrisky = risky;
+    free(Z), free(B2), free(gw), free(G), free(key), free(tab), free(cnt), free(lnz), free(mask);
+    return ABFT_STATUS_SUCCESS;
+}

@@ -1,0 +1,253 @@
+/* The tight bound mode (ABFT_BOUND_TIGHT, docs/bound.md "Tight mode") on the CPU backend:
+ *   1. no clean product flagged, over the whole space: both precisions, every transpose,
+ *      alpha and beta (0 included), shapes from 1, padding, row and full checksums, and
+ *      data chosen to break the model's assumptions (constant, repeated columns, periodic
+ *      rows, few values, sign-sorted rows, equal columns of opposite sign);
+ *   2. the bound is far tighter than the worst case on ordinary data (the largest clean
+ *      residual/bound at least 20 times the worst case's);
+ *   3. a single-element change the worst case cannot see is detected and corrected;
+ *   4. the mode's name and its range.
+ * Randomized: the seed is printed. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+enum { KIND_UNIFORM, KIND_WIDE, KIND_POSITIVE, KIND_CONSTANT, KIND_REPEATED, KIND_PERIODIC,
+       KIND_DISCRETE, KIND_SIGNSORT, KIND_OPPOSITE, KIND_COUNT };
+static const char *kind_name[KIND_COUNT] = {"uniform",  "wide",     "positive",
+                                            "constant", "repeated", "periodic",
+                                            "discrete", "signsort", "opposite"};
+
+/* op(A) is m x k, op(B) k x n; element (i, l) of op(A) sits at A[i + l·lda] (N) or
+ * A[l + i·lda] (T). Fill by logical position. */
+static void fill(tu_rng_t *r, int kind, int isb, int64_t rows, int64_t cols, double *X) {
+    /* X logical rows x cols, column-major with ld = rows */
+    for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < rows; ++i) {
+            double v;
+            const int64_t l = isb ? i : j; /* the inner index */
+            switch (kind) {
+            case KIND_UNIFORM: v = tu_range(r, -1.0, 1.0); break;
+            case KIND_WIDE: v = tu_range(r, -1.0, 1.0) * pow(10.0, tu_range(r, -6.0, 6.0)); break;
+            case KIND_POSITIVE: v = tu_range(r, 0.0, 1.0); break;
+            case KIND_CONSTANT: v = isb ? 1.0 : 0.1; break;
+            case KIND_REPEATED: v = isb && j > 0 ? X[i] : tu_range(r, -1.0, 1.0); break;
+            case KIND_PERIODIC: v = isb ? 1.0 : 0.1 * (1.0 + (double)(l % 3) / 3.0); break;
+            case KIND_DISCRETE:
+                v = (tu_next(r) & 1 ? 0.1 : 0.3) * (tu_next(r) & 1 ? 1.0 : -1.0);
+                break;
+            case KIND_SIGNSORT:
+                v = isb ? (l < rows / 2 ? 1.0 : -1.0) * tu_range(r, 0.5, 1.0)
+                        : tu_range(r, 0.5, 1.0);
+                break;
+            default: /* half the columns of op(B) its first, half minus the first */
+                v = isb && j > 0 ? (j % 2 ? -X[i] : X[i]) : tu_range(r, 0.0, 1.0);
+                break;
+            }
+            X[i + j * rows] = v;
+        }
+}
+
+/* Store logical X (rows x cols, ld rows) as op(M) with transpose t into M (ld ldm). */
+static void store(int t, int64_t rows, int64_t cols, const double *X, double *M, int64_t ldm,
+                  float *Ms) {
+    for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < rows; ++i) {
+            size_t o = t ? (size_t)(j + i * ldm) : (size_t)(i + j * ldm);
+            if (M) M[o] = X[i + j * rows];
+            if (Ms) Ms[o] = (float)X[i + j * rows];
+        }
+}
+
+typedef struct prob {
+    char prec;
+    int ta, tb;
+    int64_t m, n, k, lda, ldb, ldc;
+    double alpha, beta;
+    double *A, *B, *C;
+    float *As, *Bs, *Cs;
+} prob_t;
+
+static void make(prob_t *p, tu_rng_t *r, char prec, int kind, int64_t m, int64_t n, int64_t k,
+                 int ta, int tb, int64_t pad, double alpha, double beta) {
+    memset(p, 0, sizeof *p);
+    p->prec = prec, p->ta = ta, p->tb = tb, p->m = m, p->n = n, p->k = k;
+    p->alpha = alpha, p->beta = beta;
+    int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    p->lda = ar + pad, p->ldb = br + pad, p->ldc = m + pad;
+    double *X = tu_alloc_d(m * k + 1), *Y = tu_alloc_d(k * n + 1), *W = tu_alloc_d(m * n + 1);
+    fill(r, kind, 0, m, k, X);
+    fill(r, kind, 1, k, n, Y);
+    for (int64_t i = 0; i < m * n; ++i) W[i] = tu_range(r, -1.0, 1.0);
+    if (prec == 'd') {
+        p->A = tu_alloc_d(p->lda * ac + 1), p->B = tu_alloc_d(p->ldb * bc + 1);
+        p->C = tu_alloc_d(p->ldc * n + 1);
+        store(ta, m, k, X, p->A, p->lda, NULL);
+        store(tb, k, n, Y, p->B, p->ldb, NULL);
+        store(0, m, n, W, p->C, p->ldc, NULL);
+    } else {
+        p->As = tu_alloc_s(p->lda * ac + 1), p->Bs = tu_alloc_s(p->ldb * bc + 1);
+        p->Cs = tu_alloc_s(p->ldc * n + 1);
+        store(ta, m, k, X, NULL, p->lda, p->As);
+        store(tb, k, n, Y, NULL, p->ldb, p->Bs);
+        store(0, m, n, W, NULL, p->ldc, p->Cs);
+    }
+    free(X), free(Y), free(W);
+}
+
+static void release(prob_t *p) {
+    free(p->A), free(p->B), free(p->C), free(p->As), free(p->Bs), free(p->Cs);
+}
+
+static abft_status_t run(abft_handle_t h, prob_t *p, abft_report_t *rep) {
+    if (p->prec == 'd')
+        return abft_dgemm(h, (abft_operation_t)p->ta, (abft_operation_t)p->tb, p->m, p->n, p->k,
+                          p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, p->C, p->ldc, rep);
+    return abft_sgemm(h, (abft_operation_t)p->ta, (abft_operation_t)p->tb, p->m, p->n, p->k,
+                      (float)p->alpha, p->As, p->lda, p->Bs, p->ldb, (float)p->beta, p->Cs,
+                      p->ldc, rep);
+}
+
+/* 1. clean products over the space: none flagged */
+static void test_clean(abft_handle_t h, uint64_t seed) {
+    tu_rng_t r;
+    tu_rng_init(&r, seed);
+    static const double alphas[] = {1.0, -0.7, 3.5}, betas[] = {0.0, 1.0, -0.3};
+    double worst = 0.0;
+    int runs = 0;
+    for (int kind = 0; kind < KIND_COUNT; ++kind)
+        for (int rep_i = 0; rep_i < 12; ++rep_i) {
+            char prec = rep_i % 2 ? 's' : 'd';
+            int64_t m = tu_int(&r, 1, 70), n = tu_int(&r, 1, 70), k = tu_int(&r, 1, 90);
+            if (rep_i >= 10) m = n = 160, k = 400; /* long enough for the along-l guard */
+            int ta = (int)tu_int(&r, 0, 1), tb = (int)tu_int(&r, 0, 1);
+            double alpha = alphas[tu_int(&r, 0, 2)], beta = betas[tu_int(&r, 0, 2)];
+            abft_set_checksum_kind(h, rep_i % 3 == 2 ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
+            prob_t p;
+            make(&p, &r, prec, kind, m, n, k, ta, tb, tu_int(&r, 0, 3), alpha, beta);
+            abft_report_t rep;
+            abft_status_t st = run(h, &p, &rep);
+            TU_CHECK(st == ABFT_STATUS_SUCCESS && rep.detected == 0,
+                     "%s %c %lldx%lldx%lld t%d%d alpha %g beta %g: %s, %lld flagged, ratio %g",
+                     kind_name[kind], prec, (long long)m, (long long)n, (long long)k, ta, tb,
+                     alpha, beta, abft_status_name(st), (long long)rep.detected,
+                     rep.max_ratio);
+            if (st == ABFT_STATUS_SUCCESS && rep.max_ratio > worst) worst = rep.max_ratio;
+            ++runs;
+            release(&p);
+        }
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
+    printf("clean: %d products, largest residual/bound %.3g\n", runs, worst);
+}
+
+/* The largest clean ratio of one n x n x n product of uniform data in a mode. */
+static double clean_ratio(abft_handle_t h, char prec, int64_t n, abft_bound_mode_t mode,
+                          uint64_t seed) {
+    tu_rng_t r;
+    tu_rng_init(&r, seed);
+    prob_t p;
+    make(&p, &r, prec, KIND_UNIFORM, n, n, n, 0, 0, 0, 1.0, 0.0);
+    abft_set_bound_mode(h, mode, 1.0);
+    abft_report_t rep;
+    abft_status_t st = run(h, &p, &rep);
+    TU_CHECK(st == ABFT_STATUS_SUCCESS && rep.detected == 0, "%c n %lld %s: %s, flagged %lld",
+             prec, (long long)n, abft_bound_mode_name(mode), abft_status_name(st),
+             (long long)rep.detected);
+    release(&p);
+    return rep.max_ratio;
+}
+
+/* 2. tightness against the worst case */
+static void test_tightness(abft_handle_t h, uint64_t seed) {
+    for (int pi = 0; pi < 2; ++pi) {
+        char prec = pi ? 's' : 'd';
+        double rt = clean_ratio(h, prec, 384, ABFT_BOUND_TIGHT, seed);
+        double rw = clean_ratio(h, prec, 384, ABFT_BOUND_WORST_CASE, seed);
+        printf("%c n 384 uniform: largest residual/bound tight %.3g, worst case %.3g\n", prec,
+               rt, rw);
+        TU_CHECK(rt >= 20.0 * rw && rt < 1.0, "%c: tight %g not 20x the worst case's %g", prec,
+                 rt, rw);
+    }
+    abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
+}
+
+typedef struct add1 {
+    int64_t i, j;
+    double delta;
+    int fired;
+} add1_t;
+static abft_status_t add1_fn(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
+                             int64_t rows, int64_t cols, int64_t ld) {
+    add1_t *a = (add1_t *)user;
+    (void)which, (void)rows, (void)cols;
+    if (site != ABFT_SITE_AFTER_GEMM) return ABFT_STATUS_SUCCESS;
+    if (prec == 'd') ((double *)ptr)[a->i + a->j * ld] += a->delta;
+    else ((float *)ptr)[a->i + a->j * ld] += (float)a->delta;
+    a->fired = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* 3. a change of 1e-3 (fp32) or 1e-11 (fp64) of the row's RMS in one element: below the
+ *    worst case's reach at n = 384, detected and corrected by the tight mode */
+static void test_detects(abft_handle_t h, uint64_t seed) {
+    for (int pi = 0; pi < 2; ++pi) {
+        char prec = pi ? 's' : 'd';
+        const int64_t n = 384;
+        int seen[2] = {0, 0};
+        for (int mode = 0; mode < 2; ++mode) {
+            tu_rng_t r;
+            tu_rng_init(&r, seed + 7);
+            prob_t p;
+            make(&p, &r, prec, KIND_UNIFORM, n, n, n, 0, 0, 0, 1.0, 0.0);
+            abft_set_bound_mode(h, mode ? ABFT_BOUND_TIGHT : ABFT_BOUND_WORST_CASE, 1.0);
+            /* the RMS of a row of C: about sqrt(k/9) for uniform [-1, 1] data */
+            double rms = sqrt((double)n / 9.0);
+            add1_t a = {17, 101, (pi ? 1e-3 : 1e-11) * rms, 0};
+            abft_set_hook(h, add1_fn, &a);
+            abft_report_t rep;
+            TU_CHECK_STATUS(run(h, &p, &rep), ABFT_STATUS_SUCCESS);
+            abft_set_hook(h, NULL, NULL);
+            seen[mode] = rep.detected > 0;
+            if (mode == 1)
+                TU_CHECK(rep.detected > 0 && (rep.corrected == 1 || rep.recomputed == 1),
+                         "%c: tight mode: detected %lld corrected %lld recomputed %lld", prec,
+                         (long long)rep.detected, (long long)rep.corrected,
+                         (long long)rep.recomputed);
+            release(&p);
+        }
+        printf("%c: a change of %s of the RMS: worst case %s, tight %s\n", prec,
+               pi ? "1e-3" : "1e-11", seen[0] ? "detected" : "missed",
+               seen[1] ? "detected" : "missed");
+        TU_CHECK(!seen[0], "%c: the worst case saw it (the test's premise)", prec);
+    }
+    abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
+}
+
+/* 4. the mode's name and range */
+static void test_api(abft_handle_t h) {
+    TU_CHECK(strcmp(abft_bound_mode_name(ABFT_BOUND_TIGHT), "tight") == 0, "name %s",
+             abft_bound_mode_name(ABFT_BOUND_TIGHT));
+    TU_CHECK_STATUS(abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 2.0), ABFT_STATUS_SUCCESS);
+    abft_bound_mode_t m;
+    double f;
+    TU_CHECK_STATUS(abft_get_bound_mode(h, &m, &f), ABFT_STATUS_SUCCESS);
+    TU_CHECK(m == ABFT_BOUND_TIGHT && f == 2.0, "got mode %d factor %g", (int)m, f);
+    TU_CHECK_STATUS(abft_set_bound_mode(h, (abft_bound_mode_t)3, 1.0), ABFT_STATUS_INVALID_VALUE);
+    TU_CHECK(abft_last_invalid_argument() == 2, "position %d", abft_last_invalid_argument());
+    TU_CHECK_STATUS(abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0), ABFT_STATUS_SUCCESS);
+}
+
+int main(void) {
+    uint64_t seed = tu_seed("test_tight");
+    abft_handle_t h;
+    TU_CHECK_STATUS(abft_create(&h, ABFT_BACKEND_CPU), ABFT_STATUS_SUCCESS);
+    test_api(h);
+    test_clean(h, seed);
+    test_tightness(h, seed);
+    test_detects(h, seed);
+    abft_destroy(h);
+    return tu_finish("test_tight");
+}
