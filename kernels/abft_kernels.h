@@ -150,7 +150,7 @@ typedef struct abft_compare_args {
 
 /* The tight pass (ABFT_BOUND_TIGHT, docs/bound.md "Tight mode"): for each row i of
  * C = op(A)·op(B) (m x n, inner dimension k) and each checksum column q of V = [1, j+1],
- *   T(i, q) = lambda·sqrt(u^2·alpha^2·Vg(i, q) + u_chk^2·Vc(i, q))·(1 + pad)
+ *   T(i, q) = lambda·|alpha|·sqrt(u^2·Vg(i, q) + u_chk^2·Vc(i, q))·(1 + pad)
  * Vg: the variance proxy of the GEMM's rounding errors along row i weighted by V (the
  * sketched squares of the partial sums, weighted by the column-class sizes of op(B), the
  * short nodes of blocked sums, the final roundings); Vc: that of the rounding of Yb

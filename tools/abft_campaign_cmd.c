@@ -27,6 +27,16 @@ typedef struct rel_sets {
 /* The configuration class of a full-space trial: what decides how a fault can be resolved.
  * GEMM: checksum kind, random checksum, beta != 0, recompute; LU: the recovery copy (the LU ignores the
  * checksum kind and recompute a trial draws). */
+/* The bound mode as the CSV (short) and the summaries (long) name it. */
+static const char *bound_short(int32_t mode) {
+    return mode == ABFT_BOUND_PROBABILISTIC ? "prob" : mode == ABFT_BOUND_TIGHT ? "tight" : "worst";
+}
+static const char *bound_long(int32_t mode) {
+    return mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic"
+           : mode == ABFT_BOUND_TIGHT       ? "tight"
+                                            : "worst-case";
+}
+
 static int cfg_class(int op, const abft_trial_config_t *c) {
     if (op != ABFT_CAMPAIGN_GEMM) return c->lu_recovery ? 1 : 0;
     return (c->checksum_kind == ABFT_CHECKSUM_FULL ? 8 : 0) | (c->beta != 0.0 ? 4 : 0) |
@@ -142,8 +152,9 @@ static void campaign_usage(FILE *f) {
             "  --checksum row|full  gemm: row checksums (default) or row and column checksums\n"
             "  --random-checksum on|off  gemm: the detection-only random checksum\n"
             "                     (abft_set_random_checksum; default off, drawn in --space full)\n"
-            "  --bound worst|prob bound mode: worst (default; rigorous, zero false positives)\n"
-            "                     or prob (probabilistic, tighter; docs/bound.md)\n"
+            "  --bound worst|prob|tight  bound mode: worst (default; rigorous, zero false\n"
+            "                     positives), prob (probabilistic), or tight (gemm on the CPU\n"
+            "                     backend: sketched second moments, guarded; docs/bound.md)\n"
             "  --bound-factor F   scale of the bound, 0 < F <= 1e6 (default 1; 4 with\n"
             "                     --bound prob)\n"
             "  --guarantee G      changes above G·tau must be detected, G >= 1 (default 2)\n"
@@ -216,7 +227,7 @@ static void trial_config_csv(FILE *f, const abft_trial_t *t) {
             t->rho_check, c->m, c->n, c->k, c->transa ? 'T' : 'N', c->transb ? 'T' : 'N', c->lda,
             c->ldb, c->ldc, c->alpha, c->beta, c->c_scale,
             c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
-            c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "prob" : "worst", c->bound_factor,
+            bound_short(c->bound_mode), c->bound_factor,
             c->math_mode ? "tf32" : "default", c->recompute, c->lu_recovery, c->nb,
             c->check_every, c->panel_nb, c->lookahead,
             t->control ? "-" : abft_fault_model_name(c->model), c->width, c->call, c->calls,
@@ -242,7 +253,7 @@ static void trial_config_json(FILE *f, const abft_trial_t *t) {
                ", \"model\": \"%s\", \"width\": %d, \"call\": %d, \"calls\": %d"
                ", \"random_checksum\": %d}",
             c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
-            c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
+            bound_long(c->bound_mode),
             c->bound_factor, c->math_mode ? "tf32" : "default", c->recompute, c->lu_recovery,
             c->nb, c->check_every, c->panel_nb, c->lookahead,
             t->control ? "-" : abft_fault_model_name(c->model), c->width, c->call, c->calls,
@@ -374,7 +385,7 @@ static void describe(FILE *f, const abft_campaign_config_t *c, const abft_campai
             c->op == ABFT_CAMPAIGN_GEMM && c->random_checksum && c->space != ABFT_SPACE_FULL
                 ? " + random"
                 : "",
-            c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
+            bound_long(c->bound_mode),
             c->bound_factor, c->guarantee, c->seed,
             c->op == ABFT_CAMPAIGN_GEMM ? "" : c->lu_recovery ? ", LU recovery copy on"
                                                                : ", LU recovery copy off", sep);
@@ -673,7 +684,7 @@ static void write_json_head(FILE *f, const abft_campaign_config_t *c, const char
             op_name, c->precision, c->m, c->n, c->k, c->trials, c->controls, c->refresh, c->sites,
             cli_class_name(c->spec.bit_class), c->spec.bit, c->spec.width, c->spec.nelems,
             c->spec.row, c->spec.col, c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
-            c->bound_mode == ABFT_BOUND_PROBABILISTIC ? "probabilistic" : "worst-case",
+            bound_long(c->bound_mode),
             c->bound_factor, c->guarantee, c->lu_recovery, c->random_checksum, c->seed,
             c->space == ABFT_SPACE_FULL ? ", \"space\": \"full\"" : "");
 }
@@ -867,8 +878,9 @@ int abft_cmd_campaign(int argc, char **argv) {
             if (v) given.bound = v;
             if (v && strcmp(v, "worst") == 0) cfg.bound_mode = ABFT_BOUND_WORST_CASE;
             else if (v && strcmp(v, "prob") == 0) cfg.bound_mode = ABFT_BOUND_PROBABILISTIC;
+            else if (v && strcmp(v, "tight") == 0) cfg.bound_mode = ABFT_BOUND_TIGHT;
             else if (v) {
-                cli_err("--bound", v, "is not a bound mode (accepted: worst, prob)");
+                cli_err("--bound", v, "is not a bound mode (accepted: worst, prob, tight)");
                 bad = 1;
             }
         } else if (cli_opt(argc, argv, &i, "--bound-factor", &v, &bad)) {

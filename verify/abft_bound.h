@@ -62,7 +62,7 @@ double abft_bound_gemm_amp(const abft_gemm_bound_t *b, int q, double l1, double 
 
 /* The tight mode (ABFT_BOUND_TIGHT, docs/bound.md "Tight mode"). The tight pass
  * (kernels/abft_kernels.h, abft_tight_args_t) gives each entry's part from the inputs,
- *   T = lambda·sqrt(u^2·alpha^2·Vg + u_chk^2·Vc),
+ *   T = lambda·|alpha|·sqrt(u^2·Vg + u_chk^2·Vc),
  * and the compare adds the rest, where T >= 0:
  *   tau = T + coef_s·|alpha|·Sa + coef_p·|beta|·Pa + coef_r·Ra
  *         + coef_x·(|R| + |alpha·S| + |beta·P|) + abs_floor (+ the amplified term)

@@ -43,17 +43,29 @@ typedef struct engine {
     int64_t nopen[2];
 } engine_t;
 
-/* Sums of a vector: r[0] = sum v_j, r[1] = sum (j+1) v_j; ra likewise with |v_j|. */
+/* hi + lo += x, compensated (TwoSum) */
+static inline void two_sum_add(double *hi, double *lo, double x) {
+    double s = *hi + x, z = s - *hi;
+    *lo += (*hi - (s - z)) + (x - z);
+    *hi = s;
+}
+
+/* Sums of a vector: r[0] = sum v_j, r[1] = sum (j+1) v_j, compensated as the backends'
+ * checksums are (within u·|r| + gamma_len^2·ra of the exact sums: the tight bound mode
+ * leaves no room for a plain sum's rounding); ra likewise with |v_j|, plain. */
 static void vec_sums(const double *v, int64_t len, double r[2], double ra[2]) {
-    double s0 = 0, s1 = 0, a0 = 0, a1 = 0;
+    double s0 = 0, s1 = 0, l0 = 0, l1 = 0, a0 = 0, a1 = 0;
     for (int64_t j = 0; j < len; ++j) {
-        double w = (double)(j + 1);
-        s0 += v[j];
-        s1 += w * v[j];
+        double w = (double)(j + 1), p = w * v[j];
+        two_sum_add(&s0, &l0, v[j]);
+        two_sum_add(&s1, &l1, p);
+        l1 += fma(w, v[j], -p); /* the product's error, exact */
         a0 += fabs(v[j]);
         a1 += w * fabs(v[j]);
     }
-    r[0] = s0, r[1] = s1, ra[0] = a0, ra[1] = a1;
+    r[0] = isfinite(s0) ? s0 + l0 : s0;
+    r[1] = isfinite(s1) ? s1 + l1 : s1;
+    ra[0] = a0, ra[1] = a1;
 }
 
 /* The detection-only checksum's ratio of row idx (values v); 0 without one. */
@@ -69,7 +81,7 @@ static int passes(const engine_t *e, int cs, int64_t idx, const double *v, doubl
                   double t[2]) {
     double r[2], ra[2], s[2];
     vec_sums(v, e->cfg->len[cs], r, ra);
-    e->ops->expect(e->ctx, cs, idx, ra, s, t);
+    e->ops->expect(e->ctx, cs, idx, r, ra, s, t);
     int ok = 1;
     for (int q = 0; q < 2; ++q) {
         d[q] = r[q] - s[q];
@@ -180,7 +192,7 @@ static void from_checksum(const engine_t *e, int cs, int64_t idx, double *v, int
     double old = v[j], r[2], ra[2], s[2], t[2];
     v[j] = 0.0;
     vec_sums(v, e->cfg->len[cs], r, ra);
-    e->ops->expect(e->ctx, cs, idx, ra, s, t);
+    e->ops->expect(e->ctx, cs, idx, r, ra, s, t);
     v[j] = old;
     *cand = s[0] - r[0];
     *noise = t[0] + 2.0 * e->cfg->u_store * fabs(*cand);

@@ -22,10 +22,10 @@ typedef struct abft_corr_ops {
     /* Write element (i, j); *stored: the value as stored (rounded to the data precision). */
     abft_status_t (*put)(void *ctx, int64_t i, int64_t j, double v, double *stored);
     /* The expected checksums s[q] of entry idx and their bounds t[q] (q = 0: weights 1,
-     * q = 1: weights position + 1) for a vector whose |.|-sums are ra[q] (written values get
-     * no allowance). An infinite t verifies nothing. */
-    void (*expect)(void *ctx, int cs, int64_t idx, const double ra[2], double s[2],
-                   double t[2]);
+     * q = 1: weights position + 1) for a vector whose sums are r[q] (compensated) and whose
+     * |.|-sums are ra[q] (written values get no allowance). An infinite t verifies nothing. */
+    void (*expect)(void *ctx, int cs, int64_t idx, const double r[2], const double ra[2],
+                   double s[2], double t[2]);
     /* Element (i, j) recomputed from the inputs, with a bound on its error; *ok = 0 when the
      * inputs cannot give it (then the op may be NULL). */
     abft_status_t (*elem)(void *ctx, int64_t i, int64_t j, double *v, double *noise, int *ok);

@@ -667,8 +667,8 @@ static abft_status_t cb_put(void *ctx, int64_t i, int64_t j, double v, double *s
     return strip_io(g->p, at(g->p, g->C, i, j, g->ldc), 1, 1, &x, 1);
 }
 
-static void cb_expect(void *ctx, int cs, int64_t idx, const double ra[2], double s2[2],
-                      double t[2]) {
+static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const double ra[2],
+                      double s2[2], double t[2]) {
     gemm_ctx_t *g = (gemm_ctx_t *)ctx;
     const struct abft_gemm_plan *p = g->p;
     const gemm_side_t *s = &g->s[cs];
@@ -679,13 +679,13 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double ra[2], double
         if (p->beta != 0.0) e += p->beta * s->P[o], b += fabs(p->beta) * s->Pa[o];
         s2[q] = e;
         const double tt = s->tight ? s->T[o] : -1.0;
-        if (tt >= 0.0) { /* the tight bound; |R| <= Ra */
+        if (tt >= 0.0) { /* the tight bound, with the vector's own sum for R */
             double as = g->use_ab ? p->alpha * s->S[o] : 0.0;
             double sa = g->use_ab ? fabs(p->alpha) * s->Sa[o] : 0.0;
             double bp = p->beta != 0.0 ? p->beta * s->P[o] : 0.0;
             double pa = p->beta != 0.0 ? fabs(p->beta) * s->Pa[o] : 0.0;
             t[q] = tt + s->tb.coef_s * sa + s->tb.coef_p * pa + s->tb.coef_r * ra[q] +
-                   s->tb.coef_x * (ra[q] + fabs(as) + fabs(bp)) + s->bc.abs_floor;
+                   s->tb.coef_x * (fabs(r[q]) + fabs(as) + fabs(bp)) + s->bc.abs_floor;
         } else if (tt != tt) {
             t[q] = NAN;
         } else {

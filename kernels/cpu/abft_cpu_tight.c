@@ -18,7 +18,7 @@
  *      2·gW(k-1)·sum_j w_j^2·P_(k-1)j^2 (the last prefix again).
  *
  * and the rounding of Yb = op(B)·w as stored (each entry off by at most u_chk·|Yb_l|,
- * independently): sum_l a_il^2·Yb_l^2.
+ * independently), which alpha·op(A) carries into the reference: sum_l a_il^2·Yb_l^2.
  *
  * The along-l guard. Independence along l fails where the products of a row do not vary
  * against the partial sum's spacing (near-constant or few-valued products, e.g. constant
@@ -222,7 +222,7 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         }
 
     const double *gW = gw + (size_t)(NWIN - 1) * (size_t)k; /* windows of WIN rows */
-    const double al2 = a->alpha * a->alpha, u2 = a->u * a->u, uc2 = a->u_chk * a->u_chk;
+    const double aal = fabs(a->alpha), u2 = a->u * a->u, uc2 = a->u_chk * a->u_chk;
     int64_t risky = 0;
 #pragma omp parallel for schedule(static) reduction(+ : risky)
     for (int64_t i = 0; i < m; ++i) {
@@ -259,9 +259,11 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
             yc[0] += x * x * y0 * y0, yc[1] += x * x * y1 * y1;
         }
         for (int q = 0; q < 2; ++q) {
-            double V = u2 * al2 * (vs[q] / SK_Q + sh[q]) + uc2 * yc[q];
+            double V = u2 * (vs[q] / SK_Q + sh[q]) + uc2 * yc[q];
             /* these sums' own rounding: relative (2·SK_Q + 4)·k·2^-53 at most, far below */
-            a->T[i + q * a->ldt] = a->lambda * sqrt(V) * (1.0 + 0x1p-20);
+            double t = a->lambda * aal * sqrt(V) * (1.0 + 0x1p-20);
+            /* squares that overflowed (or a NaN input): the worst case decides */
+            a->T[i + q * a->ldt] = t < INFINITY ? t : -1.0;
         }
     }
     if (a->nrisky) *a->nrisky = risky;
