@@ -86,7 +86,7 @@ string(REPEAT "a/" 2100 longdir)
 bad("--out: '.*' is too long: the output paths in it would exceed 4095 characters" campaign --out ${longdir})
 string(REPEAT "n" 300 longname)
 bad("--name: '${longname}' is too long" campaign --name ${longname})
-bad("--bound: 'fast' is not a bound mode \\(accepted: worst, prob\\)" campaign --bound fast)
+bad("--bound: 'fast' is not a bound mode \\(accepted: worst, prob, tight\\)" campaign --bound fast)
 bad("--backend: 'gpu' is not a backend \\(accepted: auto, cpu, cuda\\)" campaign --backend gpu)
 bad("--sites: 'after-lu' names after-lu, not a site of --op gemm \\(its sites: encode, mid, after, checksum\\)"
     campaign --sites after-lu)
