@@ -62,6 +62,8 @@
 #include <time.h>
 
 #include "abft/abft.h"
+#include "abft_internal.h"
+#include "verify/abft_bound.h"
 #ifdef BENCH_BOUND_CUDA
 #include <cuda_runtime.h>
 #endif
@@ -571,9 +573,182 @@ static void sequential_bias(FILE *f) {
             }
 }
 
+/* ---- --lib-only: the library's three bound modes at larger sizes ----------------------- */
+
+/* The tight bound of the library, evaluated on the host from the inputs and the result (the
+ * CPU backend's tight pass, kernels/cpu/abft_cpu_tight.c, and the bound module's
+ * coefficients): the largest |residual|/bound over rows and both weight columns of C = A·B
+ * (n x n, alpha = 1, beta = 0), with the checksums taken as the CPU backend takes them.
+ * On the CUDA backend this asks whether cuBLAS's results keep within the bound the tight
+ * mode would give them. *risky: the rows the guard sent to the worst case. Returns -1 on a
+ * failure. */
+static double tight_host(abft_handle_t h, char prec, int64_t n, const double *A,
+                         const double *B, const double *C, int64_t *risky) {
+    const abft_prec_t pr = prec == 'd' ? ABFT_PREC_D : ABFT_PREC_S;
+    abft_kctx_t none;
+    memset(&none, 0, sizeof none);
+    double *yb = malloc(sizeof(double) * (size_t)n * 2), *T = malloc(sizeof(double) * (size_t)n * 2);
+    double *S = malloc(sizeof(double) * (size_t)n * 2), *Sa = malloc(sizeof(double) * (size_t)n * 2);
+    double *R = malloc(sizeof(double) * (size_t)n * 2), *Ra = malloc(sizeof(double) * (size_t)n * 2);
+    double ratio = -1.0;
+    abft_arith_t ar = abft_arith_native(pr);
+    abft_gemm_tight_t tb;
+    abft_gemm_bound_t bc;
+    if (!yb || !T || !S || !Sa || !R || !Ra) goto done;
+    abft_bound_gemm_tight(h, &ar, n, n, n, &tb);
+    abft_bound_gemm(h, &ar, 1.0, 0.0, n, n, n, &bc);
+    /* the data are doubles here (fp32 values widened): the pass reads them as fp64 data,
+     * with the fp32 unit roundoff */
+    abft_tsmm_args_t y = {ABFT_PREC_D, 0, n, n, 2, B, n, NULL, 0, NULL, 0, yb, n, NULL, 0};
+    abft_tight_args_t t = {ABFT_PREC_D, 0, 0, n, n, n, A, n, B, n, yb, n, 1.0, tb.u, tb.u_chk,
+                           tb.lambda, T, n, risky};
+    abft_tsmm_args_t sx = {ABFT_PREC_D, 0, n, n, 2, A, n, yb, n, NULL, 0, S, n, Sa, n};
+    abft_tsmm_args_t rx = {ABFT_PREC_D, 0, n, n, 2, C, n, NULL, 0, NULL, 0, R, n, Ra, n};
+    if (abft_cpu_tsmm(&none, &y) != ABFT_STATUS_SUCCESS ||
+        abft_cpu_tight(&none, &t) != ABFT_STATUS_SUCCESS ||
+        abft_cpu_tsmm(&none, &rx) != ABFT_STATUS_SUCCESS)
+        goto done;
+    /* |op(A)|·(|op(B)|·V) for the worst case of risky rows and the small terms */
+    {
+        double *yba = malloc(sizeof(double) * (size_t)n * 2);
+        if (!yba) goto done;
+        abft_tsmm_args_t ya = {ABFT_PREC_D, 0, n, n, 2, B, n, NULL, 0, NULL, 0, yb, n, yba, n};
+        abft_status_t st = abft_cpu_tsmm(&none, &ya);
+        sx.Xabs = yba, sx.ldxabs = n;
+        if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tsmm(&none, &sx);
+        free(yba);
+        if (st != ABFT_STATUS_SUCCESS) goto done;
+    }
+    ratio = 0.0;
+    for (int64_t i = 0; i < n; ++i)
+        for (int q = 0; q < 2; ++q) {
+            const int64_t o = i + q * n;
+            double tau = T[o] >= 0.0
+                             ? T[o] + tb.coef_s * Sa[o] + tb.coef_r * Ra[o] +
+                                   tb.coef_x * (fabs(R[o]) + fabs(S[o])) + bc.abs_floor
+                             : bc.coef_s * Sa[o] + bc.coef_r * Ra[o] + bc.abs_floor;
+            double d = fabs(R[o] - S[o]);
+            double x = d == 0.0 ? 0.0 : d / tau;
+            if (!(x <= ratio)) ratio = x;
+        }
+done:
+    free(yb), free(T), free(S), free(Sa), free(R), free(Ra);
+    return ratio;
+}
+
+typedef struct lib_result {
+    char prec;
+    int64_t n;
+    int kind;
+    double worst, prob, tight;
+    int64_t risky; /* rows sent to the worst case, largest over the products */
+} lib_result_t;
+
+/* --lib-only: for each precision, size and kind, reps products through the library in each
+ * bound mode (the tight one through the host evaluation on the CUDA backend); writes
+ * DIR/bound_lib_<backend>.md and .json. */
+static int lib_only(const int64_t *sizes, int nsizes, int reps, const char *precs,
+                    const char *out, uint64_t seed, const char *commit) {
+    const char *bname = g_cuda ? "cuda" : "cpu";
+    abft_handle_t h = NULL;
+    if (abft_create(&h, g_cuda ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS)
+        return 1;
+    lib_result_t res[2 * 8 * KINDS];
+    int nres = 0, failed = 0;
+    printf("%-4s %6s %-12s %12s %12s %12s %8s %14s\n", "prec", "n", "data", "worst", "prob",
+           "tight", "risky", "tight/worst");
+    for (const char *pc = precs; *pc; ++pc)
+        for (int s = 0; s < nsizes; ++s)
+            for (int kind = 0; kind < KINDS; ++kind) {
+                const int64_t n = sizes[s];
+                const size_t nn = (size_t)n * (size_t)n;
+                double *A = malloc(nn * sizeof(double)), *B = malloc(nn * sizeof(double));
+                double *C = malloc(nn * sizeof(double));
+                if (A == NULL || B == NULL || C == NULL) return 1;
+                lib_result_t r = {*pc, n, kind, 0.0, 0.0, 0.0, 0};
+                for (int rep = 0; rep < reps; ++rep) {
+                    rng_state = seed + 1000003ull * (uint64_t)(nres * reps + rep);
+                    fill(A, n, kind, 0);
+                    fill(B, n, kind, 1);
+                    if (*pc == 's')
+                        for (size_t i = 0; i < nn; ++i) A[i] = (float)A[i], B[i] = (float)B[i];
+                    double w = run(h, *pc, n, A, B, C, ABFT_BOUND_PROBABILISTIC);
+                    double x = run(h, *pc, n, A, B, C, ABFT_BOUND_WORST_CASE);
+                    int64_t risky = 0;
+                    double t = g_cuda ? -2.0 : run(h, *pc, n, A, B, C, ABFT_BOUND_TIGHT);
+                    /* the guard's count (and on CUDA the bound itself) from the host */
+                    double th = tight_host(h, *pc, n, A, B, C, &risky);
+                    if (g_cuda) t = th;
+                    if (w < 0.0 || x < 0.0 || t < 0.0 || th < 0.0) {
+                        failed = 1;
+                        continue;
+                    }
+                    if (t >= 1.0) {
+                        fprintf(stderr, "bench_bound: the tight bound failed (%g)\n", t);
+                        failed = 1;
+                    }
+                    if (w > r.prob) r.prob = w;
+                    if (x > r.worst) r.worst = x;
+                    if (t > r.tight) r.tight = t;
+                    if (risky > r.risky) r.risky = risky;
+                }
+                free(A), free(B), free(C);
+                res[nres++] = r;
+                printf("%-4c %6lld %-12s %12.3g %12.3g %12.3g %8lld %14.3g\n", r.prec,
+                       (long long)n, kind_name[kind], r.worst, r.prob, r.tight,
+                       (long long)r.risky, r.worst > 0.0 ? r.tight / r.worst : 0.0);
+                fflush(stdout);
+            }
+    abft_destroy(h);
+    char path[512], date[64];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    snprintf(path, sizeof path, "%s/bound_lib_%s.md", out, bname);
+    FILE *f = fopen(path, "w");
+    if (f != NULL) {
+        fprintf(f, "# The library's bound modes: tightness (bench_bound --lib-only, %s)\n\n"
+                   "- date: %s\n- commit: %s\n- seed %llu, %d products per case, C = A·B, "
+                   "m = n = k, alpha = 1, beta = 0, row checksums\n\n"
+                   "Largest |residual| / bound over the rows, both weight columns and the "
+                   "products (the tightness; 1 is the bound reached). worst, prob (factor 4): "
+                   "the report's max_ratio; tight: the report's max_ratio%s. risky: the most "
+                   "rows of one product that the tight mode's along-l guard sent to the worst "
+                   "case. Data kinds: bench/bench_bound.c.\n\n"
+                   "| prec | n | data | worst | prob | tight | risky rows | tight / worst |\n"
+                   "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n",
+                g_cuda ? "CUDA backend, cuBLAS" : "CPU backend", date,
+                commit ? commit : "unknown", (unsigned long long)seed, reps,
+                g_cuda ? " evaluated on the host from cuBLAS's result (the CUDA backend has "
+                         "no tight pass yet: the bound the mode would give)"
+                       : "");
+        for (int i = 0; i < nres; ++i)
+            fprintf(f, "| fp%s | %lld | %s | %.3g | %.3g | %.3g | %lld | %.3g |\n",
+                    res[i].prec == 'd' ? "64" : "32", (long long)res[i].n,
+                    kind_name[res[i].kind], res[i].worst, res[i].prob, res[i].tight,
+                    (long long)res[i].risky,
+                    res[i].worst > 0.0 ? res[i].tight / res[i].worst : 0.0);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/bound_lib_%s.json", out, bname);
+    f = fopen(path, "w");
+    if (f != NULL) {
+        fprintf(f, "{\"bench\": \"bench_bound --lib-only\", \"backend\": \"%s\", \"date\": "
+                   "\"%s\", \"commit\": \"%s\", \"seed\": %llu, \"reps\": %d, \"rows\": [",
+                bname, date, commit ? commit : "unknown", (unsigned long long)seed, reps);
+        for (int i = 0; i < nres; ++i)
+            fprintf(f, "%s\n {\"precision\": \"%c\", \"n\": %lld, \"data\": \"%s\", "
+                       "\"worst\": %.6g, \"prob\": %.6g, \"tight\": %.6g, \"risky\": %lld}",
+                    i ? "," : "", res[i].prec, (long long)res[i].n, kind_name[res[i].kind],
+                    res[i].worst, res[i].prob, res[i].tight, (long long)res[i].risky);
+        fprintf(f, "\n]}\n");
+        fclose(f);
+    }
+    return failed;
+}
+
 int main(int argc, char **argv) {
     int64_t sizes[8] = {256, 1024, 2048};
-    int nsizes = 3, reps = 2;
+    int nsizes = 3, reps = 2, lib = 0;
     const char *out = "bench/results", *precs = "sd";
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -600,9 +775,12 @@ int main(int argc, char **argv) {
             }
         } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
             out = argv[++i];
+        } else if (strcmp(argv[i], "--lib-only") == 0) {
+            lib = 1;
         } else {
             fprintf(stderr, "usage: bench_bound [--sizes 256,1024,2048] [--reps R] "
-                            "[--precision s|d|both] [--backend cpu|cuda] [--out DIR]\n");
+                            "[--precision s|d|both] [--backend cpu|cuda] [--out DIR] "
+                            "[--lib-only]\n");
             return 2;
         }
     }
@@ -616,6 +794,7 @@ int main(int argc, char **argv) {
     const char *bname = g_cuda ? "cuda" : "cpu";
     printf("bench_bound: seed %llu, %d reps, %s backend, residuals in %s\n",
            (unsigned long long)seed, reps, bname, QUAD_NAME);
+    if (lib) return lib_only(sizes, nsizes, reps, precs, out, seed, commit);
     abft_handle_t h = NULL;
     if (abft_create(&h, g_cuda ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS)
         return 1;

@@ -110,7 +110,7 @@ static int count_distinct(uint64_t *v, int n) {
 static int rich(int da, int db, int len) {
     int D = (len + 1) / 2;
     if (D > GUARD_D) D = GUARD_D;
-    return (da >= D && db >= D) || da >= D * db || db >= D * da;
+    return (da >= D && db >= D) || (da + db - 1) / db >= D || (db + da - 1) / da >= D;
 }
 
 abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
