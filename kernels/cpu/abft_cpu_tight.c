@@ -25,9 +25,9 @@
  * data or short periods): the additions then round alike. Per aligned block of WIN terms,
  * d_a (row i of op(A)) and d_b (column j of op(B)) count the distinct magnitudes after
  * rounding to r bits, r such that values within 16·u·k of each other count as one. The
- * products take at least ceil(d_a/d_b) distinct values (and ceil(d_b/d_a)); when both
- * factors vary (d_a, d_b >= D) the model assumes the products do. A row meeting any column
- * where neither holds is "risky": T = -1, and the compare uses the worst-case bound. */
+ * model takes the products to vary as much as the more varied factor; a row meeting a
+ * column where both factors take fewer than D = 8 values on a block is "risky": T = -1,
+ * and the compare uses the worst-case bound. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -106,11 +106,14 @@ static int count_distinct(uint64_t *v, int n) {
     return d;
 }
 /* Do products of factors with d_a and d_b distinct magnitudes on a block of len terms
- * vary enough for the model? */
+ * vary enough for the model? They take at least max(ceil(d_a/d_b), ceil(d_b/d_a)) distinct
+ * values (pigeonhole); the model assumes max(d_a, d_b) (the products of two factors vary at
+ * least as much as the more varied one: a row built from the reciprocals of a column does
+ * not, docs/bound.md). */
 static int rich(int da, int db, int len) {
     int D = (len + 1) / 2;
     if (D > GUARD_D) D = GUARD_D;
-    return (da >= D && db >= D) || (da + db - 1) / db >= D || (db + da - 1) / da >= D;
+    return da >= D || db >= D;
 }
 
 abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
