@@ -51,7 +51,9 @@
  * whose plain sums cancel) and shared rows (the first half of B's rows constant along
  * each row: columns all different, partial sums over that half and their roundings shared)
  * and discrete (A cancelling, B from {-0.3, -0.1, 0.1, 0.3}: columns different, few values)
- * and constant (A all 0.1, B all 1: roundings correlated along l, equal across columns).
+ * and constant (A all 0.1, B all 1: roundings correlated along l, equal across columns)
+ * and near-constant (the same with a relative spread of 2^-12) and periodic (the rows of A
+ * repeat three values along l, B all 1).
  * GIT_COMMIT in the environment is recorded as the commit. A benchmark, not a test: it
  * exits 1 only when a call fails or the library flags a clean product. */
 #include <math.h>
@@ -83,10 +85,10 @@ typedef long double quad;
 #define QUAD_NAME "long double"
 #endif
 
-enum { KINDS = 9 };
+enum { KINDS = 11 };
 static const char *kind_name[KINDS] = {"cancelling", "positive", "wide range", "sign-sorted",
                                        "repeated", "two groups", "shared rows", "discrete",
-                                       "constant"};
+                                       "constant", "near-const", "periodic"};
 
 static uint64_t rng_state;
 static uint64_t next_u64(void) {
@@ -149,9 +151,17 @@ static void fill(double *M, int64_t n, int kind, int b) {
                 v = b ? (next_u64() & 1 ? 0.1 : 0.3) * (next_u64() & 1 ? 1.0 : -1.0)
                       : 2.0 * unit() - 1.0;
                 break;
-            default: /* A all 0.1, B all 1: every partial sum a multiple of 0.1, their
-                      * roundings correlated along l and equal across the columns */
+            case 8: /* A all 0.1, B all 1: every partial sum a multiple of 0.1, their
+                     * roundings correlated along l and equal across the columns */
                 v = b ? 1.0 : 0.1;
+                break;
+            case 9: /* near-constant: 0.1 and 1 with a relative spread of 2^-12 (fp32: the
+                     * additions round alike from k of about 4096 on) */
+                v = (b ? 1.0 : 0.1) * (1.0 + 0x1p-12 * unit());
+                break;
+            default: /* periodic: the rows of A repeat three values along l (A's column
+                      * index), B all 1 */
+                v = b ? 1.0 : 0.1 * (1.0 + (double)(j % 3) / 3.0);
                 break;
             }
             M[i + j * n] = v;
@@ -597,7 +607,7 @@ static double tight_host(abft_handle_t h, char prec, int64_t n, const double *A,
     abft_gemm_tight_t tb;
     abft_gemm_bound_t bc;
     if (!yb || !T || !S || !Sa || !R || !Ra) goto done;
-    abft_bound_gemm_tight(h, &ar, n, n, n, &tb);
+    abft_bound_gemm_tight(h, &ar, n, n, n, 1, &tb);
     abft_bound_gemm(h, &ar, 1.0, 0.0, n, n, n, &bc);
     /* the data are doubles here (fp32 values widened): the pass reads them as fp64 data,
      * with the fp32 unit roundoff */
@@ -679,10 +689,13 @@ static int lib_only(const int64_t *sizes, int nsizes, int reps, const char *prec
                     g_flag_ok = 0;
                     double x = run(h, *pc, n, A, B, C, ABFT_BOUND_WORST_CASE);
                     int64_t risky = 0;
-                    double t = g_cuda ? -2.0 : run(h, *pc, n, A, B, C, ABFT_BOUND_TIGHT);
-                    /* the guard's count (and on CUDA the bound itself) from the host */
+                    /* the library's tight mode (on CUDA fp32 only: fp64 there is the bound
+                     * evaluated on the host from cuBLAS's result) */
+                    const int host_only = g_cuda && *pc == 'd';
+                    double t = host_only ? -2.0 : run(h, *pc, n, A, B, C, ABFT_BOUND_TIGHT);
+                    /* the guard's count (and on CUDA fp64 the bound itself) from the host */
                     double th = tight_host(h, *pc, n, A, B, C, &risky);
-                    if (g_cuda) t = th;
+                    if (host_only) t = th;
                     if (w < 0.0 || x < 0.0 || t < 0.0 || th < 0.0) {
                         failed = 1;
                         continue;
@@ -722,8 +735,9 @@ static int lib_only(const int64_t *sizes, int nsizes, int reps, const char *prec
                    "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n",
                 g_cuda ? "CUDA backend, cuBLAS" : "CPU backend", date,
                 commit ? commit : "unknown", (unsigned long long)seed, reps,
-                g_cuda ? " evaluated on the host from cuBLAS's result (the CUDA backend has "
-                         "no tight pass yet: the bound the mode would give)"
+                g_cuda ? " (fp32: the CUDA backend's tight pass; fp64, which the CUDA "
+                         "backend's tight mode does not take: the bound evaluated on the host "
+                         "from cuBLAS's result, with the CPU backend's compensated checksums)"
                        : "");
         for (int i = 0; i < nres; ++i)
             fprintf(f, "| fp%s | %lld | %s | %.3g | %.3g | %.3g | %lld | %.3g |\n",
@@ -750,9 +764,84 @@ static int lib_only(const int64_t *sizes, int nsizes, int reps, const char *prec
     return failed;
 }
 
+/* ---- --sweep N: clean products in the tight mode over the space (CPU backend) ----------- */
+
+/* N clean products C = alpha·op(A)·op(B) + beta·C_old in the tight mode: n x n operands of
+ * the nine kinds (n uniform in 1..128), both precisions, every transpose (op(A) = A^T reads
+ * the kind's A transposed: its structure then runs along the other index), alpha in
+ * {1, -0.7, 3.5, 2^-900 (fp64) or 2^-100 (fp32)}, beta in {0, 1, -0.3} with a random old C,
+ * row and full checksums. Every one must pass: prints the count flagged (a false alarm),
+ * the largest |residual|/bound, and the calls whose every row the guard sent to the worst
+ * case are not told apart (the report does not say). Returns 1 on a flag or a failure. */
+static int sweep(int64_t count, uint64_t seed) {
+    abft_handle_t h = NULL;
+    if (abft_create(&h, ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS) return 1;
+    abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
+    const int64_t NMAX = 128;
+    double *A = malloc(sizeof(double) * NMAX * NMAX), *B = malloc(sizeof(double) * NMAX * NMAX);
+    double *C = malloc(sizeof(double) * NMAX * NMAX);
+    float *As = malloc(sizeof(float) * NMAX * NMAX), *Bs = malloc(sizeof(float) * NMAX * NMAX);
+    float *Cs = malloc(sizeof(float) * NMAX * NMAX);
+    if (!A || !B || !C || !As || !Bs || !Cs) return 1;
+    int64_t flagged = 0, failed = 0;
+    double worst = 0.0;
+    int64_t per_kind[KINDS] = {0};
+    double worst_kind[KINDS] = {0};
+    rng_state = seed;
+    for (int64_t t = 0; t < count; ++t) {
+        const int64_t n = 1 + (int64_t)(next_u64() % (uint64_t)NMAX);
+        const int kind = (int)(next_u64() % KINDS), dp = (int)(next_u64() & 1u);
+        const int ta = (int)(next_u64() & 1u), tb = (int)(next_u64() & 1u);
+        const int full = (int)(next_u64() & 1u);
+        static const double alphas[3] = {1.0, -0.7, 3.5}, betas[3] = {0.0, 1.0, -0.3};
+        const uint64_t ai = next_u64() % 4u;
+        const double alpha = ai < 3 ? alphas[ai] : (dp ? 0x1p-900 : 0x1p-100);
+        const double beta = betas[next_u64() % 3u];
+        fill(A, n, kind, 0);
+        fill(B, n, kind, 1);
+        for (int64_t i = 0; i < n * n; ++i) C[i] = 2.0 * unit() - 1.0;
+        abft_set_checksum_kind(h, full ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
+        abft_report_t rep;
+        abft_status_t st;
+        if (dp) {
+            st = abft_dgemm(h, (abft_operation_t)ta, (abft_operation_t)tb, n, n, n, alpha, A, n,
+                            B, n, beta, C, n, &rep);
+        } else {
+            for (int64_t i = 0; i < n * n; ++i)
+                As[i] = (float)A[i], Bs[i] = (float)B[i], Cs[i] = (float)C[i];
+            st = abft_sgemm(h, (abft_operation_t)ta, (abft_operation_t)tb, n, n, n, (float)alpha,
+                            As, n, Bs, n, (float)beta, Cs, n, &rep);
+        }
+        if (st != ABFT_STATUS_SUCCESS) {
+            ++failed;
+            continue;
+        }
+        ++per_kind[kind];
+        if (rep.detected != 0) {
+            ++flagged;
+            fprintf(stderr, "sweep: product %lld flagged: %s n %lld kind %s t%d%d alpha %g "
+                            "beta %g %s, ratio %g\n", (long long)t, dp ? "fp64" : "fp32",
+                    (long long)n, kind_name[kind], ta, tb, alpha, beta, full ? "full" : "row",
+                    rep.max_ratio);
+        }
+        if (rep.max_ratio > worst) worst = rep.max_ratio;
+        if (rep.max_ratio > worst_kind[kind]) worst_kind[kind] = rep.max_ratio;
+    }
+    printf("sweep: %lld clean products in the tight mode (seed %llu): %lld flagged, %lld "
+           "failed calls, largest |residual|/bound %.3g\n", (long long)count,
+           (unsigned long long)seed, (long long)flagged, (long long)failed, worst);
+    for (int k = 0; k < KINDS; ++k)
+        printf("  %-12s %9lld products, largest ratio %.3g\n", kind_name[k],
+               (long long)per_kind[k], worst_kind[k]);
+    free(A), free(B), free(C), free(As), free(Bs), free(Cs);
+    abft_destroy(h);
+    return flagged > 0 || failed > 0;
+}
+
 int main(int argc, char **argv) {
     int64_t sizes[8] = {256, 1024, 2048};
     int nsizes = 3, reps = 2, lib = 0;
+    int64_t sweep_n = 0;
     const char *out = "bench/results", *precs = "sd";
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -781,10 +870,12 @@ int main(int argc, char **argv) {
             out = argv[++i];
         } else if (strcmp(argv[i], "--lib-only") == 0) {
             lib = 1;
+        } else if (strcmp(argv[i], "--sweep") == 0 && i + 1 < argc) {
+            sweep_n = atoll(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench_bound [--sizes 256,1024,2048] [--reps R] "
                             "[--precision s|d|both] [--backend cpu|cuda] [--out DIR] "
-                            "[--lib-only]\n");
+                            "[--lib-only] [--sweep N]\n");
             return 2;
         }
     }
@@ -798,6 +889,7 @@ int main(int argc, char **argv) {
     const char *bname = g_cuda ? "cuda" : "cpu";
     printf("bench_bound: seed %llu, %d reps, %s backend, residuals in %s\n",
            (unsigned long long)seed, reps, bname, QUAD_NAME);
+    if (sweep_n > 0) return sweep(sweep_n, seed);
     if (lib) return lib_only(sizes, nsizes, reps, precs, out, seed, commit);
     abft_handle_t h = NULL;
     if (abft_create(&h, g_cuda ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS)

@@ -20,7 +20,7 @@ static const abft_backend_ops_t cuda_ops = {
     abft_cuda_lu_tri, abft_cuda_lu_getrf, abft_cuda_lu_laswp, abft_cuda_lu_trsm,
     abft_cuda_lu_gather, abft_cuda_lu_axpy, abft_cuda_lu_get, abft_cuda_lu_set,
     abft_cuda_screen, abft_cuda_gemm_gated, abft_cuda_gate_result, abft_cuda_gate_reset,
-    NULL,
+    abft_cuda_tight,
 };
 #endif
 

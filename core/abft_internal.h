@@ -58,7 +58,7 @@ typedef struct abft_backend_ops {
     abft_status_t (*gemm_gated)(const abft_kctx_t *, const abft_gemm_args_t *);
     abft_status_t (*gate_result)(const abft_kctx_t *, int64_t *);
     abft_status_t (*gate_reset)(const abft_kctx_t *);
-    /* The tight pass (ABFT_BOUND_TIGHT); NULL where the backend has none (CUDA) */
+    /* The tight pass (ABFT_BOUND_TIGHT) */
     abft_status_t (*tight)(const abft_kctx_t *, const abft_tight_args_t *);
 } abft_backend_ops_t;
 

@@ -157,7 +157,7 @@ typedef struct abft_compare_args {
  * (= op(B)·V as the encoding stored it, k x 2). T(i, q) = -1 where row i and op(B) meet
  * the along-l guard (few distinct or near-constant values on both sides of a 16-term
  * window): the compare then uses the worst case. *nrisky (may be NULL) counts those rows.
- * The column side runs the same pass on C^T = op(B)^T·op(A)^T. CPU backend only. */
+ * The column side runs the same pass on C^T = op(B)^T·op(A)^T. */
 typedef struct abft_tight_args {
     abft_prec_t prec;
     int transa, transb;
@@ -225,6 +225,10 @@ abft_status_t abft_cuda_context_destroy(abft_kctx_t *ctx, int own_blas, int own_
 abft_status_t abft_cuda_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a);
 abft_status_t abft_cuda_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a);
 abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a, int njobs);
+/* The tight pass (fp32 data: the CUDA checksums are plain fp64 sums, whose worst-case
+ * rounding the bound keeps, negligible beside an fp32 GEMM's; the verify layer refuses fp64
+ * data in the tight mode on this backend). *nrisky is set to -1 (not counted). */
+abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a);
 abft_status_t abft_cuda_gemm(const abft_kctx_t *ctx, const abft_gemm_args_t *a);
 abft_status_t abft_cuda_alloc(const abft_kctx_t *ctx, size_t bytes, void **ptr);
 abft_status_t abft_cuda_free(const abft_kctx_t *ctx, void *ptr);

@@ -122,8 +122,14 @@ static double gamma_sq(double n) {
     return !(g >= 0.0 && g < 1.0) ? INFINITY : g * g;
 }
 
+/* gamma_n(2^-53), the worst case whatever the handle's mode */
+static double gamma_wc(double n) {
+    double nu = n * U_FP64;
+    return nu < 0.5 ? nu / (1.0 - nu) : INFINITY;
+}
+
 void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner, int64_t k,
-                           int64_t out, abft_gemm_tight_t *t) {
+                           int64_t out, int compensated, abft_gemm_tight_t *t) {
     const double pad = 1.0 + 8.0 * U_FP64;
     const double shrink_s = 1.0 - U_FP64 * (double)(inner + k + 2);
     const double shrink_r = 1.0 - U_FP64 * (double)(out + 1);
@@ -139,6 +145,16 @@ void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner
     t->coef_r = 2.0 * gamma_sq((double)out + 2.0) / shrink_r * pad;
     /* R, S, P rounded once each, alpha·S and beta·P, their sum, and the residual R - s */
     t->coef_x = 6.0 * U_FP64 * pad;
+    if (!compensated) {
+        /* plain fp64 checksums: the encodings of op(B) (inner terms) and op(A) (k terms) and
+         * of the old C, the pass over C (out terms), the compare's three operations: the
+         * worst-case terms of abft_bound_gemm without the GEMM's own */
+        const double gi = gamma_wc((double)inner), gk = gamma_wc((double)k);
+        const double go = gamma_wc((double)out), g3 = gamma_wc(3.0);
+        t->coef_s += (gk * (1.0 + gi) + gi + g3) / shrink_s * pad;
+        t->coef_p += (gi + g3) / shrink_r * pad;
+        t->coef_r += go * (1.0 + go) / shrink_r * pad;
+    }
 }
 
 /* ---- LU and getrs ---- */

@@ -68,8 +68,10 @@ double abft_bound_gemm_amp(const abft_gemm_bound_t *b, int q, double l1, double 
  *         + coef_x·(|R| + |alpha·S| + |beta·P|) + abs_floor (+ the amplified term)
  * (abs_floor and the amplified-underflow term as in abft_gemm_bound_t). lambda makes an
  * entry's false alarm at most TIGHT_FALSE_ALARM under the model (per checksum column);
- * the handle's factor multiplies it. Valid for checksums computed as compensated dot
- * products (the CPU backend's kernels). */
+ * the handle's factor multiplies it. compensated: the checksums are compensated dot
+ * products (the CPU backend's kernels), whose own rounding is second order; else they are
+ * plain fp64 sums (the CUDA backend's) and keep their worst-case terms, negligible beside an
+ * fp32 GEMM's rounding but not beside an fp64 one's. */
 #define ABFT_TIGHT_SKETCH 32
 #define ABFT_TIGHT_FALSE_ALARM 0x1p-40
 typedef struct abft_gemm_tight {
@@ -77,7 +79,7 @@ typedef struct abft_gemm_tight {
     double coef_s, coef_p, coef_r, coef_x;
 } abft_gemm_tight_t;
 void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner, int64_t k,
-                           int64_t out, abft_gemm_tight_t *t);
+                           int64_t out, int compensated, abft_gemm_tight_t *t);
 
 /* ---- LU and getrs ---- */
 /* The bounds of docs/lu.md. f: the arithmetic of the factorization or solve (from

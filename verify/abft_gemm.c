@@ -396,8 +396,16 @@ static int needs_screen(const struct abft_gemm_plan *p) {
 static int tight_wanted(const struct abft_gemm_plan *p) {
     return p->h->bound_mode == ABFT_BOUND_TIGHT;
 }
+/* Are the backend's checksums compensated dot products (the CPU's), or plain fp64 sums? */
+static int tight_compensated(const struct abft_gemm_plan *p) {
+    return p->h->backend != ABFT_BACKEND_CUDA;
+}
+/* The backend runs the tight pass; the CUDA backend's plain fp64 checksums are too coarse
+ * beside an fp64 GEMM's rounding, so it takes fp32 data only. */
 static abft_status_t tight_check(const struct abft_gemm_plan *p) {
-    ABFT_RETURN_IF(tight_wanted(p) && p->h->ops->tight == NULL, ABFT_STATUS_NOT_SUPPORTED);
+    if (!tight_wanted(p)) return ABFT_STATUS_SUCCESS;
+    ABFT_RETURN_IF(p->h->ops->tight == NULL, ABFT_STATUS_NOT_SUPPORTED);
+    ABFT_RETURN_IF(!tight_compensated(p) && p->prec == ABFT_PREC_D, ABFT_STATUS_NOT_SUPPORTED);
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -411,13 +419,13 @@ static abft_status_t tight_pass(struct abft_gemm_plan *p, const void *A, int64_t
     if (!tight_wanted(p) || p->arith.u_in > 0.0) return ABFT_STATUS_SUCCESS;
     ABFT_TRY(tight_check(p));
     abft_gemm_tight_t tb;
-    abft_bound_gemm_tight(h, &p->arith, p->n, p->k, p->n, &tb);
+    abft_bound_gemm_tight(h, &p->arith, p->n, p->k, p->n, tight_compensated(p), &tb);
     abft_tight_args_t a = {p->prec, p->transa, p->transb, p->m, p->n, p->k, A, lda, B, ldb,
                            p->w[W_YB], p->ld[W_YB], p->alpha, tb.u, tb.u_chk, tb.lambda,
                            p->w[W_TT], p->ld[W_TT], NULL};
     ABFT_TRY(h->ops->tight(&h->kctx, &a));
     if (p->kind == ABFT_CHECKSUM_FULL) {
-        abft_bound_gemm_tight(h, &p->arith, p->m, p->k, p->m, &tb);
+        abft_bound_gemm_tight(h, &p->arith, p->m, p->k, p->m, tight_compensated(p), &tb);
         abft_tight_args_t c = {p->prec, !p->transb, !p->transa, p->n, p->m, p->k, B, ldb, A,
                                lda, p->w[W_ZA], p->ld[W_ZA], p->alpha, tb.u, tb.u_chk,
                                tb.lambda, p->w[W_TTC], p->ld[W_TTC], NULL};
@@ -1202,7 +1210,8 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
         /* the tight bound where the tight pass ran for this arithmetic (else the worst case) */
         s->tight = p->tight && tight_wanted(p) && g.use_ab && p->arith.u_in == 0.0 &&
                    p->arith.u == p->tight_u;
-        if (s->tight) abft_bound_gemm_tight(h, &p->arith, s->len, p->k, s->len, &s->tb);
+        if (s->tight)
+            abft_bound_gemm_tight(h, &p->arith, s->len, p->k, s->len, tight_compensated(p), &s->tb);
         s->flags = (int64_t *)malloc(sizeof(int64_t) * (size_t)(s->n + 1));
         if (s->flags == NULL) st = ABFT_STATUS_ALLOC_FAILED;
     }

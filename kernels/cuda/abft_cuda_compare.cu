@@ -29,6 +29,9 @@ struct cmp_params {
     int64_t ldr, ldra, lds, ldsa, ldp, ldpa;
     int use_p;
     double alpha, beta, coef_s, coef_r, abs_floor;
+    const double *T; /* the tight bound's part from the inputs (NULL: not the tight mode) */
+    int64_t ldt;
+    double tcoef_s, tcoef_p, tcoef_r, tcoef_x;
 };
 
 /* Entry i: flagged in either column; *ratio gets max |d|/t (0/0 = 0, NaN -> +Inf). */
@@ -37,19 +40,32 @@ __device__ __forceinline__ bool cmp_entry(const cmp_params &p, int64_t i, double
     double mr = 0.0;
 #pragma unroll
     for (int q = 0; q < 2; ++q) {
-        double s = __dmul_rn(p.alpha, p.S[i + q * p.lds]);
-        double t = __dmul_rn(fabs(p.alpha), p.Sa[i + q * p.ldsa]);
-        if (p.use_p) {
-            s = __dadd_rn(s, __dmul_rn(p.beta, p.P[i + q * p.ldp]));
-            t = __dadd_rn(t, __dmul_rn(fabs(p.beta), p.Pa[i + q * p.ldpa]));
+        const double as = __dmul_rn(p.alpha, p.S[i + q * p.lds]);
+        const double sa = __dmul_rn(fabs(p.alpha), p.Sa[i + q * p.ldsa]);
+        const double bp = p.use_p ? __dmul_rn(p.beta, p.P[i + q * p.ldp]) : 0.0;
+        const double pa = p.use_p ? __dmul_rn(fabs(p.beta), p.Pa[i + q * p.ldpa]) : 0.0;
+        const double s = __dadd_rn(as, bp), rv = p.R[i + q * p.ldr];
+        const double ra = p.Ra[i + q * p.ldra];
+        const double tt = p.T != NULL ? p.T[i + q * p.ldt] : -1.0;
+        double t;
+        if (tt >= 0.0) { /* the tight bound, in the CPU oracle's order */
+            t = __dadd_rn(tt, __dmul_rn(p.tcoef_s, sa));
+            t = __dadd_rn(t, __dmul_rn(p.tcoef_p, pa));
+            t = __dadd_rn(t, __dmul_rn(p.tcoef_r, ra));
+            t = __dadd_rn(t, __dmul_rn(p.tcoef_x,
+                                       __dadd_rn(__dadd_rn(fabs(rv), fabs(as)), fabs(bp))));
+            t = __dadd_rn(t, p.abs_floor);
+        } else if (tt != tt) {
+            t = NAN;
+        } else {
+            t = __dadd_rn(__dadd_rn(__dmul_rn(p.coef_s, __dadd_rn(sa, pa)), __dmul_rn(p.coef_r, ra)),
+                          p.abs_floor);
         }
-        t = __dadd_rn(__dadd_rn(__dmul_rn(p.coef_s, t), __dmul_rn(p.coef_r, p.Ra[i + q * p.ldra])),
-                      p.abs_floor);
-        const double d = fabs(__dsub_rn(p.R[i + q * p.ldr], s));
+        const double d = fabs(__dsub_rn(rv, s));
         /* an infinite bound (|C| or the encodings overflowed, an Inf in C) verifies nothing */
         if (!(d <= t) || isinf(t)) flagged = true;
         double r = d == 0.0 ? 0.0 : __ddiv_rn(d, t);
-        if (isnan(r) || isinf(t)) r = INFINITY;
+        if (isnan(r) || !(t < INFINITY)) r = INFINITY;
         if (r > mr) mr = r;
     }
     *ratio = mr;
@@ -182,6 +198,12 @@ static cmp_params cmp_job(const abft_compare_args_t *a) {
     p.coef_s = a->coef_s;
     p.coef_r = a->coef_r;
     p.abs_floor = a->abs_floor;
+    p.T = a->T;
+    p.ldt = a->ldt;
+    p.tcoef_s = a->tcoef_s;
+    p.tcoef_p = a->tcoef_p;
+    p.tcoef_r = a->tcoef_r;
+    p.tcoef_x = a->tcoef_x;
     return p;
 }
 
@@ -192,9 +214,6 @@ static cmp_params cmp_job(const abft_compare_args_t *a) {
 extern "C" abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a,
                                            int njobs) {
     if (njobs < 1 || njobs > 2) return ABFT_STATUS_INTERNAL_ERROR;
-    /* no tight pass on this backend (the verify layer refuses the tight mode before) */
-    for (int j = 0; j < njobs; ++j)
-        if (a[j].T != NULL) return ABFT_STATUS_NOT_SUPPORTED;
     cudaStream_t st = abft_cuda_stream(ctx);
     cmp_params p[2];
     int64_t nb[2] = {0, 0}, nlist[2] = {0, 0};

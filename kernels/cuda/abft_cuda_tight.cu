@@ -1,0 +1,334 @@
+/* abft CUDA backend: the tight pass of ABFT_BOUND_TIGHT, the same computation as the CPU
+ * backend's (kernels/cpu/abft_cpu_tight.c, which states the model; docs/bound.md "Tight
+ * mode"), in five kernels:
+ *
+ *   gauss_kernel   G (n x 32): the sketch's normal draws, from the same hash as the CPU's;
+ *   sketch_kernel  Z (k x 64: Z_l,qr = sum_j w_qj·G_jr·b_lj) and B2 (k x 2: sum_j w_qj^2·b_lj^2);
+ *   class_kernel   per row l of op(B), one block: the largest class of columns equal up to one
+ *                  sign and power of two on the windows of 1, 2, 4, 8, 16 rows ending at l,
+ *                  counted in a hash table in shared memory (32-bit fingerprints of the CPU's
+ *                  64-bit keys: a collision merges classes, so a count can only grow);
+ *   ws_kernel      the short-node weights Ws from the class sizes;
+ *   mask_kernel    per block of 16 rows, the counts of distinct magnitudes its columns take;
+ *   rows_kernel    per row i and weight column q: the guard, then the sketched partial sums
+ *                  along l and T(i, q).
+ *
+ * Everything lives in the context's scratch (the output T in the caller's memory). Up to
+ * n = 16384 columns (the class table: 1.5·n slots of 8 bytes in shared memory); beyond, every
+ * row gets T = -1 (the worst case). */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "abft_cuda_common.cuh"
+
+namespace {
+
+constexpr int SK_Q = 32, WIN = 16, NWIN = 5, GUARD_D = 8;
+constexpr int64_t CLASS_NMAX = 16384;
+
+struct tight_dev {
+    int prec, transa, transb;
+    int64_t m, n, k;
+    const void *A;
+    int64_t lda;
+    const void *B;
+    int64_t ldb;
+    const double *Yb;
+    int64_t ldyb;
+    double alpha, u, u_chk, lambda;
+    double *T;
+    int64_t ldt;
+    int qbits;      /* the guard's quantization */
+    int too_wide;   /* n beyond the class table: every row to the worst case */
+    double *G, *Z, *B2, *gw, *Ws;
+    uint32_t *mask;
+};
+
+__device__ __forceinline__ double opa(const tight_dev &a, int64_t i, int64_t l) {
+    size_t o = a.transa ? (size_t)(l + i * a.lda) : (size_t)(i + l * a.lda);
+    return a.prec == ABFT_PREC_D ? ((const double *)a.A)[o] : (double)((const float *)a.A)[o];
+}
+__device__ __forceinline__ double opb(const tight_dev &a, int64_t l, int64_t j) {
+    size_t o = a.transb ? (size_t)(j + l * a.ldb) : (size_t)(l + j * a.ldb);
+    return a.prec == ABFT_PREC_D ? ((const double *)a.B)[o] : (double)((const float *)a.B)[o];
+}
+
+__device__ __forceinline__ uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+__device__ __forceinline__ uint64_t bits(double x) {
+    return x == 0.0 ? 0ull : (uint64_t)__double_as_longlong(x);
+}
+__device__ __forceinline__ uint64_t mant_key(double b) {
+    if (b == 0.0) return 0;
+    int e;
+    return bits(ldexp(frexp(fabs(b), &e), 1));
+}
+__device__ __forceinline__ uint64_t qkey(double x, int r) {
+    if (x == 0.0) return 0;
+    int e;
+    double m = frexp(fabs(x), &e);
+    return ((uint64_t)(e + 2048) << 53) | (uint64_t)llround(ldexp(m, r));
+}
+__device__ __forceinline__ int count_distinct(const uint64_t *v, int n) {
+    int d = 0;
+    for (int x = 0; x < n; ++x) {
+        int seen = 0;
+        for (int y = 0; y < x && !seen; ++y) seen = v[y] == v[x];
+        d += !seen;
+    }
+    return d;
+}
+__device__ __forceinline__ int rich(int da, int db, int len) {
+    int D = (len + 1) / 2;
+    if (D > GUARD_D) D = GUARD_D;
+    return da >= D || db >= D;
+}
+
+__global__ void gauss_kernel(tight_dev a) {
+    const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= a.n * SK_Q) return;
+    const int64_t j = t / SK_Q;
+    const int r = (int)(t % SK_Q);
+    uint64_t z = mix64(0x243F6A8885A308D3ull +
+                       0x9E3779B97F4A7C15ull * ((uint64_t)j * SK_Q + (uint64_t)r + 1u));
+    double u1 = ((double)(z >> 11) + 0.5) * 0x1p-53;
+    double u2 = (double)(mix64(z ^ 0x5851F42D4C957F2Dull) >> 11) * 0x1p-53;
+    a.G[t] = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* 8 rows l per block of 256 threads: thread (l_loc = t / 32, r = t % 32) sums Z for weight 1
+ * and weight j + 1; lane r = 0 also B2. */
+constexpr int SKL = 8, SKJ = 32;
+__global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
+    __shared__ double sb[SKL][SKJ + 1];
+    __shared__ double sg[SKJ][SK_Q + 1];
+    const int t = threadIdx.x, ll = t / 32, r = t % 32;
+    const int64_t l0 = (int64_t)blockIdx.x * SKL, l = l0 + ll;
+    double z0 = 0.0, z1 = 0.0, b0 = 0.0, b1 = 0.0;
+    for (int64_t j0 = 0; j0 < a.n; j0 += SKJ) {
+        /* tiles: B rows l0.., columns j0..; G rows j0.. */
+        for (int x = t; x < SKL * SKJ; x += 256) {
+            int li = x / SKJ, ji = x % SKJ;
+            int64_t lj = l0 + li, jj = j0 + ji;
+            sb[li][ji] = lj < a.k && jj < a.n ? opb(a, lj, jj) : 0.0;
+        }
+        for (int x = t; x < SKJ * SK_Q; x += 256) {
+            int ji = x / SK_Q, ri = x % SK_Q;
+            int64_t jj = j0 + ji;
+            sg[ji][ri] = jj < a.n ? a.G[jj * SK_Q + ri] : 0.0;
+        }
+        __syncthreads();
+        const int jn = a.n - j0 < SKJ ? (int)(a.n - j0) : SKJ;
+        for (int ji = 0; ji < jn; ++ji) {
+            const double b = sb[ll][ji], w1 = (double)(j0 + ji + 1);
+            if (b == 0.0) continue;
+            const double g = sg[ji][r];
+            z0 += b * g;
+            z1 += w1 * b * g;
+            if (r == 0) b0 += b * b, b1 += w1 * w1 * b * b;
+        }
+        __syncthreads();
+    }
+    if (l < a.k) {
+        a.Z[l * 2 * SK_Q + r] = z0;
+        a.Z[l * 2 * SK_Q + SK_Q + r] = z1;
+        if (r == 0) a.B2[l * 2] = b0, a.B2[l * 2 + 1] = b1;
+    }
+}
+
+/* The key of column j for the window of 2^p rows ending at l (p >= 1; all rows up to l when
+ * fewer), as the CPU computes it: the column scaled by the sign and power of two of its last
+ * nonzero entry up to l (zeros stay zero: only a nonzero within the window matters). */
+__device__ uint64_t window_key(const tight_dev &a, int64_t l, int64_t j, int p) {
+    double sc = 1.0;
+    for (int64_t s = 0; s < (1 << p) && l - s >= 0; ++s) {
+        const double an = opb(a, l - s, j);
+        if (an != 0.0) {
+            int e;
+            frexp(an, &e);
+            sc = copysign(ldexp(1.0, 1 - e), an);
+            break;
+        }
+    }
+    uint64_t h = 0x6A09E667F3BCC909ull;
+    for (int64_t s = 0; s < (1 << p) && l - s >= 0; ++s)
+        h = mix64(h ^ bits(opb(a, l - s, j) * sc)) + (uint64_t)s;
+    return h;
+}
+
+/* The largest class among the n keys of one window (block-wide; the table in dynamic shared
+ * memory: nslot fingerprints, then nslot counts). */
+template <int P>
+__device__ int64_t largest(const tight_dev &a, int64_t l, uint32_t *fp, uint32_t *cnt,
+                           int64_t nslot, uint32_t *smax) {
+    for (int64_t s = threadIdx.x; s < nslot; s += blockDim.x) fp[s] = 0u, cnt[s] = 0u;
+    if (threadIdx.x == 0) *smax = 0u;
+    __syncthreads();
+    for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) {
+        const uint64_t key = P == 0 ? mant_key(opb(a, l, j)) : window_key(a, l, j, P);
+        const uint64_t h = mix64(key);
+        const uint32_t f = (uint32_t)(h >> 32) | 1u; /* 0 marks an empty slot */
+        int64_t s = (int64_t)((h & 0xffffffffull) % (uint64_t)nslot);
+        for (;;) {
+            uint32_t old = atomicCAS(&fp[s], 0u, f);
+            if (old == 0u || old == f) {
+                atomicMax(smax, atomicAdd(&cnt[s], 1u) + 1u);
+                break;
+            }
+            s = s + 1 == nslot ? 0 : s + 1;
+        }
+    }
+    __syncthreads();
+    const int64_t g = (int64_t)*smax;
+    __syncthreads();
+    return g;
+}
+
+__global__ void __launch_bounds__(256) class_kernel(tight_dev a, int64_t nslot) {
+    extern __shared__ uint32_t tab[];
+    __shared__ uint32_t smax;
+    const int64_t l = blockIdx.x;
+    uint32_t *fp = tab, *cnt = tab + nslot;
+    const int64_t g0 = largest<0>(a, l, fp, cnt, nslot, &smax);
+    int64_t g[NWIN] = {g0, 1, 1, 1, 1};
+    if (g0 > 1) { /* a longer window only refines the classes */
+        g[1] = largest<1>(a, l, fp, cnt, nslot, &smax);
+        g[2] = largest<2>(a, l, fp, cnt, nslot, &smax);
+        g[3] = largest<3>(a, l, fp, cnt, nslot, &smax);
+        g[4] = largest<4>(a, l, fp, cnt, nslot, &smax);
+    }
+    if (threadIdx.x == 0)
+        for (int p = 0; p < NWIN; ++p) a.gw[l + p * a.k] = (double)g[p];
+}
+
+__global__ void ws_kernel(tight_dev a) {
+    const int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (l >= a.k) return;
+    double ws = a.gw[l];
+    for (int s = 1; s < WIN; ++s) {
+        const int p = s >= 8 ? 3 : s >= 4 ? 2 : s >= 2 ? 1 : 0;
+        double g = 0.0;
+        for (int64_t e = l; e < l + s && e < a.k; ++e) g = fmax(g, a.gw[e + p * a.k]);
+        ws += (double)s * g;
+    }
+    a.Ws[l] = ws;
+}
+
+__global__ void mask_kernel(tight_dev a, int64_t nblk) {
+    const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nblk * a.n) return;
+    const int64_t w = t % nblk, j = t / nblk;
+    uint64_t v[WIN];
+    int len = 0;
+    for (int64_t l = w * WIN; l < a.k && l < (w + 1) * WIN; ++l) v[len++] = qkey(opb(a, l, j), a.qbits);
+    atomicOr(&a.mask[w], 1u << (count_distinct(v, len) - 1));
+}
+
+/* Thread (i, q): q = blockIdx.y. */
+__global__ void __launch_bounds__(128) rows_kernel(tight_dev a, int64_t nblk) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int q = blockIdx.y;
+    if (i >= a.m) return;
+    int bad = a.too_wide;
+    for (int64_t w = 0; w < nblk && !bad; ++w) {
+        uint64_t v[WIN];
+        int len = 0;
+        for (int64_t l = w * WIN; l < a.k && l < (w + 1) * WIN; ++l) v[len++] = qkey(opa(a, i, l), a.qbits);
+        const int da = count_distinct(v, len);
+        const uint32_t mk = a.mask[w];
+        for (int db = 1; db <= len && !bad; ++db)
+            if (((mk >> (db - 1)) & 1u) && !rich(da, db, len)) bad = 1;
+    }
+    if (bad) {
+        a.T[i + q * a.ldt] = -1.0;
+        return;
+    }
+    const double *gW = a.gw + (size_t)(NWIN - 1) * (size_t)a.k;
+    double P[SK_Q];
+#pragma unroll
+    for (int r = 0; r < SK_Q; ++r) P[r] = 0.0;
+    double vs = 0.0, sh = 0.0, yc = 0.0;
+    for (int64_t l = 0; l < a.k; ++l) {
+        const double x = opa(a, i, l);
+        const double *z = a.Z + l * 2 * SK_Q + q * SK_Q;
+        double s = 0.0;
+#pragma unroll
+        for (int r = 0; r < SK_Q; ++r) {
+            P[r] += x * z[r];
+            s += P[r] * P[r];
+        }
+        vs += gW[l] * s;
+        if (l == a.k - 1 || l == a.k / 2 - 1) vs += 2.0 * gW[l] * s;
+        sh += x * x * a.B2[l * 2 + q] * a.Ws[l];
+        const double y = a.Yb[l + q * a.ldyb];
+        yc += x * x * y * y;
+    }
+    const double V = a.u * a.u * (vs / SK_Q + sh) + a.u_chk * a.u_chk * yc;
+    const double t = a.lambda * fabs(a.alpha) * sqrt(V) * (1.0 + 0x1p-20);
+    a.T[i + q * a.ldt] = t < INFINITY ? t : -1.0;
+}
+
+size_t align256(size_t b) { return (b + 255) & ~(size_t)255; }
+
+} // namespace
+
+extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
+    const int64_t m = a->m, n = a->n, k = a->k;
+    if (a->nrisky != NULL) *a->nrisky = -1; /* not counted on this backend */
+    if (m == 0) return ABFT_STATUS_SUCCESS;
+    cudaStream_t st = abft_cuda_stream(ctx);
+    if (n == 0 || k == 0) {
+        ABFT_CUDA_TRY(cudaMemset2DAsync(a->T, sizeof(double) * (size_t)a->ldt, 0,
+                                        sizeof(double) * (size_t)m, 2, st));
+        return ABFT_STATUS_SUCCESS;
+    }
+    const int64_t nblk = (k + WIN - 1) / WIN;
+    size_t bytes = align256(sizeof(double) * (size_t)n * SK_Q) +
+                   align256(sizeof(double) * (size_t)k * 2 * SK_Q) +
+                   align256(sizeof(double) * (size_t)k * 2) +
+                   align256(sizeof(double) * (size_t)k * NWIN) + align256(sizeof(double) * (size_t)k) +
+                   align256(sizeof(uint32_t) * (size_t)nblk);
+    void *mem = NULL;
+    ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &mem));
+    tight_dev d;
+    d.prec = (int)a->prec, d.transa = a->transa, d.transb = a->transb;
+    d.m = m, d.n = n, d.k = k;
+    d.A = a->A, d.lda = a->lda, d.B = a->B, d.ldb = a->ldb, d.Yb = a->Yb, d.ldyb = a->ldyb;
+    d.alpha = a->alpha, d.u = a->u, d.u_chk = a->u_chk, d.lambda = a->lambda;
+    d.T = a->T, d.ldt = a->ldt;
+    const double eps = 16.0 * a->u * (double)k;
+    d.qbits = eps >= 0.5 ? 1 : (int)floor(-log2(eps));
+    if (d.qbits > 52) d.qbits = 52;
+    d.too_wide = n > CLASS_NMAX;
+    char *p = (char *)mem;
+    d.G = (double *)p, p += align256(sizeof(double) * (size_t)n * SK_Q);
+    d.Z = (double *)p, p += align256(sizeof(double) * (size_t)k * 2 * SK_Q);
+    d.B2 = (double *)p, p += align256(sizeof(double) * (size_t)k * 2);
+    d.gw = (double *)p, p += align256(sizeof(double) * (size_t)k * NWIN);
+    d.Ws = (double *)p, p += align256(sizeof(double) * (size_t)k);
+    d.mask = (uint32_t *)p;
+    ABFT_CUDA_TRY(cudaMemsetAsync(d.mask, 0, sizeof(uint32_t) * (size_t)nblk, st));
+    if (!d.too_wide) {
+        gauss_kernel<<<(unsigned)((n * SK_Q + 255) / 256), 256, 0, st>>>(d);
+        ABFT_CUDA_LAUNCHED();
+        sketch_kernel<<<(unsigned)((k + SKL - 1) / SKL), 256, 0, st>>>(d);
+        ABFT_CUDA_LAUNCHED();
+        int64_t nslot = n + n / 2 > 64 ? n + n / 2 : 64;
+        size_t smem = sizeof(uint32_t) * 2 * (size_t)nslot;
+        ABFT_CUDA_TRY(cudaFuncSetAttribute(class_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)smem));
+        class_kernel<<<(unsigned)k, 256, smem, st>>>(d, nslot);
+        ABFT_CUDA_LAUNCHED();
+        ws_kernel<<<(unsigned)((k + 255) / 256), 256, 0, st>>>(d);
+        ABFT_CUDA_LAUNCHED();
+        mask_kernel<<<(unsigned)((nblk * n + 255) / 256), 256, 0, st>>>(d, nblk);
+        ABFT_CUDA_LAUNCHED();
+    }
+    rows_kernel<<<dim3((unsigned)((m + 127) / 128), 2), 128, 0, st>>>(d, nblk);
+    ABFT_CUDA_LAUNCHED();
+    return ABFT_STATUS_SUCCESS;
+}
