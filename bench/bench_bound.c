@@ -613,7 +613,7 @@ static double tight_host(abft_handle_t h, char prec, int64_t n, const double *A,
      * with the fp32 unit roundoff */
     abft_tsmm_args_t y = {ABFT_PREC_D, 0, n, n, 2, B, n, NULL, 0, NULL, 0, yb, n, NULL, 0};
     abft_tight_args_t t = {ABFT_PREC_D, 0, 0, n, n, n, A, n, B, n, yb, n, 1.0, tb.u, tb.u_chk,
-                           tb.lambda, T, n, risky};
+                           tb.lambda, T, n, risky, 0};
     abft_tsmm_args_t sx = {ABFT_PREC_D, 0, n, n, 2, A, n, yb, n, NULL, 0, S, n, Sa, n};
     abft_tsmm_args_t rx = {ABFT_PREC_D, 0, n, n, 2, C, n, NULL, 0, NULL, 0, R, n, Ra, n};
     if (abft_cpu_tsmm(&none, &y) != ABFT_STATUS_SUCCESS ||

@@ -173,6 +173,8 @@ typedef struct abft_tight_args {
     double *T;
     int64_t ldt;
     int64_t *nrisky;
+    int64_t ksplit; /* > 0: the GEMM runs as two calls split at ksplit along k (the second
+                     * with beta = 1), whose second half sums from ksplit afresh */
 } abft_tight_args_t;
 
 /* C = alpha·op(A)·op(B) + beta·C through the backend's BLAS (cuBLAS / host BLAS). */

@@ -139,9 +139,14 @@ void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner
     /* compensated checksums (Dot2): each within u·|value| + gamma_len^2·(its |.| sum);
      * the first-order parts are coef_x's, the second-order ones: */
     t->coef_s = 2.0 * (gamma_sq((double)inner + 2.0) + gamma_sq((double)k + 2.0)) / shrink_s * pad;
-    /* beta·C_old rounded, and its share of the rounding of alpha·D + beta·C_old (and of a
-     * split of the GEMM along k) */
-    t->coef_p = (3.0 * g->u + 2.0 * gamma_sq((double)out + 2.0)) / shrink_r * pad;
+    /* beta·C_old: a BLAS may add into C once per block of k, up to k times (the reference
+     * BLAS adds every product into C), each addition rounding relative to a C that holds
+     * beta·C_old; small increments against a large old C round alike, so these add up
+     * linearly: the worst case's gamma_(k+3) on |beta|·|C_old|·V (found by review: an
+     * OpenBLAS sgemm with k = 16384 onto C_old = 1 exceeded 3·u) */
+    const double nk = (double)k + 3.0;
+    const double gpk = nk * g->u < 0.5 ? nk * g->u / (1.0 - nk * g->u) : INFINITY;
+    t->coef_p = (gpk + 2.0 * gamma_sq((double)out + 2.0)) / shrink_r * pad;
     t->coef_r = 2.0 * gamma_sq((double)out + 2.0) / shrink_r * pad;
     /* R, S, P rounded once each, alpha·S and beta·P, their sum, and the residual R - s */
     t->coef_x = 6.0 * U_FP64 * pad;

@@ -419,16 +419,18 @@ static abft_status_t tight_pass(struct abft_gemm_plan *p, const void *A, int64_t
     if (!tight_wanted(p) || p->arith.u_in > 0.0) return ABFT_STATUS_SUCCESS;
     ABFT_TRY(tight_check(p));
     abft_gemm_tight_t tb;
+    /* run_gemm splits the GEMM in two halves along k while a hook is set */
+    const int64_t ksplit = h->hook != NULL && p->k >= 2 ? p->k / 2 : 0;
     abft_bound_gemm_tight(h, &p->arith, p->n, p->k, p->n, tight_compensated(p), &tb);
     abft_tight_args_t a = {p->prec, p->transa, p->transb, p->m, p->n, p->k, A, lda, B, ldb,
                            p->w[W_YB], p->ld[W_YB], p->alpha, tb.u, tb.u_chk, tb.lambda,
-                           p->w[W_TT], p->ld[W_TT], NULL};
+                           p->w[W_TT], p->ld[W_TT], NULL, ksplit};
     ABFT_TRY(h->ops->tight(&h->kctx, &a));
     if (p->kind == ABFT_CHECKSUM_FULL) {
         abft_bound_gemm_tight(h, &p->arith, p->m, p->k, p->m, tight_compensated(p), &tb);
         abft_tight_args_t c = {p->prec, !p->transb, !p->transa, p->n, p->m, p->k, B, ldb, A,
                                lda, p->w[W_ZA], p->ld[W_ZA], p->alpha, tb.u, tb.u_chk,
-                               tb.lambda, p->w[W_TTC], p->ld[W_TTC], NULL};
+                               tb.lambda, p->w[W_TTC], p->ld[W_TTC], NULL, ksplit};
         ABFT_TRY(h->ops->tight(&h->kctx, &c));
     }
     p->tight = 1;

@@ -119,6 +119,7 @@ static int rich(int da, int db, int len) {
 abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
     (void)ctx;
     const int64_t m = a->m, n = a->n, k = a->k;
+    if (a->nrisky) *a->nrisky = 0;
     if (m == 0) return ABFT_STATUS_SUCCESS;
     if (n == 0 || k == 0) {
         for (int64_t i = 0; i < m; ++i) a->T[i] = a->T[i + a->ldt] = 0.0;
@@ -183,17 +184,19 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
             continue;
         }
         for (int64_t j = 0; j < n; ++j) {
-            double sc = 1.0;
+            /* the scale: sign sg and exponent 1 - e, applied by ldexp (exact, and the same
+             * for columns equal up to the scale even where it over- or underflows) */
+            int e = 1;
+            double sg = 1.0;
             if (lnz[j] >= 0) {
-                int e;
                 const double an = opb(a, lnz[j], j);
                 frexp(an, &e);
-                sc = copysign(ldexp(1.0, 1 - e), an);
+                sg = copysign(1.0, an);
             }
             uint64_t h = 0x6A09E667F3BCC909ull;
             int p = 1;
             for (int64_t s = 0; s < WIN && l - s >= 0; ++s) {
-                h = mix64(h ^ bits(opb(a, l - s, j) * sc)) + (uint64_t)s;
+                h = mix64(h ^ bits(sg * ldexp(opb(a, l - s, j), 1 - e))) + (uint64_t)s;
                 if (s + 1 == (int64_t)1 << p) key[(size_t)p++ * (size_t)n + (size_t)j] = h;
             }
             for (; p < NWIN; ++p) key[(size_t)p * (size_t)n + (size_t)j] = h; /* all rows up to l */
@@ -243,20 +246,32 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
             ++risky;
             continue;
         }
-        double P[2 * SK_Q] = {0}, vs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0};
+        double P[2 * SK_Q] = {0}, Pm[2 * SK_Q] = {0};
+        double vs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0};
+        const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
         for (int64_t l = 0; l < k; ++l) {
             const double x = opa(a, i, l), *z = Z + (size_t)l * 2 * SK_Q;
-            double s0 = 0.0, s1 = 0.0;
+            /* s: the squared partial sums of the node ending at l (after a split, the second
+             * half's sums start afresh: P - Pm); f: those of the whole sum so far */
+            double s0 = 0.0, s1 = 0.0, f0 = 0.0, f1 = 0.0;
             for (int q = 0; q < SK_Q; ++q) {
                 P[q] += x * z[q];
                 P[SK_Q + q] += x * z[SK_Q + q];
-                s0 += P[q] * P[q];
-                s1 += P[SK_Q + q] * P[SK_Q + q];
+                const double d0 = P[q] - Pm[q], d1 = P[SK_Q + q] - Pm[SK_Q + q];
+                s0 += d0 * d0, s1 += d1 * d1;
+                f0 += P[q] * P[q], f1 += P[SK_Q + q] * P[SK_Q + q];
             }
             vs[0] += gW[l] * s0, vs[1] += gW[l] * s1;
-            /* the final roundings; and a GEMM split in two halves along k (the library's
-             * mid-GEMM fault site) rounds the first half's result once more */
-            if (l == k - 1 || l == k / 2 - 1) vs[0] += 2.0 * gW[l] * s0, vs[1] += 2.0 * gW[l] * s1;
+            /* the final roundings (alpha·D, its sum with beta·C_old; after a split, alpha
+             * times the second half's sum and its sum with the first half's result) */
+            if (l == k - 1) {
+                vs[0] += 2.0 * gW[l] * (s0 + (ks ? f0 : 0.0));
+                vs[1] += 2.0 * gW[l] * (s1 + (ks ? f1 : 0.0));
+            }
+            if (ks && l == ks - 1) { /* the first half's result, rounded as it is stored */
+                vs[0] += 2.0 * gW[l] * f0, vs[1] += 2.0 * gW[l] * f1;
+                for (int q = 0; q < 2 * SK_Q; ++q) Pm[q] = P[q];
+            }
             sh[0] += x * x * B2[l] * Ws[l], sh[1] += x * x * B2[l + k] * Ws[l];
             const double y0 = a->Yb[l], y1 = a->Yb[l + a->ldyb];
             yc[0] += x * x * y0 * y0, yc[1] += x * x * y1 * y1;

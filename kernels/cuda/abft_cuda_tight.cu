@@ -39,6 +39,7 @@ struct tight_dev {
     double alpha, u, u_chk, lambda;
     double *T;
     int64_t ldt;
+    int64_t ks;     /* the split along k (0: none) */
     int qbits;      /* the guard's quantization */
     int too_wide;   /* n beyond the class table: every row to the worst case */
     double *G, *Z, *B2, *gw, *Ws;
@@ -144,19 +145,19 @@ __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
  * fewer), as the CPU computes it: the column scaled by the sign and power of two of its last
  * nonzero entry up to l (zeros stay zero: only a nonzero within the window matters). */
 __device__ uint64_t window_key(const tight_dev &a, int64_t l, int64_t j, int p) {
-    double sc = 1.0;
+    int e = 1;
+    double sg = 1.0;
     for (int64_t s = 0; s < (1 << p) && l - s >= 0; ++s) {
         const double an = opb(a, l - s, j);
         if (an != 0.0) {
-            int e;
             frexp(an, &e);
-            sc = copysign(ldexp(1.0, 1 - e), an);
+            sg = copysign(1.0, an);
             break;
         }
     }
     uint64_t h = 0x6A09E667F3BCC909ull;
     for (int64_t s = 0; s < (1 << p) && l - s >= 0; ++s)
-        h = mix64(h ^ bits(opb(a, l - s, j) * sc)) + (uint64_t)s;
+        h = mix64(h ^ bits(sg * ldexp(opb(a, l - s, j), 1 - e))) + (uint64_t)s;
     return h;
 }
 
@@ -248,21 +249,28 @@ __global__ void __launch_bounds__(128) rows_kernel(tight_dev a, int64_t nblk) {
         return;
     }
     const double *gW = a.gw + (size_t)(NWIN - 1) * (size_t)a.k;
-    double P[SK_Q];
+    double P[SK_Q], Pm[SK_Q];
 #pragma unroll
-    for (int r = 0; r < SK_Q; ++r) P[r] = 0.0;
+    for (int r = 0; r < SK_Q; ++r) P[r] = Pm[r] = 0.0;
     double vs = 0.0, sh = 0.0, yc = 0.0;
     for (int64_t l = 0; l < a.k; ++l) {
         const double x = opa(a, i, l);
         const double *z = a.Z + l * 2 * SK_Q + q * SK_Q;
-        double s = 0.0;
+        double s = 0.0, f = 0.0;
 #pragma unroll
         for (int r = 0; r < SK_Q; ++r) {
             P[r] += x * z[r];
-            s += P[r] * P[r];
+            const double d = P[r] - Pm[r];
+            s += d * d;
+            f += P[r] * P[r];
         }
         vs += gW[l] * s;
-        if (l == a.k - 1 || l == a.k / 2 - 1) vs += 2.0 * gW[l] * s;
+        if (l == a.k - 1) vs += 2.0 * gW[l] * (s + (a.ks ? f : 0.0));
+        if (a.ks && l == a.ks - 1) {
+            vs += 2.0 * gW[l] * f;
+#pragma unroll
+            for (int r = 0; r < SK_Q; ++r) Pm[r] = P[r];
+        }
         sh += x * x * a.B2[l * 2 + q] * a.Ws[l];
         const double y = a.Yb[l + q * a.ldyb];
         yc += x * x * y * y;
@@ -300,6 +308,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     d.A = a->A, d.lda = a->lda, d.B = a->B, d.ldb = a->ldb, d.Yb = a->Yb, d.ldyb = a->ldyb;
     d.alpha = a->alpha, d.u = a->u, d.u_chk = a->u_chk, d.lambda = a->lambda;
     d.T = a->T, d.ldt = a->ldt;
+    d.ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
     const double eps = 16.0 * a->u * (double)k;
     d.qbits = eps >= 0.5 ? 1 : (int)floor(-log2(eps));
     if (d.qbits > 52) d.qbits = 52;

@@ -226,6 +226,32 @@ static void test_detects(abft_handle_t h, uint64_t seed) {
     abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
 }
 
+/* 5. beta·C_old far above alpha·A·B with a long k: a BLAS that adds each block of k into C
+ *    rounds every addition against the old C, and increments below its spacing round
+ *    alike. Once flagged every row (found by review: m = 64, n = 8, k = 16384, fp32, C_old =
+ *    1, A ~ 3e-4, B ~ 1e-4); the old C's share is now bounded linearly in k. */
+static void test_big_old_c(abft_handle_t h, uint64_t seed) {
+    tu_rng_t r;
+    tu_rng_init(&r, seed + 11);
+    const int64_t m = 64, n = 8, k = 16384;
+    float *A = tu_alloc_s(m * k), *B = tu_alloc_s(k * n), *C = tu_alloc_s(m * n);
+    double worst = 0.0;
+    for (int rep = 0; rep < 4; ++rep) {
+        for (int64_t i = 0; i < m * k; ++i) A[i] = (float)(3e-4 * tu_range(&r, 0.5, 1.5));
+        for (int64_t i = 0; i < k * n; ++i) B[i] = (float)(1e-4 * tu_range(&r, 0.5, 1.5));
+        for (int64_t i = 0; i < m * n; ++i) C[i] = rep % 2 ? 4.0f : 1.0f;
+        abft_report_t rep_;
+        abft_status_t st = abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0f, A, m, B, k,
+                                      rep % 2 ? 0.25f : 1.0f, C, m, &rep_);
+        TU_CHECK(st == ABFT_STATUS_SUCCESS && rep_.detected == 0,
+                 "large old C, rep %d: %s, flagged %lld, ratio %g", rep, abft_status_name(st),
+                 (long long)rep_.detected, rep_.max_ratio);
+        if (rep_.max_ratio > worst) worst = rep_.max_ratio;
+    }
+    printf("large old C, k = 16384: largest residual/bound %.3g\n", worst);
+    free(A), free(B), free(C);
+}
+
 /* 4. the mode's name and range */
 static void test_api(abft_handle_t h) {
     TU_CHECK(strcmp(abft_bound_mode_name(ABFT_BOUND_TIGHT), "tight") == 0, "name %s",
@@ -248,6 +274,7 @@ int main(void) {
     test_clean(h, seed);
     test_tightness(h, seed);
     test_detects(h, seed);
+    test_big_old_c(h, seed);
     abft_destroy(h);
     return tu_finish("test_tight");
 }

@@ -75,7 +75,8 @@ static void test_pass(abft_handle_t h, tu_rng_t *r) {
                 yb[l + k] = tu_range(r, -50.0, 50.0);
             }
             abft_tight_args_t a = {ABFT_PREC_S, ta, tb, m, n, k, A, lda, B, ldb, yb, k, -1.5,
-                                   0x1p-24, 0x1p-53, 12.5, Tc, m, NULL};
+                                   0x1p-24, 0x1p-53, 12.5, Tc, m, NULL,
+                                   (int64_t)tu_int(r, 0, 1) * (k / 2)};
             abft_kctx_t none;
             memset(&none, 0, sizeof none);
             TU_CHECK_STATUS(abft_cpu_tight(&none, &a), ABFT_STATUS_SUCCESS);
