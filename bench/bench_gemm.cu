@@ -3,7 +3,7 @@
 // at the streaming-read rate this run measures.
 //
 //   bench_gemm [--quick] [--out DIR]
-//   bench_gemm --profile d|s N row|full ITERS   (ITERS 0: encode and verify timed apart;
+//   bench_gemm --profile d|s N row|full|tight ITERS   (ITERS 0: encode and verify timed apart;
 //                                               else ITERS bare calls for a kernel profiler)
 //
 // Prints a table and writes DIR/gemm.json and DIR/gemm.md (default DIR: bench/results).
@@ -328,17 +328,19 @@ int main(int argc, char **argv) {
     std::string dir = "bench/results";
     const char *prof_prec = nullptr;
     int64_t prof_n = 0;
-    int prof_full = 0, prof_iters = 0;
+    int prof_full = 0, prof_tight = 0, prof_iters = 0;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--quick")) quick = true;
         else if (!std::strcmp(argv[i], "--out") && i + 1 < argc) dir = argv[++i];
         else if (!std::strcmp(argv[i], "--profile") && i + 4 < argc) {
             prof_prec = argv[++i];
             prof_n = std::atoll(argv[++i]);
-            prof_full = !std::strcmp(argv[++i], "full");
+            const char *kind = argv[++i];
+            prof_full = !std::strcmp(kind, "full");
+            prof_tight = !std::strcmp(kind, "tight"); /* row checksums, tight bound mode */
             prof_iters = std::atoi(argv[++i]);
         } else {
-            std::fprintf(stderr, "usage: %s [--quick] [--out DIR] [--profile d|s N row|full ITERS]\n",
+            std::fprintf(stderr, "usage: %s [--quick] [--out DIR] [--profile d|s N row|full|tight ITERS]\n",
                          argv[0]);
             return 2;
         }
@@ -354,6 +356,7 @@ int main(int argc, char **argv) {
         cudaStream_t st;
         TU_CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
         TU_ABFT_OK(abft_set_stream(h, st));
+        if (prof_tight) TU_ABFT_OK(abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0));
         if (prof_prec[0] == 'd') profile<double>(h, st, prof_n, prof_full, prof_iters);
         else profile<float>(h, st, prof_n, prof_full, prof_iters);
         abft_destroy(h);

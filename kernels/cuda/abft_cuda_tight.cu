@@ -14,8 +14,8 @@
  *                  along l and T(i, q).
  *
  * Everything lives in the context's scratch (the output T in the caller's memory). Up to
- * n = 16384 columns (the class table: 1.5·n slots of 8 bytes in shared memory); beyond, every
- * row gets T = -1 (the worst case). */
+ * n = 16384 columns (the class table: 1.5·n slots of 8 bytes and a byte per column in
+ * shared memory); beyond, every row gets T = -1 (the worst case). */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -101,19 +101,21 @@ __global__ void gauss_kernel(tight_dev a) {
     a.G[t] = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-/* 8 rows l per block of 256 threads: thread (l_loc = t / 32, r = t % 32) sums Z for weight 1
- * and weight j + 1; lane r = 0 also B2. */
-constexpr int SKL = 8, SKJ = 32;
+/* 32 rows l per block of 256 threads: thread (l_loc = t / 32 + 8·x, x < 4; r = t % 32) sums Z
+ * for weight 1 and weight j + 1; lane r = 0 also B2. */
+constexpr int SKL = 32, SKJ = 32, SKX = SKL / 8;
 __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
     __shared__ double sb[SKL][SKJ + 1];
     __shared__ double sg[SKJ][SK_Q + 1];
     const int t = threadIdx.x, ll = t / 32, r = t % 32;
-    const int64_t l0 = (int64_t)blockIdx.x * SKL, l = l0 + ll;
-    double z0 = 0.0, z1 = 0.0, b0 = 0.0, b1 = 0.0;
+    const int64_t l0 = (int64_t)blockIdx.x * SKL;
+    double z0[SKX], z1[SKX], b0[SKX], b1[SKX];
+#pragma unroll
+    for (int x = 0; x < SKX; ++x) z0[x] = z1[x] = b0[x] = b1[x] = 0.0;
     for (int64_t j0 = 0; j0 < a.n; j0 += SKJ) {
-        /* tiles: B rows l0.., columns j0..; G rows j0.. */
         for (int x = t; x < SKL * SKJ; x += 256) {
-            int li = x / SKJ, ji = x % SKJ;
+            /* adjacent threads along the stored matrix's contiguous index */
+            int li = a.transb ? x / SKJ : x % SKL, ji = a.transb ? x % SKJ : x / SKL;
             int64_t lj = l0 + li, jj = j0 + ji;
             sb[li][ji] = lj < a.k && jj < a.n ? opb(a, lj, jj) : 0.0;
         }
@@ -125,19 +127,26 @@ __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
         __syncthreads();
         const int jn = a.n - j0 < SKJ ? (int)(a.n - j0) : SKJ;
         for (int ji = 0; ji < jn; ++ji) {
-            const double b = sb[ll][ji], w1 = (double)(j0 + ji + 1);
-            if (b == 0.0) continue;
-            const double g = sg[ji][r];
-            z0 += b * g;
-            z1 += w1 * b * g;
-            if (r == 0) b0 += b * b, b1 += w1 * w1 * b * b;
+            const double g = sg[ji][r], w1 = (double)(j0 + ji + 1);
+#pragma unroll
+            for (int x = 0; x < SKX; ++x) {
+                const double b = sb[ll + 8 * x][ji];
+                z0[x] += b * g;
+                z1[x] += w1 * b * g;
+                b0[x] += b * b;
+                b1[x] += w1 * w1 * b * b;
+            }
         }
         __syncthreads();
     }
-    if (l < a.k) {
-        a.Z[l * 2 * SK_Q + r] = z0;
-        a.Z[l * 2 * SK_Q + SK_Q + r] = z1;
-        if (r == 0) a.B2[l * 2] = b0, a.B2[l * 2 + 1] = b1;
+#pragma unroll
+    for (int x = 0; x < SKX; ++x) {
+        const int64_t l = l0 + ll + 8 * x;
+        if (l < a.k) {
+            a.Z[l * 2 * SK_Q + r] = z0[x];
+            a.Z[l * 2 * SK_Q + SK_Q + r] = z1[x];
+            if (r == 0) a.B2[l * 2] = b0[x], a.B2[l * 2 + 1] = b1[x];
+        }
     }
 }
 
@@ -161,30 +170,56 @@ __device__ uint64_t window_key(const tight_dev &a, int64_t l, int64_t j, int p) 
     return h;
 }
 
-/* The largest class among the n keys of one window (block-wide; the table in dynamic shared
- * memory: nslot fingerprints, then nslot counts). */
+/* The key of column j for window p (0: the entry alone, its magnitude scaled into [1, 2)). */
+template <int P>
+__device__ __forceinline__ uint64_t key_of(const tight_dev &a, int64_t l, int64_t j) {
+    return P == 0 ? mant_key(opb(a, l, j)) : window_key(a, l, j, P);
+}
+
+/* The largest class among the keys of one window, over the columns not yet known to be
+ * alone (done[j] = 0); then every column alone in this window is marked done, since a
+ * longer window only refines the classes (block-wide; the table in dynamic shared memory:
+ * nslot fingerprints, then nslot counts). */
 template <int P>
 __device__ int64_t largest(const tight_dev &a, int64_t l, uint32_t *fp, uint32_t *cnt,
-                           int64_t nslot, uint32_t *smax) {
+                           int64_t nslot, uint8_t *done, uint32_t *smax) {
     for (int64_t s = threadIdx.x; s < nslot; s += blockDim.x) fp[s] = 0u, cnt[s] = 0u;
     if (threadIdx.x == 0) *smax = 0u;
     __syncthreads();
+    uint32_t mine = 0u; /* this thread's largest count seen */
     for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) {
-        const uint64_t key = P == 0 ? mant_key(opb(a, l, j)) : window_key(a, l, j, P);
-        const uint64_t h = mix64(key);
+        if (done[j]) continue;
+        const uint64_t h = mix64(key_of<P>(a, l, j));
         const uint32_t f = (uint32_t)(h >> 32) | 1u; /* 0 marks an empty slot */
         int64_t s = (int64_t)((h & 0xffffffffull) % (uint64_t)nslot);
         for (;;) {
             uint32_t old = atomicCAS(&fp[s], 0u, f);
             if (old == 0u || old == f) {
-                atomicMax(smax, atomicAdd(&cnt[s], 1u) + 1u);
+                const uint32_t c = atomicAdd(&cnt[s], 1u) + 1u;
+                mine = c > mine ? c : mine;
                 break;
             }
             s = s + 1 == nslot ? 0 : s + 1;
         }
     }
+    /* the last insert into a class sees its full count: the largest of the threads' maxima
+     * is the largest class */
+    for (int off = 16; off >= 1; off /= 2) {
+        const uint32_t o = __shfl_xor_sync(0xffffffffu, mine, off);
+        mine = o > mine ? o : mine;
+    }
+    if ((threadIdx.x & 31) == 0) atomicMax(smax, mine);
     __syncthreads();
     const int64_t g = (int64_t)*smax;
+    if (g > 1 && P + 1 < NWIN) /* mark the columns alone in their class */
+        for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) {
+            if (done[j]) continue;
+            const uint64_t h = mix64(key_of<P>(a, l, j));
+            const uint32_t f = (uint32_t)(h >> 32) | 1u;
+            int64_t s = (int64_t)((h & 0xffffffffull) % (uint64_t)nslot);
+            while (fp[s] != f) s = s + 1 == nslot ? 0 : s + 1;
+            if (cnt[s] == 1u) done[j] = 1;
+        }
     __syncthreads();
     return g;
 }
@@ -194,14 +229,15 @@ __global__ void __launch_bounds__(256) class_kernel(tight_dev a, int64_t nslot) 
     __shared__ uint32_t smax;
     const int64_t l = blockIdx.x;
     uint32_t *fp = tab, *cnt = tab + nslot;
-    const int64_t g0 = largest<0>(a, l, fp, cnt, nslot, &smax);
-    int64_t g[NWIN] = {g0, 1, 1, 1, 1};
-    if (g0 > 1) { /* a longer window only refines the classes */
-        g[1] = largest<1>(a, l, fp, cnt, nslot, &smax);
-        g[2] = largest<2>(a, l, fp, cnt, nslot, &smax);
-        g[3] = largest<3>(a, l, fp, cnt, nslot, &smax);
-        g[4] = largest<4>(a, l, fp, cnt, nslot, &smax);
-    }
+    uint8_t *done = (uint8_t *)(tab + 2 * nslot);
+    for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) done[j] = 0;
+    __syncthreads();
+    int64_t g[NWIN] = {1, 1, 1, 1, 1};
+    g[0] = largest<0>(a, l, fp, cnt, nslot, done, &smax);
+    if (g[0] > 1) g[1] = largest<1>(a, l, fp, cnt, nslot, done, &smax);
+    if (g[1] > 1) g[2] = largest<2>(a, l, fp, cnt, nslot, done, &smax);
+    if (g[2] > 1) g[3] = largest<3>(a, l, fp, cnt, nslot, done, &smax);
+    if (g[3] > 1) g[4] = largest<4>(a, l, fp, cnt, nslot, done, &smax);
     if (threadIdx.x == 0)
         for (int p = 0; p < NWIN; ++p) a.gw[l + p * a.k] = (double)g[p];
 }
@@ -229,55 +265,108 @@ __global__ void mask_kernel(tight_dev a, int64_t nblk) {
     atomicOr(&a.mask[w], 1u << (count_distinct(v, len) - 1));
 }
 
-/* Thread (i, q): q = blockIdx.y. */
-__global__ void __launch_bounds__(128) rows_kernel(tight_dev a, int64_t nblk) {
-    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const int q = blockIdx.y;
-    if (i >= a.m) return;
-    int bad = a.too_wide;
-    for (int64_t w = 0; w < nblk && !bad; ++w) {
-        uint64_t v[WIN];
-        int len = 0;
-        for (int64_t l = w * WIN; l < a.k && l < (w + 1) * WIN; ++l) v[len++] = qkey(opa(a, i, l), a.qbits);
-        const int da = count_distinct(v, len);
-        const uint32_t mk = a.mask[w];
-        for (int db = 1; db <= len && !bad; ++db)
-            if (((mk >> (db - 1)) & 1u) && !rich(da, db, len)) bad = 1;
-    }
-    if (bad) {
-        a.T[i + q * a.ldt] = -1.0;
-        return;
+/* A block of 8 warps takes 32 rows for weight column q = blockIdx.y, each warp 4 of them;
+ * lane r carries sketch column r of all 4 (its share of the squared partial sums is its
+ * own), with the tiles of Z and of the rows of op(A) for 32 values of l in shared memory,
+ * so that Z is read once per 32 rows. The guard's blocks and the exact terms are dealt
+ * round the lanes; each warp adds its lanes up at the end. */
+constexpr int RW = 8, RPW = 4, RROWS = RW * RPW, RL = 32;
+__global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk) {
+    __shared__ double zs[RL][SK_Q + 1];
+    __shared__ double xs[RROWS][RL + 1];
+    __shared__ int bads[RROWS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = blockIdx.y;
+    const int64_t i0 = (int64_t)blockIdx.x * RROWS;
+    /* the guard: each warp its 8 rows */
+    for (int rr = 0; rr < RPW; ++rr) {
+        const int64_t i = i0 + warp * RPW + rr;
+        int bad = a.too_wide;
+        if (i < a.m)
+            for (int64_t w = lane; w < nblk && !bad; w += 32) {
+                uint64_t v[WIN];
+                int len = 0;
+                for (int64_t l = w * WIN; l < a.k && l < (w + 1) * WIN; ++l)
+                    v[len++] = qkey(opa(a, i, l), a.qbits);
+                const int da = count_distinct(v, len);
+                const uint32_t mk = a.mask[w];
+                for (int db = 1; db <= len && !bad; ++db)
+                    if (((mk >> (db - 1)) & 1u) && !rich(da, db, len)) bad = 1;
+            }
+        bad = __any_sync(0xffffffffu, bad);
+        if (lane == 0) bads[warp * RPW + rr] = bad;
     }
     const double *gW = a.gw + (size_t)(NWIN - 1) * (size_t)a.k;
-    double P[SK_Q], Pm[SK_Q];
+    double P[RPW], Pm[RPW], vs[RPW], sh[RPW], yc[RPW];
 #pragma unroll
-    for (int r = 0; r < SK_Q; ++r) P[r] = Pm[r] = 0.0;
-    double vs = 0.0, sh = 0.0, yc = 0.0;
-    for (int64_t l = 0; l < a.k; ++l) {
-        const double x = opa(a, i, l);
-        const double *z = a.Z + l * 2 * SK_Q + q * SK_Q;
-        double s = 0.0, f = 0.0;
-#pragma unroll
-        for (int r = 0; r < SK_Q; ++r) {
-            P[r] += x * z[r];
-            const double d = P[r] - Pm[r];
-            s += d * d;
-            f += P[r] * P[r];
+    for (int rr = 0; rr < RPW; ++rr) P[rr] = Pm[rr] = vs[rr] = sh[rr] = yc[rr] = 0.0;
+    for (int64_t l0 = 0; l0 < a.k; l0 += RL) {
+        const int ln = a.k - l0 < RL ? (int)(a.k - l0) : RL;
+        __syncthreads();
+        for (int x = threadIdx.x; x < RL * SK_Q; x += RW * 32) {
+            const int li = x / SK_Q, r = x % SK_Q;
+            zs[li][r] = li < ln ? a.Z[(l0 + li) * 2 * SK_Q + q * SK_Q + r] : 0.0;
         }
-        vs += gW[l] * s;
-        if (l == a.k - 1) vs += 2.0 * gW[l] * (s + (a.ks ? f : 0.0));
-        if (a.ks && l == a.ks - 1) {
-            vs += 2.0 * gW[l] * f;
-#pragma unroll
-            for (int r = 0; r < SK_Q; ++r) Pm[r] = P[r];
+        for (int x = threadIdx.x; x < RROWS * RL; x += RW * 32) {
+            /* adjacent threads along the stored matrix's contiguous index */
+            const int ri = a.transa ? x / RL : x % RROWS, li = a.transa ? x % RL : x / RROWS;
+            const int64_t i = i0 + ri;
+            xs[ri][li] = i < a.m && li < ln ? opa(a, i, l0 + li) : 0.0;
         }
-        sh += x * x * a.B2[l * 2 + q] * a.Ws[l];
-        const double y = a.Yb[l + q * a.ldyb];
-        yc += x * x * y * y;
+        __syncthreads();
+        /* the split's and the last row's extra terms only where they fall: the plain loop
+         * runs up to the first of them in the tile */
+        const int64_t lsp = a.ks ? a.ks - 1 : -1;
+        for (int li = 0; li < ln; ++li) {
+            const int64_t l = l0 + li;
+            const double z = zs[li][lane], g = gW[l];
+            if (l != a.k - 1 && l != lsp) {
+#pragma unroll
+                for (int rr = 0; rr < RPW; ++rr) {
+                    P[rr] = fma(xs[warp * RPW + rr][li], z, P[rr]);
+                    const double d = P[rr] - Pm[rr];
+                    vs[rr] = fma(g, d * d, vs[rr]);
+                }
+                continue;
+            }
+#pragma unroll
+            for (int rr = 0; rr < RPW; ++rr) {
+                P[rr] += xs[warp * RPW + rr][li] * z;
+                const double d = P[rr] - Pm[rr], sq = d * d;
+                vs[rr] += g * sq;
+                if (l == a.k - 1) vs[rr] += 2.0 * g * (sq + (a.ks ? P[rr] * P[rr] : 0.0));
+                if (l == lsp) vs[rr] += 2.0 * g * P[rr] * P[rr], Pm[rr] = P[rr];
+            }
+        }
+        if (lane < ln) { /* the exact terms: lane li of the tile */
+            const int64_t l = l0 + lane;
+            const double b2 = a.B2[l * 2 + q] * a.Ws[l], y = a.Yb[l + q * a.ldyb];
+#pragma unroll
+            for (int rr = 0; rr < RPW; ++rr) {
+                const double x = xs[warp * RPW + rr][lane];
+                sh[rr] += x * x * b2;
+                yc[rr] += x * x * y * y;
+            }
+        }
     }
-    const double V = a.u * a.u * (vs / SK_Q + sh) + a.u_chk * a.u_chk * yc;
-    const double t = a.lambda * fabs(a.alpha) * sqrt(V) * (1.0 + 0x1p-20);
-    a.T[i + q * a.ldt] = t < INFINITY ? t : -1.0;
+#pragma unroll
+    for (int rr = 0; rr < RPW; ++rr) {
+        double v = vs[rr], h = sh[rr], c = yc[rr];
+        for (int off = 16; off >= 1; off /= 2) {
+            v += __shfl_xor_sync(0xffffffffu, v, off);
+            h += __shfl_xor_sync(0xffffffffu, h, off);
+            c += __shfl_xor_sync(0xffffffffu, c, off);
+        }
+        const int64_t i = i0 + warp * RPW + rr;
+        if (lane == 0 && i < a.m) {
+            if (bads[warp * RPW + rr]) {
+                a.T[i + q * a.ldt] = -1.0;
+            } else {
+                const double V = a.u * a.u * (v / SK_Q + h) + a.u_chk * a.u_chk * c;
+                const double t = a.lambda * fabs(a.alpha) * sqrt(V) * (1.0 + 0x1p-20);
+                a.T[i + q * a.ldt] = t < INFINITY ? t : -1.0;
+            }
+        }
+    }
 }
 
 size_t align256(size_t b) { return (b + 255) & ~(size_t)255; }
@@ -327,7 +416,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
         sketch_kernel<<<(unsigned)((k + SKL - 1) / SKL), 256, 0, st>>>(d);
         ABFT_CUDA_LAUNCHED();
         int64_t nslot = n + n / 2 > 64 ? n + n / 2 : 64;
-        size_t smem = sizeof(uint32_t) * 2 * (size_t)nslot;
+        size_t smem = sizeof(uint32_t) * 2 * (size_t)nslot + (size_t)n; /* + done[] */
         ABFT_CUDA_TRY(cudaFuncSetAttribute(class_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            (int)smem));
         class_kernel<<<(unsigned)k, 256, smem, st>>>(d, nslot);
@@ -337,7 +426,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
         mask_kernel<<<(unsigned)((nblk * n + 255) / 256), 256, 0, st>>>(d, nblk);
         ABFT_CUDA_LAUNCHED();
     }
-    rows_kernel<<<dim3((unsigned)((m + 127) / 128), 2), 128, 0, st>>>(d, nblk);
+    rows_kernel<<<dim3((unsigned)((m + RROWS - 1) / RROWS), 2), RW * 32, 0, st>>>(d, nblk);
     ABFT_CUDA_LAUNCHED();
     return ABFT_STATUS_SUCCESS;
 }
