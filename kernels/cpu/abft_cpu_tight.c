@@ -34,8 +34,9 @@
 #include <string.h>
 
 #include "abft_kernels.h"
+#include "abft_tight_common.h"
 
-enum { SK_Q = 32, WIN = 16, NWIN = 5 /* windows of 1, 2, 4, 8, 16 rows */, GUARD_D = 8 };
+enum { SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN };
 
 static inline double opa(const abft_tight_args_t *a, int64_t i, int64_t l) {
     size_t o = a->transa ? (size_t)(l + i * a->lda) : (size_t)(i + l * a->lda);
@@ -46,34 +47,6 @@ static inline double opb(const abft_tight_args_t *a, int64_t l, int64_t j) {
     return a->prec == ABFT_PREC_D ? ((const double *)a->B)[o] : (double)((const float *)a->B)[o];
 }
 
-static inline uint64_t mix64(uint64_t z) { /* splitmix64's finalizer */
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static inline uint64_t bits(double x);
-/* The key of a one-row window: |b| scaled into [1, 2) (0 for zero). */
-static inline uint64_t mant_key(double b) {
-    int e;
-    if (b == 0.0) return 0;
-    return bits(ldexp(frexp(fabs(b), &e), 1));
-}
-static inline uint64_t bits(double x) {
-    uint64_t b;
-    if (x == 0.0) return 0; /* +0 and -0 alike */
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
-/* A standard normal draw for (j, r): Box-Muller on two hashed uniforms. The sketch's tail
- * bound holds for any fixed G independent of the rounding errors. */
-static double gauss(int64_t j, int r) {
-    uint64_t z = mix64(0x243F6A8885A308D3ull + 0x9E3779B97F4A7C15ull * ((uint64_t)j * SK_Q + (uint64_t)r + 1u));
-    double u1 = ((double)(z >> 11) + 0.5) * 0x1p-53;
-    double u2 = (double)(mix64(z ^ 0x5851F42D4C957F2Dull) >> 11) * 0x1p-53;
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
 /* The largest multiplicity among n keys (a collision of the hash only merges classes, so
  * the count can only grow: safe). tab: 2·cap slots, cap a power of two >= 2n. */
 static int64_t largest_class(const uint64_t *key, int64_t n, uint64_t *tab, int64_t *cnt,
@@ -81,39 +54,12 @@ static int64_t largest_class(const uint64_t *key, int64_t n, uint64_t *tab, int6
     int64_t best = n > 0;
     for (int64_t s = 0; s < cap; ++s) cnt[s] = 0;
     for (int64_t j = 0; j < n; ++j) {
-        uint64_t h = mix64(key[j]) & (uint64_t)(cap - 1);
+        uint64_t h = abft_tight_mix(key[j]) & (uint64_t)(cap - 1);
         while (cnt[h] != 0 && tab[h] != key[j]) h = (h + 1) & (uint64_t)(cap - 1);
         tab[h] = key[j];
         if (++cnt[h] > best) best = cnt[h];
     }
     return best;
-}
-
-/* Magnitude of x rounded to r bits (a key: 0 for zero). */
-static inline uint64_t qkey(double x, int r) {
-    if (x == 0.0) return 0;
-    int e;
-    double m = frexp(fabs(x), &e);
-    return ((uint64_t)(e + 2048) << 53) | (uint64_t)llround(ldexp(m, r));
-}
-static int count_distinct(uint64_t *v, int n) {
-    int d = 0;
-    for (int x = 0; x < n; ++x) {
-        int seen = 0;
-        for (int y = 0; y < x && !seen; ++y) seen = v[y] == v[x];
-        d += !seen;
-    }
-    return d;
-}
-/* Do products of factors with d_a and d_b distinct magnitudes on a block of len terms
- * vary enough for the model? They take at least max(ceil(d_a/d_b), ceil(d_b/d_a)) distinct
- * values (pigeonhole); the model assumes max(d_a, d_b) (the products of two factors vary at
- * least as much as the more varied one: a row built from the reciprocals of a column does
- * not, docs/bound.md). */
-static int rich(int da, int db, int len) {
-    int D = (len + 1) / 2;
-    if (D > GUARD_D) D = GUARD_D;
-    return da >= D || db >= D;
 }
 
 abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
@@ -144,14 +90,11 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         return ABFT_STATUS_ALLOC_FAILED;
     }
     double *Ws = gw + (size_t)k * NWIN;
-    /* quantization of the guard: values within 16·u·k of each other count as one */
-    double eps = 16.0 * a->u * (double)k;
-    int r = eps >= 0.5 ? 1 : (int)floor(-log2(eps));
-    if (r > 52) r = 52;
+    const int r = abft_tight_qbits(a->u, k); /* the guard's quantization */
 
     /* Z = op(B)·diag(w)·G and B2 = (op(B)∘op(B))·w^2, both weight columns */
     for (int64_t j = 0; j < n; ++j)
-        for (int q = 0; q < SK_Q; ++q) G[j * SK_Q + q] = gauss(j, q);
+        for (int q = 0; q < SK_Q; ++q) G[j * SK_Q + q] = abft_tight_gauss(j, q);
     memset(Z, 0, sizeof(double) * (size_t)k * 2 * SK_Q);
     memset(B2, 0, sizeof(double) * (size_t)k * 2);
 #pragma omp parallel for schedule(static)
@@ -175,7 +118,7 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         for (int64_t j = 0; j < n; ++j) {
             double b = opb(a, l, j);
             if (b != 0.0) lnz[j] = l;
-            key[j] = mant_key(b);
+            key[j] = abft_tight_mant_key(b);
         }
         const int64_t g0 = largest_class(key, n, tab, cnt, cap);
         gw[l] = (double)g0;
@@ -193,10 +136,10 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
                 frexp(an, &e);
                 sg = copysign(1.0, an);
             }
-            uint64_t h = 0x6A09E667F3BCC909ull;
+            uint64_t h = ABFT_TIGHT_KEY_SEED;
             int p = 1;
             for (int64_t s = 0; s < WIN && l - s >= 0; ++s) {
-                h = mix64(h ^ bits(sg * ldexp(opb(a, l - s, j), 1 - e))) + (uint64_t)s;
+                h = abft_tight_key_step(h, opb(a, l - s, j), sg, e, s);
                 if (s + 1 == (int64_t)1 << p) key[(size_t)p++ * (size_t)n + (size_t)j] = h;
             }
             for (; p < NWIN; ++p) key[(size_t)p * (size_t)n + (size_t)j] = h; /* all rows up to l */
@@ -204,27 +147,15 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         for (int p = 1; p < NWIN; ++p)
             gw[l + p * k] = (double)largest_class(key + (size_t)p * (size_t)n, n, tab, cnt, cap);
     }
-    /* Ws_l = sum_{s < WIN} s·max_{l <= e < l + s} g_s(e), g_s <= G_floor(log2 s); plus one
-     * more G_0(l) for a product rounded before it is added (alpha applied to an operand) */
-    for (int64_t l = 0; l < k; ++l) {
-        double ws = gw[l];
-        for (int s = 1; s < WIN; ++s) {
-            int p = s >= 8 ? 3 : s >= 4 ? 2 : s >= 2 ? 1 : 0;
-            double g = 0.0;
-            for (int64_t e = l; e < l + s && e < k; ++e)
-                if (gw[e + p * k] > g) g = gw[e + p * k];
-            ws += (double)s * g;
-        }
-        Ws[l] = ws;
-    }
+    for (int64_t l = 0; l < k; ++l) Ws[l] = abft_tight_ws(gw, k, l);
 
     /* the guard's masks: which counts d_b occur on each block among the columns */
     for (int64_t j = 0; j < n; ++j)
         for (int64_t w = 0; w < nblk; ++w) {
             uint64_t v[WIN];
             int len = 0;
-            for (int64_t l = w * WIN; l < k && l < (w + 1) * WIN; ++l) v[len++] = qkey(opb(a, l, j), r);
-            mask[w] |= 1u << (count_distinct(v, len) - 1);
+            for (int64_t l = w * WIN; l < k && l < (w + 1) * WIN; ++l) v[len++] = abft_tight_qkey(opb(a, l, j), r);
+            mask[w] |= 1u << (abft_tight_distinct(v, len) - 1);
         }
 
     const double *gW = gw + (size_t)(NWIN - 1) * (size_t)k; /* windows of WIN rows */
@@ -236,10 +167,10 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         for (int64_t w = 0; w < nblk && !bad; ++w) {
             uint64_t v[WIN];
             int len = 0;
-            for (int64_t l = w * WIN; l < k && l < (w + 1) * WIN; ++l) v[len++] = qkey(opa(a, i, l), r);
-            int da = count_distinct(v, len);
+            for (int64_t l = w * WIN; l < k && l < (w + 1) * WIN; ++l) v[len++] = abft_tight_qkey(opa(a, i, l), r);
+            int da = abft_tight_distinct(v, len);
             for (int db = 1; db <= len && !bad; ++db)
-                if ((mask[w] >> (db - 1) & 1u) && !rich(da, db, len)) bad = 1;
+                if ((mask[w] >> (db - 1) & 1u) && !abft_tight_rich(da, db, len)) bad = 1;
         }
         if (bad) {
             a->T[i] = a->T[i + a->ldt] = -1.0;

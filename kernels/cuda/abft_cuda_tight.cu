@@ -21,10 +21,11 @@
 #include <stdint.h>
 
 #include "abft_cuda_common.cuh"
+#include "abft_tight_common.h"
 
 namespace {
 
-constexpr int SK_Q = 32, WIN = 16, NWIN = 5, GUARD_D = 8;
+constexpr int SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN;
 constexpr int64_t CLASS_NMAX = 16384;
 
 struct tight_dev {
@@ -55,50 +56,10 @@ __device__ __forceinline__ double opb(const tight_dev &a, int64_t l, int64_t j) 
     return a.prec == ABFT_PREC_D ? ((const double *)a.B)[o] : (double)((const float *)a.B)[o];
 }
 
-__device__ __forceinline__ uint64_t mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-__device__ __forceinline__ uint64_t bits(double x) {
-    return x == 0.0 ? 0ull : (uint64_t)__double_as_longlong(x);
-}
-__device__ __forceinline__ uint64_t mant_key(double b) {
-    if (b == 0.0) return 0;
-    int e;
-    return bits(ldexp(frexp(fabs(b), &e), 1));
-}
-__device__ __forceinline__ uint64_t qkey(double x, int r) {
-    if (x == 0.0) return 0;
-    int e;
-    double m = frexp(fabs(x), &e);
-    return ((uint64_t)(e + 2048) << 53) | (uint64_t)llround(ldexp(m, r));
-}
-__device__ __forceinline__ int count_distinct(const uint64_t *v, int n) {
-    int d = 0;
-    for (int x = 0; x < n; ++x) {
-        int seen = 0;
-        for (int y = 0; y < x && !seen; ++y) seen = v[y] == v[x];
-        d += !seen;
-    }
-    return d;
-}
-__device__ __forceinline__ int rich(int da, int db, int len) {
-    int D = (len + 1) / 2;
-    if (D > GUARD_D) D = GUARD_D;
-    return da >= D || db >= D;
-}
-
 __global__ void gauss_kernel(tight_dev a) {
     const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= a.n * SK_Q) return;
-    const int64_t j = t / SK_Q;
-    const int r = (int)(t % SK_Q);
-    uint64_t z = mix64(0x243F6A8885A308D3ull +
-                       0x9E3779B97F4A7C15ull * ((uint64_t)j * SK_Q + (uint64_t)r + 1u));
-    double u1 = ((double)(z >> 11) + 0.5) * 0x1p-53;
-    double u2 = (double)(mix64(z ^ 0x5851F42D4C957F2Dull) >> 11) * 0x1p-53;
-    a.G[t] = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    a.G[t] = abft_tight_gauss(t / SK_Q, (int)(t % SK_Q));
 }
 
 /* 32 rows l per block of 256 threads: thread (l_loc = t / 32 + 8·x, x < 4; r = t % 32) sums Z
@@ -164,16 +125,15 @@ __device__ uint64_t window_key(const tight_dev &a, int64_t l, int64_t j, int p) 
             break;
         }
     }
-    uint64_t h = 0x6A09E667F3BCC909ull;
-    for (int64_t s = 0; s < (1 << p) && l - s >= 0; ++s)
-        h = mix64(h ^ bits(sg * ldexp(opb(a, l - s, j), 1 - e))) + (uint64_t)s;
+    uint64_t h = ABFT_TIGHT_KEY_SEED;
+    for (int64_t s = 0; s < (1 << p) && l - s >= 0; ++s) h = abft_tight_key_step(h, opb(a, l - s, j), sg, e, s);
     return h;
 }
 
 /* The key of column j for window p (0: the entry alone, its magnitude scaled into [1, 2)). */
 template <int P>
 __device__ __forceinline__ uint64_t key_of(const tight_dev &a, int64_t l, int64_t j) {
-    return P == 0 ? mant_key(opb(a, l, j)) : window_key(a, l, j, P);
+    return P == 0 ? abft_tight_mant_key(opb(a, l, j)) : window_key(a, l, j, P);
 }
 
 /* The largest class among the keys of one window, over the columns not yet known to be
@@ -189,7 +149,7 @@ __device__ int64_t largest(const tight_dev &a, int64_t l, uint32_t *fp, uint32_t
     uint32_t mine = 0u; /* this thread's largest count seen */
     for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) {
         if (done[j]) continue;
-        const uint64_t h = mix64(key_of<P>(a, l, j));
+        const uint64_t h = abft_tight_mix(key_of<P>(a, l, j));
         const uint32_t f = (uint32_t)(h >> 32) | 1u; /* 0 marks an empty slot */
         int64_t s = (int64_t)((h & 0xffffffffull) % (uint64_t)nslot);
         for (;;) {
@@ -214,7 +174,7 @@ __device__ int64_t largest(const tight_dev &a, int64_t l, uint32_t *fp, uint32_t
     if (g > 1 && P + 1 < NWIN) /* mark the columns alone in their class */
         for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) {
             if (done[j]) continue;
-            const uint64_t h = mix64(key_of<P>(a, l, j));
+            const uint64_t h = abft_tight_mix(key_of<P>(a, l, j));
             const uint32_t f = (uint32_t)(h >> 32) | 1u;
             int64_t s = (int64_t)((h & 0xffffffffull) % (uint64_t)nslot);
             while (fp[s] != f) s = s + 1 == nslot ? 0 : s + 1;
@@ -244,15 +204,7 @@ __global__ void __launch_bounds__(256) class_kernel(tight_dev a, int64_t nslot) 
 
 __global__ void ws_kernel(tight_dev a) {
     const int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (l >= a.k) return;
-    double ws = a.gw[l];
-    for (int s = 1; s < WIN; ++s) {
-        const int p = s >= 8 ? 3 : s >= 4 ? 2 : s >= 2 ? 1 : 0;
-        double g = 0.0;
-        for (int64_t e = l; e < l + s && e < a.k; ++e) g = fmax(g, a.gw[e + p * a.k]);
-        ws += (double)s * g;
-    }
-    a.Ws[l] = ws;
+    if (l < a.k) a.Ws[l] = abft_tight_ws(a.gw, a.k, l);
 }
 
 __global__ void mask_kernel(tight_dev a, int64_t nblk) {
@@ -261,8 +213,8 @@ __global__ void mask_kernel(tight_dev a, int64_t nblk) {
     const int64_t w = t % nblk, j = t / nblk;
     uint64_t v[WIN];
     int len = 0;
-    for (int64_t l = w * WIN; l < a.k && l < (w + 1) * WIN; ++l) v[len++] = qkey(opb(a, l, j), a.qbits);
-    atomicOr(&a.mask[w], 1u << (count_distinct(v, len) - 1));
+    for (int64_t l = w * WIN; l < a.k && l < (w + 1) * WIN; ++l) v[len++] = abft_tight_qkey(opb(a, l, j), a.qbits);
+    atomicOr(&a.mask[w], 1u << (abft_tight_distinct(v, len) - 1));
 }
 
 /* A block of 8 warps takes 32 rows for weight column q = blockIdx.y, each warp 4 of them;
@@ -286,11 +238,11 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
                 uint64_t v[WIN];
                 int len = 0;
                 for (int64_t l = w * WIN; l < a.k && l < (w + 1) * WIN; ++l)
-                    v[len++] = qkey(opa(a, i, l), a.qbits);
-                const int da = count_distinct(v, len);
+                    v[len++] = abft_tight_qkey(opa(a, i, l), a.qbits);
+                const int da = abft_tight_distinct(v, len);
                 const uint32_t mk = a.mask[w];
                 for (int db = 1; db <= len && !bad; ++db)
-                    if (((mk >> (db - 1)) & 1u) && !rich(da, db, len)) bad = 1;
+                    if (((mk >> (db - 1)) & 1u) && !abft_tight_rich(da, db, len)) bad = 1;
             }
         bad = __any_sync(0xffffffffu, bad);
         if (lane == 0) bads[warp * RPW + rr] = bad;
@@ -398,9 +350,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     d.alpha = a->alpha, d.u = a->u, d.u_chk = a->u_chk, d.lambda = a->lambda;
     d.T = a->T, d.ldt = a->ldt;
     d.ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
-    const double eps = 16.0 * a->u * (double)k;
-    d.qbits = eps >= 0.5 ? 1 : (int)floor(-log2(eps));
-    if (d.qbits > 52) d.qbits = 52;
+    d.qbits = abft_tight_qbits(a->u, k);
     d.too_wide = n > CLASS_NMAX;
     char *p = (char *)mem;
     d.G = (double *)p, p += align256(sizeof(double) * (size_t)n * SK_Q);

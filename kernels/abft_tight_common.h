@@ -1,0 +1,117 @@
+/* abft: the pieces of the tight pass (ABFT_BOUND_TIGHT) that the CPU backend
+ * (kernels/cpu/abft_cpu_tight.c) and the CUDA backend (kernels/cuda/abft_cuda_tight.cu) must
+ * compute alike, written once for both: the sketch's normal draws, the keys of the class
+ * counting and of the along-l guard, and the guard's rule. Private. */
+#ifndef ABFT_TIGHT_COMMON_H
+#define ABFT_TIGHT_COMMON_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __CUDACC__
+#define ABFT_TIGHT_FN static __host__ __device__ __forceinline__
+#else
+#define ABFT_TIGHT_FN static inline
+#endif
+
+/* 32 sketch columns; the guard's blocks (and the class windows' longest) are 16 terms;
+ * windows of 1, 2, 4, 8, 16 rows; a block's products must take 8 distinct values. */
+enum { ABFT_TIGHT_Q = 32, ABFT_TIGHT_WIN = 16, ABFT_TIGHT_NWIN = 5, ABFT_TIGHT_D = 8 };
+
+ABFT_TIGHT_FN uint64_t abft_tight_mix(uint64_t z) { /* splitmix64's finalizer */
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The bits of x, +0 and -0 alike. */
+ABFT_TIGHT_FN uint64_t abft_tight_bits(double x) {
+    if (x == 0.0) return 0;
+#ifdef __CUDA_ARCH__
+    return (uint64_t)__double_as_longlong(x);
+#else
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+#endif
+}
+
+/* The key of a one-row window: |b| scaled into [1, 2) (0 for zero). */
+ABFT_TIGHT_FN uint64_t abft_tight_mant_key(double b) {
+    int e;
+    if (b == 0.0) return 0;
+    return abft_tight_bits(ldexp(frexp(fabs(b), &e), 1));
+}
+
+/* One step of a window's key: the entry b scaled by the sign sg and exponent 1 - e of the
+ * window's anchor (ldexp: exact, and the same for columns equal up to the scale even where
+ * it over- or underflows), s its distance from the window's end. */
+ABFT_TIGHT_FN uint64_t abft_tight_key_step(uint64_t h, double b, double sg, int e, int64_t s) {
+    return abft_tight_mix(h ^ abft_tight_bits(sg * ldexp(b, 1 - e))) + (uint64_t)s;
+}
+#define ABFT_TIGHT_KEY_SEED 0x6A09E667F3BCC909ull
+
+/* A standard normal draw for (j, r): Box-Muller on two hashed uniforms. The sketch's tail
+ * bound holds for any fixed G independent of the rounding errors. */
+ABFT_TIGHT_FN double abft_tight_gauss(int64_t j, int r) {
+    uint64_t z = abft_tight_mix(0x243F6A8885A308D3ull +
+                                0x9E3779B97F4A7C15ull *
+                                    ((uint64_t)j * ABFT_TIGHT_Q + (uint64_t)r + 1u));
+    double u1 = ((double)(z >> 11) + 0.5) * 0x1p-53;
+    double u2 = (double)(abft_tight_mix(z ^ 0x5851F42D4C957F2Dull) >> 11) * 0x1p-53;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* The guard's key: the magnitude of x rounded to r bits (0 for zero). */
+ABFT_TIGHT_FN uint64_t abft_tight_qkey(double x, int r) {
+    int e;
+    if (x == 0.0) return 0;
+    double m = frexp(fabs(x), &e);
+    return ((uint64_t)(e + 2048) << 53) | (uint64_t)llround(ldexp(m, r));
+}
+/* The guard's quantization for unit roundoff u and inner dimension k: values within about
+ * 16·u·k of each other count as one. */
+ABFT_TIGHT_FN int abft_tight_qbits(double u, int64_t k) {
+    const double eps = 16.0 * u * (double)k;
+    int r = eps >= 0.5 ? 1 : (int)floor(-log2(eps));
+    return r > 52 ? 52 : r;
+}
+
+ABFT_TIGHT_FN int abft_tight_distinct(const uint64_t *v, int n) {
+    int d = 0;
+    for (int x = 0; x < n; ++x) {
+        int seen = 0;
+        for (int y = 0; y < x && !seen; ++y) seen = v[y] == v[x];
+        d += !seen;
+    }
+    return d;
+}
+
+/* Do products of factors with d_a and d_b distinct magnitudes on a block of len terms vary
+ * enough for the model? They take at least max(ceil(d_a/d_b), ceil(d_b/d_a)) distinct values
+ * (pigeonhole); the model assumes max(d_a, d_b) (the products of two factors vary at least
+ * as much as the more varied one: a row built from the reciprocals of a column does not,
+ * docs/bound.md). */
+ABFT_TIGHT_FN int abft_tight_rich(int da, int db, int len) {
+    int D = (len + 1) / 2;
+    if (D > ABFT_TIGHT_D) D = ABFT_TIGHT_D;
+    return da >= D || db >= D;
+}
+
+/* The short-node weight of row l (windows' class sizes gw: k x NWIN, column p for windows of
+ * 2^p rows): sum_{s < WIN} s·max_{l <= e < l + s} g_s(e) with g_s <= G_floor(log2 s), plus
+ * one more G_0(l) for a product rounded before it is added (alpha applied to an operand). */
+ABFT_TIGHT_FN double abft_tight_ws(const double *gw, int64_t k, int64_t l) {
+    double ws = gw[l];
+    for (int s = 1; s < ABFT_TIGHT_WIN; ++s) {
+        const int p = s >= 8 ? 3 : s >= 4 ? 2 : s >= 2 ? 1 : 0;
+        double g = 0.0;
+        for (int64_t e = l; e < l + s && e < k; ++e)
+            if (gw[e + p * k] > g) g = gw[e + p * k];
+        ws += (double)s * g;
+    }
+    return ws;
+}
+
+#endif /* ABFT_TIGHT_COMMON_H */
