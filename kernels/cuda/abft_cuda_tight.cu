@@ -45,6 +45,7 @@ struct tight_dev {
     int too_wide;   /* n beyond the class table: every row to the worst case */
     double *G, *Z, *B2, *gw, *Ws;
     uint32_t *mask;
+    int *risky; /* m: the guard's verdict per row */
 };
 
 __device__ __forceinline__ double opa(const tight_dev &a, int64_t i, int64_t l) {
@@ -217,11 +218,31 @@ __global__ void mask_kernel(tight_dev a, int64_t nblk) {
     atomicOr(&a.mask[w], 1u << (abft_tight_distinct(v, len) - 1));
 }
 
+/* The guard, one thread per (row i, block w), i fastest (adjacent threads read adjacent
+ * rows of op(A) when it is stored untransposed): risky[i] = 1 where row i and some column
+ * of op(B) are both few-valued on block w. */
+__global__ void guard_kernel(tight_dev a, int64_t nblk) {
+    const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= a.m * nblk) return;
+    const int64_t i = t % a.m, w = t / a.m;
+    uint64_t v[WIN];
+    int len = 0;
+    for (int64_t l = w * WIN; l < a.k && l < (w + 1) * WIN; ++l)
+        v[len++] = abft_tight_qkey(opa(a, i, l), a.qbits);
+    const int da = abft_tight_distinct(v, len);
+    const uint32_t mk = a.mask[w];
+    for (int db = 1; db <= len; ++db)
+        if (((mk >> (db - 1)) & 1u) && !abft_tight_rich(da, db, len)) {
+            a.risky[i] = 1; /* any thread may write it: the same value */
+            return;
+        }
+}
+
 /* A block of 8 warps takes 32 rows for weight column q = blockIdx.y, each warp 4 of them;
  * lane r carries sketch column r of all 4 (its share of the squared partial sums is its
  * own), with the tiles of Z and of the rows of op(A) for 32 values of l in shared memory,
- * so that Z is read once per 32 rows. The guard's blocks and the exact terms are dealt
- * round the lanes; each warp adds its lanes up at the end. */
+ * so that Z is read once per 32 rows. The exact terms are dealt round the lanes; each warp
+ * adds its lanes up at the end. The guard's verdict comes from guard_kernel. */
 constexpr int RW = 8, RPW = 4, RROWS = RW * RPW, RL = 32;
 __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk) {
     __shared__ double zs[RL][SK_Q + 1];
@@ -229,23 +250,9 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
     __shared__ int bads[RROWS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = blockIdx.y;
     const int64_t i0 = (int64_t)blockIdx.x * RROWS;
-    /* the guard: each warp its 8 rows */
-    for (int rr = 0; rr < RPW; ++rr) {
-        const int64_t i = i0 + warp * RPW + rr;
-        int bad = a.too_wide;
-        if (i < a.m)
-            for (int64_t w = lane; w < nblk && !bad; w += 32) {
-                uint64_t v[WIN];
-                int len = 0;
-                for (int64_t l = w * WIN; l < a.k && l < (w + 1) * WIN; ++l)
-                    v[len++] = abft_tight_qkey(opa(a, i, l), a.qbits);
-                const int da = abft_tight_distinct(v, len);
-                const uint32_t mk = a.mask[w];
-                for (int db = 1; db <= len && !bad; ++db)
-                    if (((mk >> (db - 1)) & 1u) && !abft_tight_rich(da, db, len)) bad = 1;
-            }
-        bad = __any_sync(0xffffffffu, bad);
-        if (lane == 0) bads[warp * RPW + rr] = bad;
+    if (threadIdx.x < RROWS) {
+        const int64_t i = i0 + threadIdx.x;
+        bads[threadIdx.x] = a.too_wide || (i < a.m && a.risky[i]);
     }
     const double *gW = a.gw + (size_t)(NWIN - 1) * (size_t)a.k;
     double P[RPW], Pm[RPW], vs[RPW], sh[RPW], yc[RPW];
@@ -340,7 +347,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
                    align256(sizeof(double) * (size_t)k * 2 * SK_Q) +
                    align256(sizeof(double) * (size_t)k * 2) +
                    align256(sizeof(double) * (size_t)k * NWIN) + align256(sizeof(double) * (size_t)k) +
-                   align256(sizeof(uint32_t) * (size_t)nblk);
+                   align256(sizeof(uint32_t) * (size_t)nblk) + align256(sizeof(int) * (size_t)m);
     void *mem = NULL;
     ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &mem));
     tight_dev d;
@@ -358,8 +365,10 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     d.B2 = (double *)p, p += align256(sizeof(double) * (size_t)k * 2);
     d.gw = (double *)p, p += align256(sizeof(double) * (size_t)k * NWIN);
     d.Ws = (double *)p, p += align256(sizeof(double) * (size_t)k);
-    d.mask = (uint32_t *)p;
+    d.mask = (uint32_t *)p, p += align256(sizeof(uint32_t) * (size_t)nblk);
+    d.risky = (int *)p;
     ABFT_CUDA_TRY(cudaMemsetAsync(d.mask, 0, sizeof(uint32_t) * (size_t)nblk, st));
+    ABFT_CUDA_TRY(cudaMemsetAsync(d.risky, 0, sizeof(int) * (size_t)m, st));
     if (!d.too_wide) {
         gauss_kernel<<<(unsigned)((n * SK_Q + 255) / 256), 256, 0, st>>>(d);
         ABFT_CUDA_LAUNCHED();
@@ -374,6 +383,8 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
         ws_kernel<<<(unsigned)((k + 255) / 256), 256, 0, st>>>(d);
         ABFT_CUDA_LAUNCHED();
         mask_kernel<<<(unsigned)((nblk * n + 255) / 256), 256, 0, st>>>(d, nblk);
+        ABFT_CUDA_LAUNCHED();
+        guard_kernel<<<(unsigned)((nblk * m + 255) / 256), 256, 0, st>>>(d, nblk);
         ABFT_CUDA_LAUNCHED();
     }
     rows_kernel<<<dim3((unsigned)((m + RROWS - 1) / RROWS), 2), RW * 32, 0, st>>>(d, nblk);
