@@ -118,17 +118,19 @@ static double lambda_q(void) {
 }
 
 /* One n x n matrix of a kind (column-major); `b`: the B operand of the pair. */
-static void fill(double *M, int64_t n, int kind, int b) {
-    for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i < n; ++i) {
+/* A rows x cols operand of a kind (column-major, ld = rows): A is m x k (b = 0), B k x n
+ * (b = 1); the inner index l is A's column and B's row. */
+static void fill_rect(double *M, int64_t rows, int64_t cols, int kind, int b) {
+    for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < rows; ++i) {
             double v;
             switch (kind) {
             case 0: v = 2.0 * unit() - 1.0; break;
             case 1: v = unit(); break;
             case 2: v = (2.0 * unit() - 1.0) * ldexp(1.0, (int)(next_u64() % 20) - 10); break;
             case 3:
-                if (!b) v = (j < n / 2 ? 1.0 : 0.5) * (0.5 + 0.5 * unit()); /* A: positive */
-                else v = (i < n / 2 ? 1.0 : -1.0) * (0.5 + 0.5 * unit());  /* B: +, then - */
+                if (!b) v = (j < cols / 2 ? 1.0 : 0.5) * (0.5 + 0.5 * unit()); /* A: positive */
+                else v = (i < rows / 2 ? 1.0 : -1.0) * (0.5 + 0.5 * unit());  /* B: +, then - */
                 break;
             case 4: /* A cancelling; B's columns all equal its first (rounding errors equal
                      * across the columns of C, not independent) */
@@ -137,13 +139,13 @@ static void fill(double *M, int64_t n, int kind, int b) {
             case 5: /* A cancelling; half of B's columns equal its first, half its negative
                      * times 1 + 2^-20 (other values: other roundings): two groups whose
                      * plain sums cancel */
-                v = (b && j > 0) ? (j < n / 2 ? M[i] : -M[i] * (1.0 + 0x1p-20))
+                v = (b && j > 0) ? (j < cols / 2 ? M[i] : -M[i] * (1.0 + 0x1p-20))
                                  : 2.0 * unit() - 1.0;
                 break;
             case 6: /* A cancelling; B's first half of rows equal across the columns, the
                      * rest random: every column different, but the partial sums over the
                      * first half, and their roundings, shared */
-                v = (b && j > 0 && i < n / 2) ? M[i] : 2.0 * unit() - 1.0;
+                v = (b && j > 0 && i < rows / 2) ? M[i] : 2.0 * unit() - 1.0;
                 break;
             case 7: /* A cancelling; B drawn from {-0.3, -0.1, 0.1, 0.3}: every column
                      * different, but few values, so partial sums of different columns
@@ -164,9 +166,10 @@ static void fill(double *M, int64_t n, int kind, int b) {
                 v = b ? 1.0 : 0.1 * (1.0 + (double)(j % 3) / 3.0);
                 break;
             }
-            M[i + j * n] = v;
+            M[i + j * rows] = v;
         }
 }
+static void fill(double *M, int64_t n, int kind, int b) { fill_rect(M, n, n, kind, b); }
 
 typedef struct row_result {
     char prec;
@@ -244,32 +247,36 @@ static void window_classes(int64_t n, const double *Bt, int64_t window, double *
 }
 /* The product through the library in one bound mode; C gets the result (data precision,
  * widened to double in Cd). Returns the report's max_ratio, or -1 on a failure. */
-static double run(abft_handle_t h, char prec, int64_t n, const double *A, const double *B,
-                  double *Cd, abft_bound_mode_t mode) {
+static double run_rect(abft_handle_t h, char prec, int64_t m, int64_t n, int64_t k,
+                       const double *A, const double *B, double *Cd, abft_bound_mode_t mode) {
     abft_report_t rep;
     if (abft_set_bound_mode(h, mode, mode == ABFT_BOUND_PROBABILISTIC ? 4.0 : 1.0) !=
         ABFT_STATUS_SUCCESS)
         return -1.0;
     abft_status_t st;
-    size_t nn = (size_t)n * (size_t)n;
+    const size_t na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n, nc = (size_t)m * (size_t)n;
     const size_t es = prec == 'd' ? sizeof(double) : sizeof(float);
-    void *hA = malloc(nn * es), *hB = malloc(nn * es), *hC = malloc(nn * es);
+    void *hA = malloc(na * es + 1), *hB = malloc(nb * es + 1), *hC = malloc(nc * es + 1);
     void *dA = hA, *dB = hB, *dC = hC;
     if (hA == NULL || hB == NULL || hC == NULL) {
         free(hA), free(hB), free(hC);
         return -1.0;
     }
-    for (size_t i = 0; i < nn; ++i) {
-        if (prec == 'd') ((double *)hA)[i] = A[i], ((double *)hB)[i] = B[i];
-        else ((float *)hA)[i] = (float)A[i], ((float *)hB)[i] = (float)B[i];
+    for (size_t i = 0; i < na; ++i) {
+        if (prec == 'd') ((double *)hA)[i] = A[i];
+        else ((float *)hA)[i] = (float)A[i];
+    }
+    for (size_t i = 0; i < nb; ++i) {
+        if (prec == 'd') ((double *)hB)[i] = B[i];
+        else ((float *)hB)[i] = (float)B[i];
     }
 #ifdef BENCH_BOUND_CUDA
     if (g_cuda) {
         dA = dB = dC = NULL;
-        if (cudaMalloc(&dA, nn * es) != cudaSuccess || cudaMalloc(&dB, nn * es) != cudaSuccess ||
-            cudaMalloc(&dC, nn * es) != cudaSuccess ||
-            cudaMemcpy(dA, hA, nn * es, cudaMemcpyHostToDevice) != cudaSuccess ||
-            cudaMemcpy(dB, hB, nn * es, cudaMemcpyHostToDevice) != cudaSuccess) {
+        if (cudaMalloc(&dA, na * es + 1) != cudaSuccess || cudaMalloc(&dB, nb * es + 1) != cudaSuccess ||
+            cudaMalloc(&dC, nc * es + 1) != cudaSuccess ||
+            cudaMemcpy(dA, hA, na * es, cudaMemcpyHostToDevice) != cudaSuccess ||
+            cudaMemcpy(dB, hB, nb * es, cudaMemcpyHostToDevice) != cudaSuccess) {
             cudaFree(dA), cudaFree(dB), cudaFree(dC);
             free(hA), free(hB), free(hC);
             return -1.0;
@@ -277,18 +284,18 @@ static double run(abft_handle_t h, char prec, int64_t n, const double *A, const 
     }
 #endif
     if (prec == 'd')
-        st = abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0, dA, n, dB, n, 0.0, dC, n, &rep);
+        st = abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, dA, m, dB, k, 0.0, dC, m, &rep);
     else
-        st = abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0f, dA, n, dB, n, 0.0f, dC, n, &rep);
+        st = abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0f, dA, m, dB, k, 0.0f, dC, m, &rep);
 #ifdef BENCH_BOUND_CUDA
     if (g_cuda) {
         if (st == ABFT_STATUS_SUCCESS &&
-            cudaMemcpy(hC, dC, nn * es, cudaMemcpyDeviceToHost) != cudaSuccess)
+            cudaMemcpy(hC, dC, nc * es, cudaMemcpyDeviceToHost) != cudaSuccess)
             st = ABFT_STATUS_CUDA_ERROR;
         cudaFree(dA), cudaFree(dB), cudaFree(dC);
     }
 #endif
-    for (size_t i = 0; i < nn; ++i)
+    for (size_t i = 0; i < nc; ++i)
         Cd[i] = prec == 'd' ? ((double *)hC)[i] : (double)((float *)hC)[i];
     free(hA), free(hB), free(hC);
     if (st != ABFT_STATUS_SUCCESS) {
@@ -300,6 +307,10 @@ static double run(abft_handle_t h, char prec, int64_t n, const double *A, const 
         return -1.0;
     }
     return rep.max_ratio;
+}
+static double run(abft_handle_t h, char prec, int64_t n, const double *A, const double *B,
+                  double *Cd, abft_bound_mode_t mode) {
+    return run_rect(h, prec, n, n, n, A, B, Cd, mode);
 }
 
 /* The candidates' largest residual/bound over the rows of one product. A and B hold the
@@ -594,47 +605,47 @@ static void sequential_bias(FILE *f) {
  * On the CUDA backend this asks whether cuBLAS's results keep within the bound the tight
  * mode would give them. *risky: the rows the guard sent to the worst case. Returns -1 on a
  * failure. */
-static double tight_host(abft_handle_t h, char prec, int64_t n, const double *A,
-                         const double *B, const double *C, int64_t *risky) {
+static double tight_host(abft_handle_t h, char prec, int64_t m, int64_t n, int64_t k,
+                         const double *A, const double *B, const double *C, int64_t *risky) {
     const abft_prec_t pr = prec == 'd' ? ABFT_PREC_D : ABFT_PREC_S;
     abft_kctx_t none;
     memset(&none, 0, sizeof none);
-    double *yb = malloc(sizeof(double) * (size_t)n * 2), *T = malloc(sizeof(double) * (size_t)n * 2);
-    double *S = malloc(sizeof(double) * (size_t)n * 2), *Sa = malloc(sizeof(double) * (size_t)n * 2);
-    double *R = malloc(sizeof(double) * (size_t)n * 2), *Ra = malloc(sizeof(double) * (size_t)n * 2);
+    double *yb = malloc(sizeof(double) * (size_t)k * 2), *T = malloc(sizeof(double) * (size_t)m * 2);
+    double *S = malloc(sizeof(double) * (size_t)m * 2), *Sa = malloc(sizeof(double) * (size_t)m * 2);
+    double *R = malloc(sizeof(double) * (size_t)m * 2), *Ra = malloc(sizeof(double) * (size_t)m * 2);
     double ratio = -1.0;
     abft_arith_t ar = abft_arith_native(pr);
     abft_gemm_tight_t tb;
     abft_gemm_bound_t bc;
     if (!yb || !T || !S || !Sa || !R || !Ra) goto done;
-    abft_bound_gemm_tight(h, &ar, n, n, n, 1, &tb);
-    abft_bound_gemm(h, &ar, 1.0, 0.0, n, n, n, &bc);
+    abft_bound_gemm_tight(h, &ar, n, k, n, 1, &tb);
+    abft_bound_gemm(h, &ar, 1.0, 0.0, n, k, n, &bc);
     /* the data are doubles here (fp32 values widened): the pass reads them as fp64 data,
      * with the fp32 unit roundoff */
-    abft_tsmm_args_t y = {ABFT_PREC_D, 0, n, n, 2, B, n, NULL, 0, NULL, 0, yb, n, NULL, 0};
-    abft_tight_args_t t = {ABFT_PREC_D, 0, 0, n, n, n, A, n, B, n, yb, n, 1.0, tb.u, tb.u_chk,
-                           tb.lambda, T, n, risky, 0};
-    abft_tsmm_args_t sx = {ABFT_PREC_D, 0, n, n, 2, A, n, yb, n, NULL, 0, S, n, Sa, n};
-    abft_tsmm_args_t rx = {ABFT_PREC_D, 0, n, n, 2, C, n, NULL, 0, NULL, 0, R, n, Ra, n};
+    abft_tsmm_args_t y = {ABFT_PREC_D, 0, k, n, 2, B, k, NULL, 0, NULL, 0, yb, k, NULL, 0};
+    abft_tight_args_t t = {ABFT_PREC_D, 0, 0, m, n, k, A, m, B, k, yb, k, 1.0, tb.u, tb.u_chk,
+                           tb.lambda, T, m, risky, 0};
+    abft_tsmm_args_t sx = {ABFT_PREC_D, 0, m, k, 2, A, m, yb, k, NULL, 0, S, m, Sa, m};
+    abft_tsmm_args_t rx = {ABFT_PREC_D, 0, m, n, 2, C, m, NULL, 0, NULL, 0, R, m, Ra, m};
     if (abft_cpu_tsmm(&none, &y) != ABFT_STATUS_SUCCESS ||
         abft_cpu_tight(&none, &t) != ABFT_STATUS_SUCCESS ||
         abft_cpu_tsmm(&none, &rx) != ABFT_STATUS_SUCCESS)
         goto done;
     /* |op(A)|·(|op(B)|·V) for the worst case of risky rows and the small terms */
     {
-        double *yba = malloc(sizeof(double) * (size_t)n * 2);
+        double *yba = malloc(sizeof(double) * (size_t)k * 2);
         if (!yba) goto done;
-        abft_tsmm_args_t ya = {ABFT_PREC_D, 0, n, n, 2, B, n, NULL, 0, NULL, 0, yb, n, yba, n};
+        abft_tsmm_args_t ya = {ABFT_PREC_D, 0, k, n, 2, B, k, NULL, 0, NULL, 0, yb, k, yba, k};
         abft_status_t st = abft_cpu_tsmm(&none, &ya);
-        sx.Xabs = yba, sx.ldxabs = n;
+        sx.Xabs = yba, sx.ldxabs = k;
         if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tsmm(&none, &sx);
         free(yba);
         if (st != ABFT_STATUS_SUCCESS) goto done;
     }
     ratio = 0.0;
-    for (int64_t i = 0; i < n; ++i)
+    for (int64_t i = 0; i < m; ++i)
         for (int q = 0; q < 2; ++q) {
-            const int64_t o = i + q * n;
+            const int64_t o = i + q * m;
             double tau = T[o] >= 0.0
                              ? T[o] + tb.coef_s * Sa[o] + tb.coef_r * Ra[o] +
                                    tb.coef_x * (fabs(R[o]) + fabs(S[o])) + bc.abs_floor
@@ -650,7 +661,7 @@ done:
 
 typedef struct lib_result {
     char prec;
-    int64_t n;
+    int64_t m, n, k;
     int kind;
     double worst, prob, tight;
     int64_t risky; /* rows sent to the worst case, largest over the products */
@@ -659,7 +670,7 @@ typedef struct lib_result {
 /* --lib-only: for each precision, size and kind, reps products through the library in each
  * bound mode (the tight one through the host evaluation on the CUDA backend); writes
  * DIR/bound_lib_<backend>.md and .json. */
-static int lib_only(const int64_t *sizes, int nsizes, int reps, const char *precs,
+static int lib_only(const int64_t (*shapes)[3], int nshapes, int reps, const char *precs,
                     const char *out, uint64_t seed, const char *commit) {
     const char *bname = g_cuda ? "cuda" : "cpu";
     abft_handle_t h = NULL;
@@ -667,34 +678,36 @@ static int lib_only(const int64_t *sizes, int nsizes, int reps, const char *prec
         return 1;
     lib_result_t res[2 * 8 * KINDS];
     int nres = 0, failed = 0;
-    printf("%-4s %6s %-12s %12s %12s %12s %8s %14s\n", "prec", "n", "data", "worst", "prob",
-           "tight", "risky", "tight/worst");
+    printf("%-4s %6s %6s %6s %-12s %12s %12s %12s %8s %14s\n", "prec", "m", "n", "k", "data",
+           "worst", "prob", "tight", "risky", "tight/worst");
     for (const char *pc = precs; *pc; ++pc)
-        for (int s = 0; s < nsizes; ++s)
+        for (int s = 0; s < nshapes; ++s)
             for (int kind = 0; kind < KINDS; ++kind) {
-                const int64_t n = sizes[s];
-                const size_t nn = (size_t)n * (size_t)n;
-                double *A = malloc(nn * sizeof(double)), *B = malloc(nn * sizeof(double));
-                double *C = malloc(nn * sizeof(double));
+                const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+                const size_t na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n;
+                double *A = malloc(na * sizeof(double) + 8), *B = malloc(nb * sizeof(double) + 8);
+                double *C = malloc((size_t)m * (size_t)n * sizeof(double) + 8);
                 if (A == NULL || B == NULL || C == NULL) return 1;
-                lib_result_t r = {*pc, n, kind, 0.0, 0.0, 0.0, 0};
+                lib_result_t r = {*pc, m, n, k, kind, 0.0, 0.0, 0.0, 0};
                 for (int rep = 0; rep < reps; ++rep) {
                     rng_state = seed + 1000003ull * (uint64_t)(nres * reps + rep);
-                    fill(A, n, kind, 0);
-                    fill(B, n, kind, 1);
-                    if (*pc == 's')
-                        for (size_t i = 0; i < nn; ++i) A[i] = (float)A[i], B[i] = (float)B[i];
+                    fill_rect(A, m, k, kind, 0);
+                    fill_rect(B, k, n, kind, 1);
+                    if (*pc == 's') {
+                        for (size_t i = 0; i < na; ++i) A[i] = (float)A[i];
+                        for (size_t i = 0; i < nb; ++i) B[i] = (float)B[i];
+                    }
                     g_flag_ok = 1; /* the probabilistic mode may flag constant data */
-                    double w = run(h, *pc, n, A, B, C, ABFT_BOUND_PROBABILISTIC);
+                    double w = run_rect(h, *pc, m, n, k, A, B, C, ABFT_BOUND_PROBABILISTIC);
                     g_flag_ok = 0;
-                    double x = run(h, *pc, n, A, B, C, ABFT_BOUND_WORST_CASE);
+                    double x = run_rect(h, *pc, m, n, k, A, B, C, ABFT_BOUND_WORST_CASE);
                     int64_t risky = 0;
                     /* the library's tight mode (on CUDA fp32 only: fp64 there is the bound
                      * evaluated on the host from cuBLAS's result) */
                     const int host_only = g_cuda && *pc == 'd';
-                    double t = host_only ? -2.0 : run(h, *pc, n, A, B, C, ABFT_BOUND_TIGHT);
+                    double t = host_only ? -2.0 : run_rect(h, *pc, m, n, k, A, B, C, ABFT_BOUND_TIGHT);
                     /* the guard's count (and on CUDA fp64 the bound itself) from the host */
-                    double th = tight_host(h, *pc, n, A, B, C, &risky);
+                    double th = tight_host(h, *pc, m, n, k, A, B, C, &risky);
                     if (host_only) t = th;
                     if (w < 0.0 || x < 0.0 || t < 0.0 || th < 0.0) {
                         failed = 1;
@@ -711,8 +724,8 @@ static int lib_only(const int64_t *sizes, int nsizes, int reps, const char *prec
                 }
                 free(A), free(B), free(C);
                 res[nres++] = r;
-                printf("%-4c %6lld %-12s %12.3g %12.3g %12.3g %8lld %14.3g\n", r.prec,
-                       (long long)n, kind_name[kind], r.worst, r.prob, r.tight,
+                printf("%-4c %6lld %6lld %6lld %-12s %12.3g %12.3g %12.3g %8lld %14.3g\n", r.prec,
+                       (long long)m, (long long)n, (long long)k, kind_name[kind], r.worst, r.prob, r.tight,
                        (long long)r.risky, r.worst > 0.0 ? r.tight / r.worst : 0.0);
                 fflush(stdout);
             }
@@ -724,15 +737,15 @@ static int lib_only(const int64_t *sizes, int nsizes, int reps, const char *prec
     FILE *f = fopen(path, "w");
     if (f != NULL) {
         fprintf(f, "# The library's bound modes: tightness (bench_bound --lib-only, %s)\n\n"
-                   "- date: %s\n- commit: %s\n- seed %llu, %d products per case, C = A·B, "
-                   "m = n = k, alpha = 1, beta = 0, row checksums\n\n"
+                   "- date: %s\n- commit: %s\n- seed %llu, %d products per case, C = A·B "
+                   "(m x k times k x n), alpha = 1, beta = 0, row checksums\n\n"
                    "Largest |residual| / bound over the rows, both weight columns and the "
                    "products (the tightness; 1 is the bound reached). worst, prob (factor 4): "
                    "the report's max_ratio (prob above 1: it flagged a clean product); tight: the report's max_ratio%s. risky: the most "
                    "rows of one product that the tight mode's along-l guard sent to the worst "
                    "case. Data kinds: bench/bench_bound.c.\n\n"
-                   "| prec | n | data | worst | prob | tight | risky rows | tight / worst |\n"
-                   "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n",
+                   "| prec | m | n | k | data | worst | prob | tight | risky rows | tight / worst |\n"
+                   "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n",
                 g_cuda ? "CUDA backend, cuBLAS" : "CPU backend", date,
                 commit ? commit : "unknown", (unsigned long long)seed, reps,
                 g_cuda ? " (fp32: the CUDA backend's tight pass; fp64, which the CUDA "
@@ -740,8 +753,9 @@ static int lib_only(const int64_t *sizes, int nsizes, int reps, const char *prec
                          "from cuBLAS's result, with the CPU backend's compensated checksums)"
                        : "");
         for (int i = 0; i < nres; ++i)
-            fprintf(f, "| fp%s | %lld | %s | %.3g | %.3g | %.3g | %lld | %.3g |\n",
-                    res[i].prec == 'd' ? "64" : "32", (long long)res[i].n,
+            fprintf(f, "| fp%s | %lld | %lld | %lld | %s | %.3g | %.3g | %.3g | %lld | %.3g |\n",
+                    res[i].prec == 'd' ? "64" : "32", (long long)res[i].m, (long long)res[i].n,
+                    (long long)res[i].k,
                     kind_name[res[i].kind], res[i].worst, res[i].prob, res[i].tight,
                     (long long)res[i].risky,
                     res[i].worst > 0.0 ? res[i].tight / res[i].worst : 0.0);
@@ -754,9 +768,11 @@ static int lib_only(const int64_t *sizes, int nsizes, int reps, const char *prec
                    "\"%s\", \"commit\": \"%s\", \"seed\": %llu, \"reps\": %d, \"rows\": [",
                 bname, date, commit ? commit : "unknown", (unsigned long long)seed, reps);
         for (int i = 0; i < nres; ++i)
-            fprintf(f, "%s\n {\"precision\": \"%c\", \"n\": %lld, \"data\": \"%s\", "
+            fprintf(f, "%s\n {\"precision\": \"%c\", \"m\": %lld, \"n\": %lld, \"k\": %lld, "
+                       "\"data\": \"%s\", "
                        "\"worst\": %.6g, \"prob\": %.6g, \"tight\": %.6g, \"risky\": %lld}",
-                    i ? "," : "", res[i].prec, (long long)res[i].n, kind_name[res[i].kind],
+                    i ? "," : "", res[i].prec, (long long)res[i].m, (long long)res[i].n,
+                    (long long)res[i].k, kind_name[res[i].kind],
                     res[i].worst, res[i].prob, res[i].tight, (long long)res[i].risky);
         fprintf(f, "\n]}\n");
         fclose(f);
@@ -840,7 +856,8 @@ static int sweep(int64_t count, uint64_t seed) {
 
 int main(int argc, char **argv) {
     int64_t sizes[8] = {256, 1024, 2048};
-    int nsizes = 3, reps = 2, lib = 0;
+    int nsizes = 3, reps = 2, lib = 0, nshapes = 0;
+    int64_t shapes[8][3];
     int64_t sweep_n = 0;
     const char *out = "bench/results", *precs = "sd";
     for (int i = 1; i < argc; ++i) {
@@ -870,12 +887,23 @@ int main(int argc, char **argv) {
             out = argv[++i];
         } else if (strcmp(argv[i], "--lib-only") == 0) {
             lib = 1;
+        } else if (strcmp(argv[i], "--shapes") == 0 && i + 1 < argc) {
+            /* --lib-only's shapes, a comma list of MxNxK */
+            for (char *t = strtok(argv[++i], ","); t != NULL && nshapes < 8; t = strtok(NULL, ",")) {
+                long long a = 0, b = 0, c = 0;
+                if (sscanf(t, "%lldx%lldx%lld", &a, &b, &c) != 3 || a < 1 || b < 1 || c < 1 ||
+                    a > 65536 || b > 65536 || c > 65536) {
+                    fprintf(stderr, "bench_bound: --shapes MxNxK,... (1..65536 each)\n");
+                    return 2;
+                }
+                shapes[nshapes][0] = a, shapes[nshapes][1] = b, shapes[nshapes][2] = c, ++nshapes;
+            }
         } else if (strcmp(argv[i], "--sweep") == 0 && i + 1 < argc) {
             sweep_n = atoll(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench_bound [--sizes 256,1024,2048] [--reps R] "
                             "[--precision s|d|both] [--backend cpu|cuda] [--out DIR] "
-                            "[--lib-only] [--sweep N]\n");
+                            "[--lib-only [--shapes MxNxK,...]] [--sweep N]\n");
             return 2;
         }
     }
@@ -890,7 +918,12 @@ int main(int argc, char **argv) {
     printf("bench_bound: seed %llu, %d reps, %s backend, residuals in %s\n",
            (unsigned long long)seed, reps, bname, QUAD_NAME);
     if (sweep_n > 0) return sweep(sweep_n, seed);
-    if (lib) return lib_only(sizes, nsizes, reps, precs, out, seed, commit);
+    if (lib) {
+        if (nshapes == 0) /* the squares of --sizes */
+            for (int s = 0; s < nsizes; ++s) shapes[s][0] = shapes[s][1] = shapes[s][2] = sizes[s];
+        return lib_only((const int64_t(*)[3])shapes, nshapes ? nshapes : nsizes, reps, precs, out,
+                        seed, commit);
+    }
     abft_handle_t h = NULL;
     if (abft_create(&h, g_cuda ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS)
         return 1;
