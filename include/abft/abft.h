@@ -66,7 +66,7 @@ ABFT_API abft_status_t abft_set_cusolver_handle(abft_handle_t handle, void *cuso
 ABFT_API abft_status_t abft_set_checksum_kind(abft_handle_t handle, abft_checksum_kind_t kind);
 ABFT_API abft_status_t abft_get_checksum_kind(abft_handle_t handle, abft_checksum_kind_t *kind);
 /* factor > 0 scales the bound (1 is the derivation as written; the probabilistic mode's
- * default factor is 4, see docs/bound.md). */
+ * default factor is 4; the tight mode's scales its lambda; see docs/bound.md). */
 ABFT_API abft_status_t abft_set_bound_mode(abft_handle_t handle, abft_bound_mode_t mode, double factor);
 ABFT_API abft_status_t abft_get_bound_mode(abft_handle_t handle, abft_bound_mode_t *mode, double *factor);
 /* Whether protected calls may recompute uncorrectable rows (only when beta = 0); default 1. */
