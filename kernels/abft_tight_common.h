@@ -37,10 +37,13 @@ ABFT_TIGHT_FN uint64_t abft_tight_bits(double x) {
 #endif
 }
 
-/* The key of a one-row window: |b| scaled into [1, 2) (0 for zero). */
+/* The key of a one-row window: |b| scaled into [1, 2) (0 for zero): for a normal number its
+ * 52 fraction bits, for a subnormal the same after normalizing it. */
 ABFT_TIGHT_FN uint64_t abft_tight_mant_key(double b) {
     int e;
     if (b == 0.0) return 0;
+    const uint64_t x = abft_tight_bits(b);
+    if ((x >> 52 & 0x7FFu) != 0u) return (x & 0xFFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
     return abft_tight_bits(ldexp(frexp(fabs(b), &e), 1));
 }
 
@@ -63,19 +66,20 @@ ABFT_TIGHT_FN double abft_tight_gauss(int64_t j, int r) {
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-/* The guard's key: the magnitude of x rounded to r bits (0 for zero). */
+/* The guard's key: the magnitude of x with its fraction rounded to r bits (half up, on the
+ * bits: a carry moves into the exponent, as rounding the magnitude does; 0 for zero; a
+ * subnormal is rounded at the same absolute position, which only merges values). */
 ABFT_TIGHT_FN uint64_t abft_tight_qkey(double x, int r) {
-    int e;
     if (x == 0.0) return 0;
-    double m = frexp(fabs(x), &e);
-    return ((uint64_t)(e + 2048) << 53) | (uint64_t)llround(ldexp(m, r));
+    const uint64_t m = abft_tight_bits(x) & 0x7FFFFFFFFFFFFFFFull, drop = (uint64_t)(52 - r);
+    return (m + ((uint64_t)1 << (drop - 1))) >> drop;
 }
 /* The guard's quantization for unit roundoff u and inner dimension k: values within about
  * 16·u·k of each other count as one. */
 ABFT_TIGHT_FN int abft_tight_qbits(double u, int64_t k) {
     const double eps = 16.0 * u * (double)k;
     int r = eps >= 0.5 ? 1 : (int)floor(-log2(eps));
-    return r > 52 ? 52 : r;
+    return r > 51 ? 51 : r; /* at least one bit dropped (qkey's rounding) */
 }
 
 ABFT_TIGHT_FN int abft_tight_distinct(const uint64_t *v, int n) {

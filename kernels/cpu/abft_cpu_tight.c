@@ -36,7 +36,7 @@
 #include "abft_kernels.h"
 #include "abft_tight_common.h"
 
-enum { SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN };
+enum { SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN, CH = 64 };
 
 static inline double opa(const abft_tight_args_t *a, int64_t i, int64_t l) {
     size_t o = a->transa ? (size_t)(l + i * a->lda) : (size_t)(i + l * a->lda);
@@ -47,10 +47,11 @@ static inline double opb(const abft_tight_args_t *a, int64_t l, int64_t j) {
     return a->prec == ABFT_PREC_D ? ((const double *)a->B)[o] : (double)((const float *)a->B)[o];
 }
 
-/* The largest multiplicity among n keys (a collision of the hash only merges classes, so
- * the count can only grow: safe). tab: 2·cap slots, cap a power of two >= 2n. */
-static int64_t largest_class(const uint64_t *key, int64_t n, uint64_t *tab, int64_t *cnt,
-                             int64_t cap) {
+/* The multiplicity of each of the n keys (cnt_of[j], may be NULL) and the largest one (a
+ * collision of the hash only merges classes, so a count can only grow: safe). tab and cnt:
+ * cap slots, cap a power of two >= 2n. */
+static int64_t class_counts(const uint64_t *key, int64_t n, uint64_t *tab, int64_t *cnt,
+                            int64_t cap, int64_t *cnt_of) {
     int64_t best = n > 0;
     for (int64_t s = 0; s < cap; ++s) cnt[s] = 0;
     for (int64_t j = 0; j < n; ++j) {
@@ -59,6 +60,12 @@ static int64_t largest_class(const uint64_t *key, int64_t n, uint64_t *tab, int6
         tab[h] = key[j];
         if (++cnt[h] > best) best = cnt[h];
     }
+    if (cnt_of != NULL)
+        for (int64_t j = 0; j < n; ++j) {
+            uint64_t h = abft_tight_mix(key[j]) & (uint64_t)(cap - 1);
+            while (tab[h] != key[j]) h = (h + 1) & (uint64_t)(cap - 1);
+            cnt_of[j] = cnt[h];
+        }
     return best;
 }
 
@@ -83,10 +90,14 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     uint64_t *tab = malloc(sizeof(uint64_t) * (size_t)cap);
     int64_t *cnt = malloc(sizeof(int64_t) * (size_t)cap);
     int64_t *lnz = malloc(sizeof(int64_t) * (size_t)n);
+    double *lnzv = malloc(sizeof(double) * (size_t)n);
+    double *rb = malloc(sizeof(double) * (size_t)(CH + WIN) * (size_t)n);
+    int64_t *cof = malloc(sizeof(int64_t) * (size_t)n), *sub = malloc(sizeof(int64_t) * (size_t)n);
     uint32_t *mask = calloc((size_t)nblk, sizeof(uint32_t));
-    if (!Z || !B2 || !gw || !G || !key || !tab || !cnt || !lnz || !mask) {
+    if (!Z || !B2 || !gw || !G || !key || !tab || !cnt || !lnz || !lnzv || !rb || !cof || !sub ||
+        !mask) {
         free(Z), free(B2), free(gw), free(G), free(key), free(tab), free(cnt), free(lnz),
-            free(mask);
+            free(lnzv), free(rb), free(cof), free(sub), free(mask);
         return ABFT_STATUS_ALLOC_FAILED;
     }
     double *Ws = gw + (size_t)k * NWIN;
@@ -97,55 +108,85 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         for (int q = 0; q < SK_Q; ++q) G[j * SK_Q + q] = abft_tight_gauss(j, q);
     memset(Z, 0, sizeof(double) * (size_t)k * 2 * SK_Q);
     memset(B2, 0, sizeof(double) * (size_t)k * 2);
+    /* by blocks of CH rows of op(B), each walked along its stored contiguous index: down the
+     * columns of B when op(B) = B, along its rows otherwise */
 #pragma omp parallel for schedule(static)
-    for (int64_t l = 0; l < k; ++l) {
-        double *z0 = Z + (size_t)l * 2 * SK_Q, *z1 = z0 + SK_Q;
-        for (int64_t j = 0; j < n; ++j) {
-            const double b = opb(a, l, j), w1 = (double)(j + 1);
-            if (b == 0.0) continue;
-            const double *g = G + j * SK_Q;
-            for (int q = 0; q < SK_Q; ++q) z0[q] += b * g[q], z1[q] += w1 * b * g[q];
-            B2[l] += b * b;
-            B2[l + k] += w1 * w1 * b * b;
-        }
+    for (int64_t l0 = 0; l0 < k; l0 += CH) {
+        const int64_t l1 = l0 + CH < k ? l0 + CH : k;
+        const int64_t jb = a->transb ? 1 : n, lb = a->transb ? l1 - l0 : 1;
+        for (int64_t jo = 0; jo < jb; ++jo)
+            for (int64_t lo = 0; lo < lb; ++lo)
+                for (int64_t x = 0; x < (a->transb ? n : l1 - l0); ++x) {
+                    const int64_t j = a->transb ? x : jo, l = a->transb ? l0 + lo : l0 + x;
+                    const double b = opb(a, l, j), w1 = (double)(j + 1);
+                    if (b == 0.0) continue;
+                    const double *g = G + j * SK_Q;
+                    double *z0 = Z + (size_t)l * 2 * SK_Q, *z1 = z0 + SK_Q;
+                    for (int q = 0; q < SK_Q; ++q) z0[q] += b * g[q], z1[q] += w1 * b * g[q];
+                    B2[l] += b * b;
+                    B2[l + k] += w1 * w1 * b * b;
+                }
     }
 
     /* class sizes G_p(l) of the windows of 2^p rows ending at l (fewer at the top), each
      * column scaled by the sign and power of two of its last nonzero entry up to l: columns
-     * equal up to one such scale on a window have equal keys */
-    for (int64_t j = 0; j < n; ++j) lnz[j] = -1;
-    for (int64_t l = 0; l < k; ++l) {
-        for (int64_t j = 0; j < n; ++j) {
-            double b = opb(a, l, j);
-            if (b != 0.0) lnz[j] = l;
-            key[j] = abft_tight_mant_key(b);
+     * equal up to one such scale on a window have equal keys. The rows of op(B) a block of
+     * CH rows needs (and the WIN - 1 before it) are gathered first, row-major in rb. */
+    for (int64_t j = 0; j < n; ++j) lnz[j] = -1, lnzv[j] = 0.0;
+    for (int64_t l0 = 0; l0 < k; l0 += CH) {
+        const int64_t l1 = l0 + CH < k ? l0 + CH : k, lb = l0 >= WIN - 1 ? l0 - (WIN - 1) : 0;
+        if (a->transb) {
+            for (int64_t l = lb; l < l1; ++l)
+                for (int64_t j = 0; j < n; ++j) rb[(size_t)(l - lb) * (size_t)n + (size_t)j] = opb(a, l, j);
+        } else {
+            for (int64_t j = 0; j < n; ++j)
+                for (int64_t l = lb; l < l1; ++l) rb[(size_t)(l - lb) * (size_t)n + (size_t)j] = opb(a, l, j);
         }
-        const int64_t g0 = largest_class(key, n, tab, cnt, cap);
-        gw[l] = (double)g0;
-        if (g0 == 1) { /* a longer window only refines the classes */
-            for (int p = 1; p < NWIN; ++p) gw[l + p * k] = 1.0;
-            continue;
-        }
-        for (int64_t j = 0; j < n; ++j) {
-            /* the scale: sign sg and exponent 1 - e, applied by ldexp (exact, and the same
-             * for columns equal up to the scale even where it over- or underflows) */
-            int e = 1;
-            double sg = 1.0;
-            if (lnz[j] >= 0) {
-                const double an = opb(a, lnz[j], j);
-                frexp(an, &e);
-                sg = copysign(1.0, an);
+#define ROWB(l, j) rb[(size_t)((l) - lb) * (size_t)n + (size_t)(j)]
+        for (int64_t l = l0; l < l1; ++l) {
+            for (int64_t j = 0; j < n; ++j) {
+                const double b = ROWB(l, j);
+                if (b != 0.0) lnz[j] = l, lnzv[j] = b;
+                key[j] = abft_tight_mant_key(b);
             }
-            uint64_t h = ABFT_TIGHT_KEY_SEED;
-            int p = 1;
-            for (int64_t s = 0; s < WIN && l - s >= 0; ++s) {
-                h = abft_tight_key_step(h, opb(a, l - s, j), sg, e, s);
-                if (s + 1 == (int64_t)1 << p) key[(size_t)p++ * (size_t)n + (size_t)j] = h;
+            int64_t g = class_counts(key, n, tab, cnt, cap, cof);
+            gw[l] = (double)g;
+            /* a longer window only refines the classes: the columns alone at a window stay
+             * alone, so each longer window counts only the others (sub, nsub) */
+            int64_t nsub = 0;
+            for (int64_t j = 0; j < n; ++j)
+                if (cof[j] > 1) sub[nsub++] = j;
+            for (int p = 1; p < NWIN; ++p) {
+                if (g == 1) {
+                    gw[l + p * k] = 1.0;
+                    continue;
+                }
+                for (int64_t x = 0; x < nsub; ++x) {
+                    const int64_t j = sub[x];
+                    /* the scale: sign sg and exponent 1 - e of the anchor, the last nonzero
+                     * entry up to l (applied by ldexp: exact, and the same for columns
+                     * equal up to the scale even where it over- or underflows) */
+                    int e = 1;
+                    double sg = 1.0;
+                    if (lnz[j] >= 0) {
+                        frexp(lnzv[j], &e);
+                        sg = copysign(1.0, lnzv[j]);
+                    }
+                    uint64_t h = ABFT_TIGHT_KEY_SEED;
+                    const int64_t len = (int64_t)1 << p;
+                    for (int64_t t = 0; t < len && l - t >= 0; ++t)
+                        h = abft_tight_key_step(h, ROWB(l - t, j), sg, e, t);
+                    key[x] = h;
+                }
+                g = nsub > 0 ? class_counts(key, nsub, tab, cnt, cap, cof) : 1;
+                gw[l + p * k] = (double)g;
+                int64_t keep = 0;
+                for (int64_t x = 0; x < nsub; ++x)
+                    if (cof[x] > 1) sub[keep++] = sub[x];
+                nsub = keep;
             }
-            for (; p < NWIN; ++p) key[(size_t)p * (size_t)n + (size_t)j] = h; /* all rows up to l */
         }
-        for (int p = 1; p < NWIN; ++p)
-            gw[l + p * k] = (double)largest_class(key + (size_t)p * (size_t)n, n, tab, cnt, cap);
+#undef ROWB
     }
     for (int64_t l = 0; l < k; ++l) Ws[l] = abft_tight_ws(gw, k, l);
 
@@ -177,36 +218,33 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
             ++risky;
             continue;
         }
-        double P[2 * SK_Q] = {0}, Pm[2 * SK_Q] = {0};
+        /* per sketch column: the running sum P, its value at the split Pm, and the
+         * weighted sum of squares Vq (elementwise, so the loop vectorizes; summed over the
+         * columns at the end, in the GPU kernel's order) */
+        double P[2 * SK_Q] = {0}, Pm[2 * SK_Q] = {0}, Vq[2 * SK_Q] = {0};
         double vs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0};
         const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
         for (int64_t l = 0; l < k; ++l) {
-            const double x = opa(a, i, l), *z = Z + (size_t)l * 2 * SK_Q;
-            /* s: the squared partial sums of the node ending at l (after a split, the second
-             * half's sums start afresh: P - Pm); f: those of the whole sum so far */
-            double s0 = 0.0, s1 = 0.0, f0 = 0.0, f1 = 0.0;
-            for (int q = 0; q < SK_Q; ++q) {
+            const double x = opa(a, i, l), *z = Z + (size_t)l * 2 * SK_Q, g = gW[l];
+            for (int q = 0; q < 2 * SK_Q; ++q) {
                 P[q] += x * z[q];
-                P[SK_Q + q] += x * z[SK_Q + q];
-                const double d0 = P[q] - Pm[q], d1 = P[SK_Q + q] - Pm[SK_Q + q];
-                s0 += d0 * d0, s1 += d1 * d1;
-                f0 += P[q] * P[q], f1 += P[SK_Q + q] * P[SK_Q + q];
+                const double d = P[q] - Pm[q];
+                Vq[q] += g * (d * d);
             }
-            vs[0] += gW[l] * s0, vs[1] += gW[l] * s1;
             /* the final roundings (alpha·D, its sum with beta·C_old; after a split, alpha
              * times the second half's sum and its sum with the first half's result) */
-            if (l == k - 1) {
-                vs[0] += 2.0 * gW[l] * (s0 + (ks ? f0 : 0.0));
-                vs[1] += 2.0 * gW[l] * (s1 + (ks ? f1 : 0.0));
-            }
-            if (ks && l == ks - 1) { /* the first half's result, rounded as it is stored */
-                vs[0] += 2.0 * gW[l] * f0, vs[1] += 2.0 * gW[l] * f1;
-                for (int q = 0; q < 2 * SK_Q; ++q) Pm[q] = P[q];
-            }
+            if (l == k - 1)
+                for (int q = 0; q < 2 * SK_Q; ++q) {
+                    const double d = P[q] - Pm[q];
+                    Vq[q] += 2.0 * g * (d * d + (ks ? P[q] * P[q] : 0.0));
+                }
+            if (ks && l == ks - 1) /* the first half's result, rounded as it is stored */
+                for (int q = 0; q < 2 * SK_Q; ++q) Vq[q] += 2.0 * g * (P[q] * P[q]), Pm[q] = P[q];
             sh[0] += x * x * B2[l] * Ws[l], sh[1] += x * x * B2[l + k] * Ws[l];
             const double y0 = a->Yb[l], y1 = a->Yb[l + a->ldyb];
             yc[0] += x * x * y0 * y0, yc[1] += x * x * y1 * y1;
         }
+        for (int q = 0; q < SK_Q; ++q) vs[0] += Vq[q], vs[1] += Vq[SK_Q + q];
         for (int q = 0; q < 2; ++q) {
             double V = u2 * (vs[q] / SK_Q + sh[q]) + uc2 * yc[q];
             /* these sums' own rounding: relative (2·SK_Q + 4)·k·2^-53 at most, far below */
@@ -216,6 +254,7 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         }
     }
     if (a->nrisky) *a->nrisky = risky;
-    free(Z), free(B2), free(gw), free(G), free(key), free(tab), free(cnt), free(lnz), free(mask);
+    free(Z), free(B2), free(gw), free(G), free(key), free(tab), free(cnt), free(lnz), free(lnzv),
+        free(rb), free(cof), free(sub), free(mask);
     return ABFT_STATUS_SUCCESS;
 }
