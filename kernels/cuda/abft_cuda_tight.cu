@@ -28,18 +28,8 @@ namespace {
 constexpr int SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN;
 constexpr int64_t CLASS_NMAX = 16384;
 
-struct tight_dev {
-    int prec, transa, transb;
-    int64_t m, n, k;
-    const void *A;
-    int64_t lda;
-    const void *B;
-    int64_t ldb;
-    const double *Yb;
-    int64_t ldyb;
-    double alpha, u, u_chk, lambda;
-    double *T;
-    int64_t ldt;
+/* The pass's arguments, and what the kernels share beside them. */
+struct tight_dev : abft_tight_args_t {
     int64_t ks;     /* the split along k (0: none) */
     int qbits;      /* the guard's quantization */
     int too_wide;   /* n beyond the class table: every row to the worst case */
@@ -351,11 +341,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     void *mem = NULL;
     ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &mem));
     tight_dev d;
-    d.prec = (int)a->prec, d.transa = a->transa, d.transb = a->transb;
-    d.m = m, d.n = n, d.k = k;
-    d.A = a->A, d.lda = a->lda, d.B = a->B, d.ldb = a->ldb, d.Yb = a->Yb, d.ldyb = a->ldyb;
-    d.alpha = a->alpha, d.u = a->u, d.u_chk = a->u_chk, d.lambda = a->lambda;
-    d.T = a->T, d.ldt = a->ldt;
+    static_cast<abft_tight_args_t &>(d) = *a;
     d.ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
     d.qbits = abft_tight_qbits(a->u, k);
     d.too_wide = n > CLASS_NMAX;
