@@ -118,4 +118,21 @@ ABFT_TIGHT_FN double abft_tight_ws(const double *gw, int64_t k, int64_t l) {
     return ws;
 }
 
+/* Long sums of few values. Sign-coherent products that take few distinct values along l
+ * (periodic rows, quantized data) round alike over long stretches once the partial sums
+ * are large: in fp32 from k of about 2048 for sets of 8 to 20 values, 8192 to 32768 for
+ * periods of 16 to 100, beyond 10^5 for 256 (bench/NOTES-bound.md). Up to
+ * ABFT_TIGHT_KU_FREE = k·u the 16-term blocks' guard suffices (measured in fp32 up to
+ * k = 1024); beyond it a row needs a factor whose values repeat on average fewer than
+ * ABFT_TIGHT_REPEAT times along l (distinct values, exactly, times ABFT_TIGHT_REPEAT above
+ * k), else it gets the worst case. */
+#define ABFT_TIGHT_KU_FREE 0x1p-14
+#define ABFT_TIGHT_REPEAT 16
+ABFT_TIGHT_FN int abft_tight_long_guard(double u, int64_t k) {
+    return (double)k * u > ABFT_TIGHT_KU_FREE;
+}
+ABFT_TIGHT_FN int abft_tight_repeats(int64_t distinct, int64_t k) {
+    return distinct * ABFT_TIGHT_REPEAT <= k;
+}
+
 #endif /* ABFT_TIGHT_COMMON_H */

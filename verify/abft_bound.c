@@ -1,5 +1,6 @@
 /* abft bound module: one model of the arithmetic, every bound derived from it. */
 #include "abft_bound.h"
+#include "abft_tight_common.h"
 
 #include <math.h>
 
@@ -160,6 +161,11 @@ void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner
         t->coef_p += (gi + g3) / shrink_r * pad;
         t->coef_r += go * (1.0 + go) / shrink_r * pad;
     }
+}
+
+int abft_bound_tight_applies(const abft_arith_t *g, int64_t k, int compensated) {
+    if (g->u_in > 0.0) return 0;
+    return compensated || !abft_tight_long_guard(g->u, k);
 }
 
 /* ---- LU and getrs ---- */

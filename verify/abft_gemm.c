@@ -411,12 +411,14 @@ static abft_status_t tight_check(const struct abft_gemm_plan *p) {
 
 /* The tight pass (after the encodings of B and A, whose op(B)·V and op(A)^T·V it reads):
  * each row's part of the tight bound, and each column's for FULL (the same pass over
- * C^T = op(B)^T·op(A)^T). Not for an arithmetic that shortens the inputs (TF32, BF16x9:
- * the worst case is used there). */
+ * C^T = op(B)^T·op(A)^T). Where it does not apply (abft_bound_tight_applies: an arithmetic
+ * that shortens the inputs; on the CUDA backend a k beyond its guard) the worst case is
+ * used. */
 static abft_status_t tight_pass(struct abft_gemm_plan *p, const void *A, int64_t lda,
                                 const void *B, int64_t ldb) {
     abft_handle_t h = p->h;
-    if (!tight_wanted(p) || p->arith.u_in > 0.0) return ABFT_STATUS_SUCCESS;
+    if (!tight_wanted(p) || !abft_bound_tight_applies(&p->arith, p->k, tight_compensated(p)))
+        return ABFT_STATUS_SUCCESS;
     ABFT_TRY(tight_check(p));
     abft_gemm_tight_t tb;
     /* run_gemm splits the GEMM in two halves along k while a hook is set */

@@ -69,6 +69,22 @@ static int64_t class_counts(const uint64_t *key, int64_t n, uint64_t *tab, int64
     return best;
 }
 
+/* The number of distinct magnitudes among len values (exactly, by their bits), with a
+ * scratch table tab of cap slots (a power of two >= 2·len; a collision of the hash only
+ * merges values: the count can only fall, which the guard reads as more repetition). */
+static int64_t distinct_exact(const double *v, int64_t len, uint64_t *tab, int64_t cap) {
+    int64_t d = 0;
+    for (int64_t s = 0; s < cap; ++s) tab[s] = 0;
+    for (int64_t x = 0; x < len; ++x) {
+        /* the lowest bit set: 0 marks an empty slot (values that differ only there merge) */
+        const uint64_t key = abft_tight_bits(fabs(v[x])) | 1u;
+        uint64_t h = abft_tight_mix(key) & (uint64_t)(cap - 1);
+        while (tab[h] != 0 && tab[h] != key) h = (h + 1) & (uint64_t)(cap - 1);
+        if (tab[h] == 0) tab[h] = key, ++d;
+    }
+    return d;
+}
+
 abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
     (void)ctx;
     const int64_t m = a->m, n = a->n, k = a->k;
@@ -199,12 +215,45 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
             mask[w] |= 1u << (abft_tight_distinct(v, len) - 1);
         }
 
+    /* long sums: the fewest distinct values a column of op(B) takes along l */
+    const int long_guard = abft_tight_long_guard(a->u, k);
+    int64_t cap2 = 2;
+    while (cap2 < 2 * k) cap2 *= 2;
+    int64_t bmin = k;
+    if (long_guard) {
+        uint64_t *t2 = malloc(sizeof(uint64_t) * (size_t)cap2);
+        double *col = malloc(sizeof(double) * (size_t)k);
+        if (!t2 || !col) {
+            free(t2), free(col);
+            bmin = 0; /* no table: every row to the worst case below */
+        } else {
+            for (int64_t j = 0; j < n && !abft_tight_repeats(bmin, k); ++j) {
+                for (int64_t l = 0; l < k; ++l) col[l] = opb(a, l, j);
+                const int64_t d = distinct_exact(col, k, t2, cap2);
+                if (d < bmin) bmin = d;
+            }
+            free(t2), free(col);
+        }
+    }
+    const int b_repeats = long_guard && abft_tight_repeats(bmin, k);
+
     const double *gW = gw + (size_t)(NWIN - 1) * (size_t)k; /* windows of WIN rows */
     const double aal = fabs(a->alpha), u2 = a->u * a->u, uc2 = a->u_chk * a->u_chk;
     int64_t risky = 0;
 #pragma omp parallel for schedule(static) reduction(+ : risky)
     for (int64_t i = 0; i < m; ++i) {
         int bad = 0;
+        if (b_repeats) { /* a column repeats its values: does row i too? */
+            uint64_t *t2 = malloc(sizeof(uint64_t) * (size_t)cap2);
+            double *row = malloc(sizeof(double) * (size_t)k);
+            if (!t2 || !row) {
+                bad = 1; /* no table: the worst case */
+            } else {
+                for (int64_t l = 0; l < k; ++l) row[l] = opa(a, i, l);
+                bad = abft_tight_repeats(distinct_exact(row, k, t2, cap2), k);
+            }
+            free(t2), free(row);
+        }
         for (int64_t w = 0; w < nblk && !bad; ++w) {
             uint64_t v[WIN];
             int len = 0;
