@@ -596,6 +596,16 @@ static void sequential_bias(FILE *f) {
             }
 }
 
+/* A results file DIR/<name>_<backend>.<ext> opened for writing (NULL on failure), with the
+ * date it is written at (UTC). */
+static FILE *open_result(const char *out, const char *name, const char *bname, const char *ext,
+                         char *path, size_t npath, char *date, size_t ndate) {
+    time_t now = time(NULL);
+    strftime(date, ndate, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    snprintf(path, npath, "%s/%s_%s.%s", out, name, bname, ext);
+    return fopen(path, "w");
+}
+
 /* ---- --lib-only: the library's three bound modes at larger sizes ----------------------- */
 
 /* The tight bound of the library, evaluated on the host from the inputs and the result (the
@@ -731,10 +741,7 @@ static int lib_only(const int64_t (*shapes)[3], int nshapes, int reps, const cha
             }
     abft_destroy(h);
     char path[512], date[64];
-    time_t now = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    snprintf(path, sizeof path, "%s/bound_lib_%s.md", out, bname);
-    FILE *f = fopen(path, "w");
+    FILE *f = open_result(out, "bound_lib", bname, "md", path, sizeof path, date, sizeof date);
     if (f != NULL) {
         fprintf(f, "# The library's bound modes: tightness (bench_bound --lib-only, %s)\n\n"
                    "- date: %s\n- commit: %s\n- seed %llu, %d products per case, C = A·B "
@@ -975,10 +982,7 @@ int main(int argc, char **argv) {
     abft_destroy(h);
 
     char path[512], date[64];
-    time_t now = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    snprintf(path, sizeof path, "%s/bound_%s.md", out, bname);
-    FILE *f = fopen(path, "w");
+    FILE *f = open_result(out, "bound", bname, "md", path, sizeof path, date, sizeof date);
     if (f != NULL) {
         fprintf(f, "# Checksum bound tightness (bench_bound, %s backend)\n\n- date: %s\n- commit: "
                    "%s\n- seed %llu, %d products per case, C = A·B, m = n = k\n\n"
