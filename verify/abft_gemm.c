@@ -1212,8 +1212,8 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
         s->len = cs ? p->m : p->n;
         abft_bound_gemm(h, &p->arith, p->alpha, p->beta, s->len, p->k, s->len, &s->bc);
         /* the tight bound where the tight pass ran for this arithmetic (else the worst case) */
-        s->tight = p->tight && tight_wanted(p) && g.use_ab && p->arith.u_in == 0.0 &&
-                   p->arith.u == p->tight_u;
+        s->tight = p->tight && tight_wanted(p) && p->arith.u == p->tight_u &&
+                   abft_bound_tight_applies(&p->arith, p->k, tight_compensated(p));
         if (s->tight)
             abft_bound_gemm_tight(h, &p->arith, s->len, p->k, s->len, tight_compensated(p), &s->tb);
         s->flags = (int64_t *)malloc(sizeof(int64_t) * (size_t)(s->n + 1));

@@ -85,6 +85,17 @@ static int64_t distinct_exact(const double *v, int64_t len, uint64_t *tab, int64
     return d;
 }
 
+/* Entry b = op(B)(l, j) into the sketch Z (row l: both weight columns) and B2. */
+static inline void sketch_add(double *Z, double *B2, const double *G, int64_t k, int64_t l,
+                              int64_t j, double b) {
+    if (b == 0.0) return;
+    const double w1 = (double)(j + 1), *g = G + j * SK_Q;
+    double *z0 = Z + (size_t)l * 2 * SK_Q, *z1 = z0 + SK_Q;
+    for (int q = 0; q < SK_Q; ++q) z0[q] += b * g[q], z1[q] += w1 * b * g[q];
+    B2[l] += b * b;
+    B2[l + k] += w1 * w1 * b * b;
+}
+
 abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
     (void)ctx;
     const int64_t m = a->m, n = a->n, k = a->k;
@@ -129,19 +140,13 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
 #pragma omp parallel for schedule(static)
     for (int64_t l0 = 0; l0 < k; l0 += CH) {
         const int64_t l1 = l0 + CH < k ? l0 + CH : k;
-        const int64_t jb = a->transb ? 1 : n, lb = a->transb ? l1 - l0 : 1;
-        for (int64_t jo = 0; jo < jb; ++jo)
-            for (int64_t lo = 0; lo < lb; ++lo)
-                for (int64_t x = 0; x < (a->transb ? n : l1 - l0); ++x) {
-                    const int64_t j = a->transb ? x : jo, l = a->transb ? l0 + lo : l0 + x;
-                    const double b = opb(a, l, j), w1 = (double)(j + 1);
-                    if (b == 0.0) continue;
-                    const double *g = G + j * SK_Q;
-                    double *z0 = Z + (size_t)l * 2 * SK_Q, *z1 = z0 + SK_Q;
-                    for (int q = 0; q < SK_Q; ++q) z0[q] += b * g[q], z1[q] += w1 * b * g[q];
-                    B2[l] += b * b;
-                    B2[l + k] += w1 * w1 * b * b;
-                }
+        if (a->transb) {
+            for (int64_t l = l0; l < l1; ++l)
+                for (int64_t j = 0; j < n; ++j) sketch_add(Z, B2, G, k, l, j, opb(a, l, j));
+        } else {
+            for (int64_t j = 0; j < n; ++j)
+                for (int64_t l = l0; l < l1; ++l) sketch_add(Z, B2, G, k, l, j, opb(a, l, j));
+        }
     }
 
     /* class sizes G_p(l) of the windows of 2^p rows ending at l (fewer at the top), each
@@ -153,10 +158,12 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         const int64_t l1 = l0 + CH < k ? l0 + CH : k, lb = l0 >= WIN - 1 ? l0 - (WIN - 1) : 0;
         if (a->transb) {
             for (int64_t l = lb; l < l1; ++l)
-                for (int64_t j = 0; j < n; ++j) rb[(size_t)(l - lb) * (size_t)n + (size_t)j] = opb(a, l, j);
+                for (int64_t j = 0; j < n; ++j)
+                    rb[(size_t)(l - lb) * (size_t)n + (size_t)j] = opb(a, l, j);
         } else {
             for (int64_t j = 0; j < n; ++j)
-                for (int64_t l = lb; l < l1; ++l) rb[(size_t)(l - lb) * (size_t)n + (size_t)j] = opb(a, l, j);
+                for (int64_t l = lb; l < l1; ++l)
+                    rb[(size_t)(l - lb) * (size_t)n + (size_t)j] = opb(a, l, j);
         }
 #define ROWB(l, j) rb[(size_t)((l) - lb) * (size_t)n + (size_t)(j)]
         for (int64_t l = l0; l < l1; ++l) {
@@ -211,7 +218,8 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         for (int64_t w = 0; w < nblk; ++w) {
             uint64_t v[WIN];
             int len = 0;
-            for (int64_t l = w * WIN; l < k && l < (w + 1) * WIN; ++l) v[len++] = abft_tight_qkey(opb(a, l, j), r);
+            for (int64_t l = w * WIN; l < k && l < (w + 1) * WIN; ++l)
+                v[len++] = abft_tight_qkey(opb(a, l, j), r);
             mask[w] |= 1u << (abft_tight_distinct(v, len) - 1);
         }
 
@@ -240,67 +248,71 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     const double *gW = gw + (size_t)(NWIN - 1) * (size_t)k; /* windows of WIN rows */
     const double aal = fabs(a->alpha), u2 = a->u * a->u, uc2 = a->u_chk * a->u_chk;
     int64_t risky = 0;
-#pragma omp parallel for schedule(static) reduction(+ : risky)
-    for (int64_t i = 0; i < m; ++i) {
-        int bad = 0;
-        if (b_repeats) { /* a column repeats its values: does row i too? */
-            uint64_t *t2 = malloc(sizeof(uint64_t) * (size_t)cap2);
-            double *row = malloc(sizeof(double) * (size_t)k);
-            if (!t2 || !row) {
-                bad = 1; /* no table: the worst case */
-            } else {
+#pragma omp parallel reduction(+ : risky)
+    {
+        /* this thread's copy of row i of op(A), read once for the guards and the scan, and the
+         * long-sum guard's table */
+        double *row = malloc(sizeof(double) * (size_t)k);
+        uint64_t *t2 = b_repeats ? malloc(sizeof(uint64_t) * (size_t)cap2) : NULL;
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < m; ++i) {
+            int bad = row == NULL || (b_repeats && t2 == NULL); /* no memory: the worst case */
+            if (!bad) {
                 for (int64_t l = 0; l < k; ++l) row[l] = opa(a, i, l);
-                bad = abft_tight_repeats(distinct_exact(row, k, t2, cap2), k);
+                /* a column repeats its values: does row i too? */
+                if (b_repeats) bad = abft_tight_repeats(distinct_exact(row, k, t2, cap2), k);
             }
-            free(t2), free(row);
-        }
-        for (int64_t w = 0; w < nblk && !bad; ++w) {
-            uint64_t v[WIN];
-            int len = 0;
-            for (int64_t l = w * WIN; l < k && l < (w + 1) * WIN; ++l) v[len++] = abft_tight_qkey(opa(a, i, l), r);
-            int da = abft_tight_distinct(v, len);
-            for (int db = 1; db <= len && !bad; ++db)
-                if ((mask[w] >> (db - 1) & 1u) && !abft_tight_rich(da, db, len)) bad = 1;
-        }
-        if (bad) {
-            a->T[i] = a->T[i + a->ldt] = -1.0;
-            ++risky;
-            continue;
-        }
-        /* per sketch column: the running sum P, its value at the split Pm, and the
-         * weighted sum of squares Vq (elementwise, so the loop vectorizes; summed over the
-         * columns at the end, in the GPU kernel's order) */
-        double P[2 * SK_Q] = {0}, Pm[2 * SK_Q] = {0}, Vq[2 * SK_Q] = {0};
-        double vs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0};
-        const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
-        for (int64_t l = 0; l < k; ++l) {
-            const double x = opa(a, i, l), *z = Z + (size_t)l * 2 * SK_Q, g = gW[l];
-            for (int q = 0; q < 2 * SK_Q; ++q) {
-                P[q] += x * z[q];
-                const double d = P[q] - Pm[q];
-                Vq[q] += g * (d * d);
+            for (int64_t w = 0; w < nblk && !bad; ++w) {
+                uint64_t v[WIN];
+                int len = 0;
+                for (int64_t l = w * WIN; l < k && l < (w + 1) * WIN; ++l)
+                    v[len++] = abft_tight_qkey(row[l], r);
+                int da = abft_tight_distinct(v, len);
+                for (int db = 1; db <= len && !bad; ++db)
+                    if ((mask[w] >> (db - 1) & 1u) && !abft_tight_rich(da, db, len)) bad = 1;
             }
-            /* the final roundings (alpha·D, its sum with beta·C_old; after a split, alpha
-             * times the second half's sum and its sum with the first half's result) */
-            if (l == k - 1)
+            if (bad) {
+                a->T[i] = a->T[i + a->ldt] = -1.0;
+                ++risky;
+                continue;
+            }
+            /* per sketch column: the running sum P, its value at the split Pm, and the
+             * weighted sum of squares Vq (elementwise, so the loop vectorizes; summed over the
+             * columns at the end, in the GPU kernel's order) */
+            double P[2 * SK_Q] = {0}, Pm[2 * SK_Q] = {0}, Vq[2 * SK_Q] = {0};
+            double vs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0};
+            const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
+            for (int64_t l = 0; l < k; ++l) {
+                const double x = row[l], *z = Z + (size_t)l * 2 * SK_Q, g = gW[l];
                 for (int q = 0; q < 2 * SK_Q; ++q) {
+                    P[q] += x * z[q];
                     const double d = P[q] - Pm[q];
-                    Vq[q] += 2.0 * g * (d * d + (ks ? P[q] * P[q] : 0.0));
+                    Vq[q] += g * (d * d);
                 }
-            if (ks && l == ks - 1) /* the first half's result, rounded as it is stored */
-                for (int q = 0; q < 2 * SK_Q; ++q) Vq[q] += 2.0 * g * (P[q] * P[q]), Pm[q] = P[q];
-            sh[0] += x * x * B2[l] * Ws[l], sh[1] += x * x * B2[l + k] * Ws[l];
-            const double y0 = a->Yb[l], y1 = a->Yb[l + a->ldyb];
-            yc[0] += x * x * y0 * y0, yc[1] += x * x * y1 * y1;
+                /* the final roundings (alpha·D, its sum with beta·C_old; after a split, alpha
+                 * times the second half's sum and its sum with the first half's result) */
+                if (l == k - 1)
+                    for (int q = 0; q < 2 * SK_Q; ++q) {
+                        const double d = P[q] - Pm[q];
+                        Vq[q] += 2.0 * g * (d * d + (ks ? P[q] * P[q] : 0.0));
+                    }
+                if (ks && l == ks - 1) /* the first half's result, rounded as it is stored */
+                    for (int q = 0; q < 2 * SK_Q; ++q)
+                        Vq[q] += 2.0 * g * (P[q] * P[q]), Pm[q] = P[q];
+                sh[0] += x * x * B2[l] * Ws[l], sh[1] += x * x * B2[l + k] * Ws[l];
+                const double y0 = a->Yb[l], y1 = a->Yb[l + a->ldyb];
+                yc[0] += x * x * y0 * y0, yc[1] += x * x * y1 * y1;
+            }
+            for (int q = 0; q < SK_Q; ++q) vs[0] += Vq[q], vs[1] += Vq[SK_Q + q];
+            for (int q = 0; q < 2; ++q) {
+                double V = u2 * (vs[q] / SK_Q + sh[q]) + uc2 * yc[q];
+                /* these sums' own rounding: relative (2·SK_Q + 4)·k·2^-53 at most, far below */
+                double t = a->lambda * aal * sqrt(V) * (1.0 + 0x1p-20);
+                /* squares that overflowed (or a NaN input): the worst case decides */
+                a->T[i + q * a->ldt] = t < INFINITY ? t : -1.0;
+            }
         }
-        for (int q = 0; q < SK_Q; ++q) vs[0] += Vq[q], vs[1] += Vq[SK_Q + q];
-        for (int q = 0; q < 2; ++q) {
-            double V = u2 * (vs[q] / SK_Q + sh[q]) + uc2 * yc[q];
-            /* these sums' own rounding: relative (2·SK_Q + 4)·k·2^-53 at most, far below */
-            double t = a->lambda * aal * sqrt(V) * (1.0 + 0x1p-20);
-            /* squares that overflowed (or a NaN input): the worst case decides */
-            a->T[i + q * a->ldt] = t < INFINITY ? t : -1.0;
-        }
+        free(row), free(t2);
     }
     if (a->nrisky) *a->nrisky = risky;
     free(Z), free(B2), free(gw), free(G), free(key), free(tab), free(cnt), free(lnz), free(lnzv),
