@@ -412,7 +412,7 @@ static abft_status_t gemm_tolerance(camp_t *c) {
     /* the tight mode where the library applies it (abft_gemm.c: the alpha term exists, the
      * inputs are used as they are) */
     const int tight = t->bound_mode == ABFT_BOUND_TIGHT && use_ab && k > 0 &&
-                      abft_bound_tight_applies(&c->arith, k, c->h->backend != ABFT_BACKEND_CUDA);
+                      abft_bound_tight_applies(&c->arith);
     abft_gemm_tight_t tbr, tbc;
     const int comp = c->h->backend != ABFT_BACKEND_CUDA; /* as abft_gemm.c */
     double *tt = NULL, *yb = NULL, *za = NULL; /* m x 2 rows, n x 2 columns, k x 2, k x 2 */

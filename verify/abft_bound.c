@@ -1,6 +1,5 @@
 /* abft bound module: one model of the arithmetic, every bound derived from it. */
 #include "abft_bound.h"
-#include "abft_tight_common.h"
 
 #include <math.h>
 
@@ -163,10 +162,7 @@ void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner
     }
 }
 
-int abft_bound_tight_applies(const abft_arith_t *g, int64_t k, int compensated) {
-    if (g->u_in > 0.0) return 0;
-    return compensated || !abft_tight_long_guard(g->u, k);
-}
+int abft_bound_tight_applies(const abft_arith_t *g) { return g->u_in == 0.0; }
 
 /* ---- LU and getrs ---- */
 

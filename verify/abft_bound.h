@@ -80,12 +80,10 @@ typedef struct abft_gemm_tight {
 } abft_gemm_tight_t;
 void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner, int64_t k,
                            int64_t out, int compensated, abft_gemm_tight_t *t);
-/* Does the tight pass apply to a GEMM of inner dimension k in arithmetic g? Not for inputs
- * the arithmetic shortens (TF32, BF16x9). compensated: the backend's pass has the long-sum
- * guard (the CPU's); the CUDA pass does not yet, so it applies only while k·u stays within
- * the blocks' guard (ABFT_TIGHT_KU_FREE, kernels/abft_tight_common.h: fp32 k <= 1024).
- * Elsewhere the worst case is used. */
-int abft_bound_tight_applies(const abft_arith_t *g, int64_t k, int compensated);
+/* Does the tight pass apply to a GEMM in arithmetic g? Not for inputs the arithmetic
+ * shortens (TF32, BF16x9): there the worst case is used. (Where it applies, a backend's pass
+ * may still send rows to the worst case: T = -1, kernels/abft_kernels.h.) */
+int abft_bound_tight_applies(const abft_arith_t *g);
 
 /* ---- LU and getrs ---- */
 /* The bounds of docs/lu.md. f: the arithmetic of the factorization or solve (from

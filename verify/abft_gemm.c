@@ -412,12 +412,11 @@ static abft_status_t tight_check(const struct abft_gemm_plan *p) {
 /* The tight pass (after the encodings of B and A, whose op(B)·V and op(A)^T·V it reads):
  * each row's part of the tight bound, and each column's for FULL (the same pass over
  * C^T = op(B)^T·op(A)^T). Where it does not apply (abft_bound_tight_applies: an arithmetic
- * that shortens the inputs; on the CUDA backend a k beyond its guard) the worst case is
- * used. */
+ * that shortens the inputs) the worst case is used. */
 static abft_status_t tight_pass(struct abft_gemm_plan *p, const void *A, int64_t lda,
                                 const void *B, int64_t ldb) {
     abft_handle_t h = p->h;
-    if (!tight_wanted(p) || !abft_bound_tight_applies(&p->arith, p->k, tight_compensated(p)))
+    if (!tight_wanted(p) || !abft_bound_tight_applies(&p->arith))
         return ABFT_STATUS_SUCCESS;
     ABFT_TRY(tight_check(p));
     abft_gemm_tight_t tb;
@@ -1213,7 +1212,7 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
         abft_bound_gemm(h, &p->arith, p->alpha, p->beta, s->len, p->k, s->len, &s->bc);
         /* the tight bound where the tight pass ran for this arithmetic (else the worst case) */
         s->tight = p->tight && tight_wanted(p) && p->arith.u == p->tight_u &&
-                   abft_bound_tight_applies(&p->arith, p->k, tight_compensated(p));
+                   abft_bound_tight_applies(&p->arith);
         if (s->tight)
             abft_bound_gemm_tight(h, &p->arith, s->len, p->k, s->len, tight_compensated(p), &s->tb);
         s->flags = (int64_t *)malloc(sizeof(int64_t) * (size_t)(s->n + 1));

@@ -10,12 +10,18 @@
  *                  64-bit keys: a collision merges classes, so a count can only grow);
  *   ws_kernel      the short-node weights Ws from the class sizes;
  *   mask_kernel    per block of 16 rows, the counts of distinct magnitudes its columns take;
- *   rows_kernel    per row i and weight column q: the guard, then the sketched partial sums
- *                  along l and T(i, q).
+ *   guard_kernel   the along-l guard of the 16-term blocks, per row of op(A);
+ *   repeat_kernel  the long-sum guard (k·u > ABFT_TIGHT_KU_FREE only): does a column of
+ *                  op(B) repeat its values, and then which rows of op(A) do too, each vector
+ *                  counted exactly in a hash table in shared memory that stops once the
+ *                  count passes k / ABFT_TIGHT_REPEAT;
+ *   rows_kernel    per row i and weight column q: the guards' verdict, then the sketched
+ *                  partial sums along l and T(i, q).
  *
  * Everything lives in the context's scratch (the output T in the caller's memory). Up to
  * n = 16384 columns (the class table: 1.5·n slots of 8 bytes and a byte per column in
- * shared memory); beyond, every row gets T = -1 (the worst case). */
+ * shared memory) and, where the long-sum guard runs, k <= LONG_KMAX (its table: at most
+ * LONG_SLOTS slots of 8 bytes); beyond, every row gets T = -1 (the worst case). */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -27,15 +33,27 @@ namespace {
 
 constexpr int SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN;
 constexpr int64_t CLASS_NMAX = 16384;
+/* The long-sum guard's table: 2·(k / REPEAT + 256) slots or more, a power of two, at most
+ * LONG_SLOTS (128 KiB of shared memory): k up to LONG_KMAX. */
+constexpr int REP_THREADS = 256;
+constexpr int64_t LONG_SLOTS = 16384;
+constexpr int64_t LONG_KMAX = (LONG_SLOTS / 2 - REP_THREADS + 1) * ABFT_TIGHT_REPEAT - 1;
+int64_t long_slots(int64_t k) {
+    int64_t s = 64;
+    while (s < 2 * (k / ABFT_TIGHT_REPEAT + REP_THREADS)) s *= 2;
+    return s;
+}
 
 /* The pass's arguments, and what the kernels share beside them. */
 struct tight_dev : abft_tight_args_t {
     int64_t ks;     /* the split along k (0: none) */
     int qbits;      /* the guard's quantization */
-    int too_wide;   /* n beyond the class table: every row to the worst case */
+    int too_wide;   /* n beyond the class table, or k beyond the long-sum guard's: every
+                       row to the worst case */
     double *G, *Z, *B2, *gw, *Ws;
     uint32_t *mask;
-    int *risky; /* m: the guard's verdict per row */
+    int *risky; /* m: the guards' verdict per row */
+    int *brep;  /* the long-sum guard: some column of op(B) repeats its values */
 };
 
 __device__ __forceinline__ double opa(const tight_dev &a, int64_t i, int64_t l) {
@@ -228,6 +246,44 @@ __global__ void guard_kernel(tight_dev a, int64_t nblk) {
         }
 }
 
+/* The long-sum guard, one block per vector: column v of op(B) (rows = 0), or row v of
+ * op(A) (rows = 1, only once some column repeats). Its distinct magnitudes are counted by
+ * their bits (the CPU's key: the lowest bit set, so that 0 marks an empty slot) until the
+ * count passes lim = k / REPEAT: a thread inserts at most one value after the count passed,
+ * so the table (nslot >= 2·(lim + REP_THREADS)) stays at most half full. The vector
+ * repeats its values (abft_tight_repeats) exactly where the final count is <= lim. */
+__global__ void __launch_bounds__(REP_THREADS) repeat_kernel(tight_dev a, int rows, int64_t nslot) {
+    extern __shared__ unsigned long long rtab[];
+    __shared__ unsigned int count;
+    if (rows ? *(volatile int *)a.brep == 0 : *(volatile int *)a.brep != 0) return;
+    const int64_t v = blockIdx.x, lim = a.k / ABFT_TIGHT_REPEAT;
+    for (int64_t s = threadIdx.x; s < nslot; s += blockDim.x) rtab[s] = 0ull;
+    if (threadIdx.x == 0) count = 0u;
+    __syncthreads();
+    for (int64_t l = threadIdx.x; l < a.k; l += blockDim.x) {
+        if ((int64_t)*(volatile unsigned int *)&count > lim) break;
+        const double x = rows ? opa(a, v, l) : opb(a, l, v);
+        const unsigned long long key = abft_tight_bits(fabs(x)) | 1ull;
+        int64_t s = (int64_t)(abft_tight_mix(key) & (uint64_t)(nslot - 1));
+        for (;;) {
+            const unsigned long long old = atomicCAS(&rtab[s], 0ull, key);
+            if (old == 0ull) {
+                atomicAdd(&count, 1u);
+                break;
+            }
+            if (old == key) break;
+            s = s + 1 == nslot ? 0 : s + 1;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && abft_tight_repeats((int64_t)count, a.k)) {
+        if (rows)
+            a.risky[v] = 1;
+        else
+            *a.brep = 1;
+    }
+}
+
 /* A block of 8 warps takes 32 rows for weight column q = blockIdx.y, each warp 4 of them;
  * lane r carries sketch column r of all 4 (its share of the squared partial sums is its
  * own), with the tiles of Z and of the rows of op(A) for 32 values of l in shared memory,
@@ -337,14 +393,16 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
                    align256(sizeof(double) * (size_t)k * 2 * SK_Q) +
                    align256(sizeof(double) * (size_t)k * 2) +
                    align256(sizeof(double) * (size_t)k * NWIN) + align256(sizeof(double) * (size_t)k) +
-                   align256(sizeof(uint32_t) * (size_t)nblk) + align256(sizeof(int) * (size_t)m);
+                   align256(sizeof(uint32_t) * (size_t)nblk) + align256(sizeof(int) * (size_t)m) +
+                   align256(sizeof(int));
     void *mem = NULL;
     ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &mem));
     tight_dev d;
     static_cast<abft_tight_args_t &>(d) = *a;
     d.ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
     d.qbits = abft_tight_qbits(a->u, k);
-    d.too_wide = n > CLASS_NMAX;
+    const int long_guard = abft_tight_long_guard(a->u, k);
+    d.too_wide = n > CLASS_NMAX || (long_guard && k > LONG_KMAX);
     char *p = (char *)mem;
     d.G = (double *)p, p += align256(sizeof(double) * (size_t)n * SK_Q);
     d.Z = (double *)p, p += align256(sizeof(double) * (size_t)k * 2 * SK_Q);
@@ -352,9 +410,11 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     d.gw = (double *)p, p += align256(sizeof(double) * (size_t)k * NWIN);
     d.Ws = (double *)p, p += align256(sizeof(double) * (size_t)k);
     d.mask = (uint32_t *)p, p += align256(sizeof(uint32_t) * (size_t)nblk);
-    d.risky = (int *)p;
+    d.risky = (int *)p, p += align256(sizeof(int) * (size_t)m);
+    d.brep = (int *)p;
     ABFT_CUDA_TRY(cudaMemsetAsync(d.mask, 0, sizeof(uint32_t) * (size_t)nblk, st));
     ABFT_CUDA_TRY(cudaMemsetAsync(d.risky, 0, sizeof(int) * (size_t)m, st));
+    ABFT_CUDA_TRY(cudaMemsetAsync(d.brep, 0, sizeof(int), st));
     if (!d.too_wide) {
         gauss_kernel<<<(unsigned)((n * SK_Q + 255) / 256), 256, 0, st>>>(d);
         ABFT_CUDA_LAUNCHED();
@@ -372,6 +432,16 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
         ABFT_CUDA_LAUNCHED();
         guard_kernel<<<(unsigned)((nblk * m + 255) / 256), 256, 0, st>>>(d, nblk);
         ABFT_CUDA_LAUNCHED();
+        if (long_guard) { /* the columns of op(B), then (where one repeats) the rows of op(A) */
+            const int64_t ls = long_slots(k);
+            const size_t lsm = sizeof(unsigned long long) * (size_t)ls;
+            ABFT_CUDA_TRY(cudaFuncSetAttribute(repeat_kernel,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize, (int)lsm));
+            repeat_kernel<<<(unsigned)n, REP_THREADS, lsm, st>>>(d, 0, ls);
+            ABFT_CUDA_LAUNCHED();
+            repeat_kernel<<<(unsigned)m, REP_THREADS, lsm, st>>>(d, 1, ls);
+            ABFT_CUDA_LAUNCHED();
+        }
     }
     rows_kernel<<<dim3((unsigned)((m + RROWS - 1) / RROWS), 2), RW * 32, 0, st>>>(d, nblk);
     ABFT_CUDA_LAUNCHED();

@@ -16,6 +16,9 @@
 #   gemm       bench_gemm   -> results/gemm.{md,json}
 #   encode     bench_encode -> results/encode.md, encode_fp64.json, encode_fp32.json
 #   lu         bench_lu     -> results/lu.{md,json}
+#   bound      bench_bound --lib-only --backend cuda $BOUND_ARGS (default fp32 and fp64, n = k
+#              = 1024, 2048, 4096, 2 products per case) -> results/bound_lib_cuda.{md,json}:
+#              the tightness of the three bound modes on cuBLAS's results
 #   dropin     bench_dropin --gpu: the drop-in staged to the GPU against NVBLAS ($NVBLAS, default
 #              the toolkit's libnvblas.so), n = 4096-16384, beta 0 and 1 -> results/dropin_gpu.{md,json}
 #   campaigns  abft campaign for each op in $OPS, fp64 and fp32 side by side on the GPU
@@ -50,7 +53,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
-STEPS=${STEPS:-build,tests,sanitize,gemm,encode,lu,dropin,campaigns,fullspace}
+STEPS=${STEPS:-build,tests,sanitize,gemm,encode,bound,lu,dropin,campaigns,fullspace}
 OUT=${OUT:-$PWD/out}
 BUILD_DIR=${BUILD_DIR:-build-dev}
 ARCH=${ARCH:-90}
@@ -122,6 +125,15 @@ if has encode; then
   rc=$?
   grep -E "streaming read|^ab| (rows|cols|bound|dual) " "$L/bench-encode.log" | tail -50
   step encode $rc
+fi
+
+if has bound; then
+  # shellcheck disable=SC2086
+  timeout 900 "$B/bench/bench_bound" --lib-only --backend cuda --out "$R" \
+    ${BOUND_ARGS:---sizes 1024,2048,4096 --reps 2} >"$L/bench-bound.log" 2>&1
+  rc=$?
+  cat "$L/bench-bound.log" | tail -80
+  step bound $rc
 fi
 
 if has lu; then

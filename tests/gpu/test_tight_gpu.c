@@ -2,7 +2,8 @@
  *   1. the GPU tight pass against the CPU one (the oracle) on the same inputs: the same rows
  *      sent to the worst case, the same T elsewhere up to the summation order of the sketch
  *      (relative 1e-9), over awkward shapes, transposes, padding and the data that exercise
- *      the class weights and the guard;
+ *      the class weights and both guards (the long-sum guard from k = 1025 in fp32); beyond
+ *      the long-sum guard's table, every row to the worst case;
  *   2. clean fp32 products over the space through the public API: none flagged;
  *   3. a change of 1e-3 of a row's RMS in one element, which the worst case misses at
  *      n = 384, detected and corrected;
@@ -19,9 +20,10 @@
 #include "testutil_cuda.h"
 
 enum { K_UNIFORM, K_POSITIVE, K_REPEATED, K_CONSTANT, K_PERIODIC, K_DISCRETE, K_SHARED,
-       K_COUNT };
-static const char *kname[K_COUNT] = {"uniform", "positive", "repeated", "constant",
-                                     "periodic", "discrete", "shared rows"};
+       K_FEWSET, K_COUNT };
+static const char *kname[K_COUNT] = {"uniform",  "positive",    "repeated",
+                                     "constant", "periodic",    "discrete",
+                                     "shared rows", "twelve values"};
 
 /* Logical op(A) (m x k) and op(B) (k x n) of a kind, column-major with ld = rows. */
 static void fill(tu_rng_t *r, int kind, int isb, int64_t rows, int64_t cols, double *X) {
@@ -39,7 +41,11 @@ static void fill(tu_rng_t *r, int kind, int isb, int64_t rows, int64_t cols, dou
                 v = isb ? (tu_next(r) & 1 ? 0.1 : 0.3) * (tu_next(r) & 1 ? 1.0 : -1.0)
                         : tu_range(r, -1.0, 1.0);
                 break;
-            default: v = isb && j > 0 && i < rows / 2 ? X[i] : tu_range(r, -1.0, 1.0); break;
+            case K_SHARED: v = isb && j > 0 && i < rows / 2 ? X[i] : tu_range(r, -1.0, 1.0); break;
+            default: /* odd rows of op(A) and odd columns of op(B) from 12 positive values (rich
+                      * on 16-term blocks, repeated along long sums), the others uniform */
+                v = (isb ? j : i) % 2 ? 0.5 + (double)tu_int(r, 0, 11) / 12.0 : tu_range(r, -1.0, 1.0);
+                break;
             }
             X[i + j * rows] = v;
         }
@@ -54,9 +60,12 @@ static void store(int t, int64_t rows, int64_t cols, const double *X, float *M, 
 
 /* 1. GPU tight pass against the CPU's */
 static void test_pass(abft_handle_t h, tu_rng_t *r) {
-    static const int64_t shapes[][3] = {{1, 1, 1}, {17, 5, 33}, {100, 64, 300}, {257, 129, 64},
-                                        {64, 300, 17}, {3, 40, 1000}};
+    /* the last two beyond fp32's k·u = 2^-14, where the long-sum guard runs */
+    static const int64_t shapes[][3] = {{1, 1, 1},     {17, 5, 33},   {100, 64, 300},
+                                        {257, 129, 64}, {64, 300, 17}, {3, 40, 1000},
+                                        {40, 30, 3000}, {33, 7, 5000}};
     int checked = 0;
+    int64_t risky_long = 0; /* rows the CPU sent to the worst case beyond k·u = 2^-14 */
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < K_COUNT; ++kind) {
             const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
@@ -77,9 +86,13 @@ static void test_pass(abft_handle_t h, tu_rng_t *r) {
             abft_tight_args_t a = {ABFT_PREC_S, ta, tb, m, n, k, A, lda, B, ldb, yb, k, -1.5,
                                    0x1p-24, 0x1p-53, 12.5, Tc, m, NULL,
                                    (int64_t)tu_int(r, 0, 1) * (k / 2)};
+            int64_t nr = 0;
+            a.nrisky = &nr;
             abft_kctx_t none;
             memset(&none, 0, sizeof none);
             TU_CHECK_STATUS(abft_cpu_tight(&none, &a), ABFT_STATUS_SUCCESS);
+            a.nrisky = NULL;
+            if (k > 1024) risky_long += nr;
             void *dA, *dB, *dY, *dT;
             TU_CUDA_OK(cudaMalloc(&dA, sizeof(float) * (size_t)(lda * ac)));
             TU_CUDA_OK(cudaMalloc(&dB, sizeof(float) * (size_t)(ldb * bc)));
@@ -108,7 +121,34 @@ static void test_pass(abft_handle_t h, tu_rng_t *r) {
             cudaFree(dA), cudaFree(dB), cudaFree(dY), cudaFree(dT);
             free(X), free(Y), free(A), free(B), free(yb), free(Tc), free(Tg);
         }
-    printf("tight pass: %d cases, GPU against CPU\n", checked);
+    printf("tight pass: %d cases, GPU against CPU; %lld rows to the worst case beyond k = 1024\n",
+           checked, (long long)risky_long);
+    TU_CHECK(risky_long > 0, "no case sent a row to the worst case beyond k = 1024");
+}
+
+/* 1b. beyond the long-sum guard's table (k > 126991 in fp32): every row to the worst case */
+static void test_too_long(abft_handle_t h, tu_rng_t *r) {
+    const int64_t m = 3, n = 2, k = 130000;
+    float *A = tu_alloc_s(m * k), *B = tu_alloc_s(k * n);
+    for (int64_t x = 0; x < m * k; ++x) A[x] = (float)tu_range(r, -1.0, 1.0);
+    for (int64_t x = 0; x < k * n; ++x) B[x] = (float)tu_range(r, -1.0, 1.0);
+    double *yb = tu_alloc_d(2 * k), T[6];
+    for (int64_t l = 0; l < 2 * k; ++l) yb[l] = 1.0;
+    void *dA, *dB, *dY, *dT;
+    TU_CUDA_OK(cudaMalloc(&dA, sizeof(float) * (size_t)(m * k)));
+    TU_CUDA_OK(cudaMalloc(&dB, sizeof(float) * (size_t)(k * n)));
+    TU_CUDA_OK(cudaMalloc(&dY, sizeof(double) * (size_t)(2 * k)));
+    TU_CUDA_OK(cudaMalloc(&dT, sizeof T));
+    TU_CUDA_OK(cudaMemcpy(dA, A, sizeof(float) * (size_t)(m * k), cudaMemcpyHostToDevice));
+    TU_CUDA_OK(cudaMemcpy(dB, B, sizeof(float) * (size_t)(k * n), cudaMemcpyHostToDevice));
+    TU_CUDA_OK(cudaMemcpy(dY, yb, sizeof(double) * (size_t)(2 * k), cudaMemcpyHostToDevice));
+    abft_tight_args_t g = {ABFT_PREC_S, 0, 0, m, n, k, dA, m, dB, k, (const double *)dY, k, 1.0,
+                           0x1p-24, 0x1p-53, 12.5, (double *)dT, m, NULL, 0};
+    TU_CHECK_STATUS(abft_cuda_tight(&h->kctx, &g), ABFT_STATUS_SUCCESS);
+    TU_CUDA_OK(cudaMemcpy(T, dT, sizeof T, cudaMemcpyDeviceToHost));
+    for (int x = 0; x < 6; ++x) TU_CHECK(T[x] == -1.0, "k = %lld: T[%d] = %g, not the worst case", (long long)k, x, T[x]);
+    cudaFree(dA), cudaFree(dB), cudaFree(dY), cudaFree(dT);
+    free(A), free(B), free(yb);
 }
 
 typedef struct prob {
@@ -151,7 +191,7 @@ static void test_clean(abft_handle_t h, tu_rng_t *r, int count) {
     for (int t = 0; t < count; ++t) {
         const int kind = t % K_COUNT;
         int64_t m = tu_int(r, 1, 120), n = tu_int(r, 1, 120), k = tu_int(r, 1, 300);
-        if (t % 10 == 9) m = n = 256, k = 1024;
+        if (t % 10 == 9) m = n = 256, k = t % 20 == 19 ? 3000 : 1024;
         const int ta = (int)tu_int(r, 0, 1), tb = (int)tu_int(r, 0, 1);
         const float alpha = alphas[tu_int(r, 0, 2)], beta = betas[tu_int(r, 0, 2)];
         abft_set_checksum_kind(h, t % 3 == 2 ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
@@ -250,6 +290,7 @@ int main(void) {
     TU_CHECK_STATUS(abft_create(&h, ABFT_BACKEND_CUDA), ABFT_STATUS_SUCCESS);
     TU_CHECK_STATUS(abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0), ABFT_STATUS_SUCCESS);
     test_pass(h, &r);
+    test_too_long(h, &r);
     test_clean(h, &r, getenv("ABFT_TEST_QUICK") ? 40 : 400);
     test_detects(h, &r);
     test_fp64(h);
