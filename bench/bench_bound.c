@@ -628,15 +628,15 @@ static double tight_host(abft_handle_t h, char prec, int64_t m, int64_t n, int64
     abft_gemm_tight_t tb;
     abft_gemm_bound_t bc;
     if (!yb || !T || !S || !Sa || !R || !Ra) goto done;
-    abft_bound_gemm_tight(h, &ar, n, k, n, 1, &tb);
+    abft_bound_gemm_tight(h, &ar, n, k, n, ABFT_TIGHT_COMP_SEQ, &tb);
     abft_bound_gemm(h, &ar, 1.0, 0.0, n, k, n, &bc);
     /* the data are doubles here (fp32 values widened): the pass reads them as fp64 data,
      * with the fp32 unit roundoff */
-    abft_tsmm_args_t y = {ABFT_PREC_D, 0, k, n, 2, B, k, NULL, 0, NULL, 0, yb, k, NULL, 0};
+    abft_tsmm_args_t y = {ABFT_PREC_D, 0, k, n, 2, B, k, NULL, 0, NULL, 0, yb, k, NULL, 0, 0};
     abft_tight_args_t t = {ABFT_PREC_D, 0, 0, m, n, k, A, m, B, k, yb, k, 1.0, tb.u, tb.u_chk,
                            tb.lambda, T, m, risky, 0};
-    abft_tsmm_args_t sx = {ABFT_PREC_D, 0, m, k, 2, A, m, yb, k, NULL, 0, S, m, Sa, m};
-    abft_tsmm_args_t rx = {ABFT_PREC_D, 0, m, n, 2, C, m, NULL, 0, NULL, 0, R, m, Ra, m};
+    abft_tsmm_args_t sx = {ABFT_PREC_D, 0, m, k, 2, A, m, yb, k, NULL, 0, S, m, Sa, m, 0};
+    abft_tsmm_args_t rx = {ABFT_PREC_D, 0, m, n, 2, C, m, NULL, 0, NULL, 0, R, m, Ra, m, 0};
     if (abft_cpu_tsmm(&none, &y) != ABFT_STATUS_SUCCESS ||
         abft_cpu_tight(&none, &t) != ABFT_STATUS_SUCCESS ||
         abft_cpu_tsmm(&none, &rx) != ABFT_STATUS_SUCCESS)
@@ -645,7 +645,7 @@ static double tight_host(abft_handle_t h, char prec, int64_t m, int64_t n, int64
     {
         double *yba = malloc(sizeof(double) * (size_t)k * 2);
         if (!yba) goto done;
-        abft_tsmm_args_t ya = {ABFT_PREC_D, 0, k, n, 2, B, k, NULL, 0, NULL, 0, yb, k, yba, k};
+        abft_tsmm_args_t ya = {ABFT_PREC_D, 0, k, n, 2, B, k, NULL, 0, NULL, 0, yb, k, yba, k, 0};
         abft_status_t st = abft_cpu_tsmm(&none, &ya);
         sx.Xabs = yba, sx.ldxabs = k;
         if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tsmm(&none, &sx);
@@ -712,13 +712,10 @@ static int lib_only(const int64_t (*shapes)[3], int nshapes, int reps, const cha
                     g_flag_ok = 0;
                     double x = run_rect(h, *pc, m, n, k, A, B, C, ABFT_BOUND_WORST_CASE);
                     int64_t risky = 0;
-                    /* the library's tight mode (on CUDA fp32 only: fp64 there is the bound
-                     * evaluated on the host from cuBLAS's result) */
-                    const int host_only = g_cuda && *pc == 'd';
-                    double t = host_only ? -2.0 : run_rect(h, *pc, m, n, k, A, B, C, ABFT_BOUND_TIGHT);
-                    /* the guard's count (and on CUDA fp64 the bound itself) from the host */
+                    /* the library's tight mode */
+                    double t = run_rect(h, *pc, m, n, k, A, B, C, ABFT_BOUND_TIGHT);
+                    /* the guard's count from the host (the CPU pass: the same rows) */
                     double th = tight_host(h, *pc, m, n, k, A, B, C, &risky);
-                    if (host_only) t = th;
                     if (w < 0.0 || x < 0.0 || t < 0.0 || th < 0.0) {
                         failed = 1;
                         continue;
@@ -748,17 +745,13 @@ static int lib_only(const int64_t (*shapes)[3], int nshapes, int reps, const cha
                    "(m x k times k x n), alpha = 1, beta = 0, row checksums\n\n"
                    "Largest |residual| / bound over the rows, both weight columns and the "
                    "products (the tightness; 1 is the bound reached). worst, prob (factor 4): "
-                   "the report's max_ratio (prob above 1: it flagged a clean product); tight: the report's max_ratio%s. risky: the most "
+                   "the report's max_ratio (prob above 1: it flagged a clean product); tight: the report's max_ratio. risky: the most "
                    "rows of one product that the tight mode's along-l guard sent to the worst "
                    "case. Data kinds: bench/bench_bound.c.\n\n"
                    "| prec | m | n | k | data | worst | prob | tight | risky rows | tight / worst |\n"
                    "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n",
                 g_cuda ? "CUDA backend, cuBLAS" : "CPU backend", date,
-                commit ? commit : "unknown", (unsigned long long)seed, reps,
-                g_cuda ? " (fp32: the CUDA backend's tight pass; fp64, which the CUDA "
-                         "backend's tight mode does not take: the bound evaluated on the host "
-                         "from cuBLAS's result, with the CPU backend's compensated checksums)"
-                       : "");
+                commit ? commit : "unknown", (unsigned long long)seed, reps);
         for (int i = 0; i < nres; ++i)
             fprintf(f, "| fp%s | %lld | %lld | %lld | %s | %.3g | %.3g | %.3g | %lld | %.3g |\n",
                     res[i].prec == 'd' ? "64" : "32", (long long)res[i].m, (long long)res[i].n,

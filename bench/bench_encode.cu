@@ -289,12 +289,12 @@ int main(int argc, char **argv) {
             };
             auto ours_tsmm = [&](int k, int trans, int64_t c, const double *X, double *Yabs) {
                 abft_tsmm_args_t a = {prec, trans, m, n, c, bufA(k), lda, X, big_dim, NULL, big_dim,
-                                      Y, big_dim, Yabs, big_dim};
+                                      Y, big_dim, Yabs, big_dim, 0};
                 TU_ABFT_OK(abft_cuda_tsmm(&ctx, &a));
             };
             auto ours_dual = [&](int k) {
                 abft_dual_args_t a = {prec, m, n, bufA(k), lda, 2, NULL, 0, NULL, 0, Y, big_dim,
-                                      NULL, 0, 2, NULL, 0, NULL, 0, Y2, big_dim, NULL, 0};
+                                      NULL, 0, 2, NULL, 0, NULL, 0, Y2, big_dim, NULL, 0, 0};
                 TU_ABFT_OK(abft_cuda_dual(&ctx, &a));
             };
             auto add = [&](const char *name, int64_t c, double ms, double cub_ms, double rms) {
@@ -363,7 +363,7 @@ int main(int argc, char **argv) {
                  * and the implicit "bound" above (the passes over C without it) */
                 auto ours_xa = [&](int k, int64_t c) {
                     abft_tsmm_args_t a = {prec, 0, m, n, c, bufA(k), lda, X64, big_dim, X64,
-                                          big_dim, Y, big_dim, Ya, big_dim};
+                                          big_dim, Y, big_dim, Ya, big_dim, 0};
                     TU_ABFT_OK(abft_cuda_tsmm(&ctx, &a));
                 };
                 auto blas_xa = [&](int k, int64_t c) {

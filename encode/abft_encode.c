@@ -76,7 +76,7 @@ static abft_status_t tsmm(abft_handle_t h, abft_prec_t prec, int trans, int64_t 
     ABFT_TRY(check_overlaps(out, 2, in, 3, opos));
     if (yrows == 0) return ABFT_STATUS_SUCCESS;
     abft_tsmm_args_t a = {prec, trans, m, n, c, A, lda, X, ldx, Xabs, ldxabs, Y, ldy,
-                          Yabs, ldyabs};
+                          Yabs, ldyabs, 0};
     return h->ops->tsmm(&h->kctx, &a);
 }
 
@@ -149,7 +149,7 @@ static abft_status_t dual(abft_handle_t h, abft_prec_t prec, int64_t m, int64_t 
     ABFT_TRY(check_overlaps(out, 2, in, 3, opos));
     if (m == 0 && n == 0) return ABFT_STATUS_SUCCESS;
     abft_dual_args_t a = {prec, m, n, M, ldm, c1, X, ldx, NULL, 0, P, ldp, NULL, 0,
-                          c2, Z, ldz, NULL, 0, Q, ldq, NULL, 0};
+                          c2, Z, ldz, NULL, 0, Q, ldq, NULL, 0, 0};
     return h->ops->dual(&h->kctx, &a);
 }
 

@@ -354,14 +354,14 @@ static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double 
                                      double *za) {
     const abft_trial_config_t *t = &c->tc;
     const int64_t m = t->m, n = t->n, k = t->k;
-    const int comp = c->h->backend != ABFT_BACKEND_CUDA; /* as abft_gemm.c */
+    const int comp = abft_bound_tight_comp(c->h->backend, c->prec); /* as abft_gemm.c */
     /* the trials run with the campaign's hook: the library splits their GEMM along k */
     const int64_t ksplit = c->h->hook != NULL && k >= 2 ? k / 2 : 0;
     abft_kctx_t none;
     memset(&none, 0, sizeof none);
     abft_gemm_tight_t tb;
     abft_tsmm_args_t y = {c->prec, t->transb, b_rows(t), b_cols(t), 2, c->B, t->ldb, NULL, 0,
-                          NULL, 0, yb, k, NULL, 0};
+                          NULL, 0, yb, k, NULL, 0, 0};
     abft_status_t st = abft_cpu_tsmm(&none, &y);
     abft_bound_gemm_tight(c->h, &c->arith, n, k, n, comp, &tb);
     abft_tight_args_t a = {c->prec, t->transa, t->transb, m, n, k, c->A, t->lda, c->B, t->ldb,
@@ -369,7 +369,7 @@ static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double 
     if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tight(&none, &a);
     if (st == ABFT_STATUS_SUCCESS && t->checksum_kind == ABFT_CHECKSUM_FULL) {
         abft_tsmm_args_t z = {c->prec, !t->transa, a_rows(t), a_cols(t), 2, c->A, t->lda, NULL,
-                              0, NULL, 0, za, k, NULL, 0};
+                              0, NULL, 0, za, k, NULL, 0, 0};
         st = abft_cpu_tsmm(&none, &z);
         abft_bound_gemm_tight(c->h, &c->arith, m, k, m, comp, &tb);
         abft_tight_args_t b = {c->prec, !t->transb, !t->transa, n, m, k, c->B, t->ldb, c->A,
@@ -414,7 +414,7 @@ static abft_status_t gemm_tolerance(camp_t *c) {
     const int tight = t->bound_mode == ABFT_BOUND_TIGHT && use_ab && k > 0 &&
                       abft_bound_tight_applies(&c->arith);
     abft_gemm_tight_t tbr, tbc;
-    const int comp = c->h->backend != ABFT_BACKEND_CUDA; /* as abft_gemm.c */
+    const int comp = abft_bound_tight_comp(c->h->backend, c->prec); /* as abft_gemm.c */
     double *tt = NULL, *yb = NULL, *za = NULL; /* m x 2 rows, n x 2 columns, k x 2, k x 2 */
     if (tight) {
         tt = (double *)malloc(sizeof(double) * (size_t)(2 * (m + n) + 4 * k + 1));
@@ -1077,11 +1077,9 @@ static void draw_config(camp_t *c, uint64_t seed) {
     uint64_t z = mix64(seed ^ 0x72616e646f6d2121ull);
     t->random_checksum = g->op == ABFT_CAMPAIGN_GEMM ? (int32_t)(z & 1u) : 0;
     c->rnd_seed = mix64(z);
-    /* the tight bound mode (GEMM; on the CUDA backend fp32 data only), a third of the trials,
-     * from a stream of its own likewise */
+    /* the tight bound mode (GEMM), a third of the trials, from a stream of its own likewise */
     uint64_t zt = mix64(seed ^ 0x7469676874212121ull);
-    if (g->op == ABFT_CAMPAIGN_GEMM && (c->h->backend != ABFT_BACKEND_CUDA || sp) &&
-        zt % 3u == 0u) {
+    if (g->op == ABFT_CAMPAIGN_GEMM && zt % 3u == 0u) {
         t->bound_mode = ABFT_BOUND_TIGHT;
         t->bound_factor = 1.0;
     }

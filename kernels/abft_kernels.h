@@ -72,6 +72,9 @@ typedef struct abft_tsmm_args {
     int64_t ldy;
     double *Yabs;
     int64_t ldyabs;
+    int comp; /* fp64 data: Y in compensated (Dot2) sums, within u·|Y| + gamma^2·(|op(A)|·|X|);
+               * the CPU backend always sums so; the CUDA backend where comp is set (c <= 4),
+               * else in plain fp64 sums. Yabs is a plain sum either way. */
 } abft_tsmm_args_t;
 
 /* Fused dual pass over one read of M (rows x cols):
@@ -102,6 +105,7 @@ typedef struct abft_dual_args {
     int64_t ldq;
     double *Qabs;
     int64_t ldqabs;
+    int comp; /* as abft_tsmm_args_t's, for P and Q (c1, c2 <= 4 where set on CUDA) */
 } abft_dual_args_t;
 
 /* Checksum comparison of n entries, each with two checksum columns (e and w).
@@ -227,10 +231,13 @@ abft_status_t abft_cuda_context_destroy(abft_kctx_t *ctx, int own_blas, int own_
 abft_status_t abft_cuda_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a);
 abft_status_t abft_cuda_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a);
 abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a, int njobs);
-/* The tight pass (fp32 data: the CUDA checksums are plain fp64 sums, whose worst-case
- * rounding the bound keeps, negligible beside an fp32 GEMM's; the verify layer refuses fp64
- * data in the tight mode on this backend). *nrisky is set to -1 (not counted). */
+/* The tight pass. *nrisky is set to -1 (not counted). */
 abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a);
+/* tsmm and dual with comp set for fp64 data (abft_cuda_dot2.cu): the compensated sums,
+ * merged over threads and chunks in a tree, so within u·|Y| + gamma_(2L)^2·(|op(A)|·|X|)
+ * for sums of L terms. */
+abft_status_t abft_cuda_tsmm_dot2(const abft_kctx_t *ctx, const abft_tsmm_args_t *a);
+abft_status_t abft_cuda_dual_dot2(const abft_kctx_t *ctx, const abft_dual_args_t *a);
 abft_status_t abft_cuda_gemm(const abft_kctx_t *ctx, const abft_gemm_args_t *a);
 abft_status_t abft_cuda_alloc(const abft_kctx_t *ctx, size_t bytes, void **ptr);
 abft_status_t abft_cuda_free(const abft_kctx_t *ctx, void *ptr);

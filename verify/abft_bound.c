@@ -129,16 +129,20 @@ static double gamma_wc(double n) {
 }
 
 void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner, int64_t k,
-                           int64_t out, int compensated, abft_gemm_tight_t *t) {
+                           int64_t out, int comp, abft_gemm_tight_t *t) {
     const double pad = 1.0 + 8.0 * U_FP64;
     const double shrink_s = 1.0 - U_FP64 * (double)(inner + k + 2);
     const double shrink_r = 1.0 - U_FP64 * (double)(out + 1);
     t->lambda = tight_lambda() * h->bound_factor;
     t->u = g->u;
     t->u_chk = U_FP64;
-    /* compensated checksums (Dot2): each within u·|value| + gamma_len^2·(its |.| sum);
+    /* compensated checksums (Dot2): each within u·|value| + 2·gamma_len^2·(its |.| sum) in
+     * order, and within u·|value| + 2·gamma_(2·len)^2·(its |.| sum) merged over a tree (the
+     * error terms, 2·len at most, summed in any order, each at most u times a partial sum);
      * the first-order parts are coef_x's, the second-order ones: */
-    t->coef_s = 2.0 * (gamma_sq((double)inner + 2.0) + gamma_sq((double)k + 2.0)) / shrink_s * pad;
+    const double f = comp == ABFT_TIGHT_COMP_TREE ? 2.0 : 1.0;
+    t->coef_s = 2.0 * (gamma_sq(f * (double)inner + 2.0) + gamma_sq(f * (double)k + 2.0)) /
+                shrink_s * pad;
     /* beta·C_old: a BLAS may add into C once per block of k, up to k times (the reference
      * BLAS adds every product into C), each addition rounding relative to a C that holds
      * beta·C_old; small increments against a large old C round alike, so these add up
@@ -146,11 +150,11 @@ void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner
      * OpenBLAS sgemm with k = 16384 onto C_old = 1 exceeded 3·u) */
     const double nk = (double)k + 3.0;
     const double gpk = nk * g->u < 0.5 ? nk * g->u / (1.0 - nk * g->u) : INFINITY;
-    t->coef_p = (gpk + 2.0 * gamma_sq((double)out + 2.0)) / shrink_r * pad;
-    t->coef_r = 2.0 * gamma_sq((double)out + 2.0) / shrink_r * pad;
+    t->coef_p = (gpk + 2.0 * gamma_sq(f * (double)out + 2.0)) / shrink_r * pad;
+    t->coef_r = 2.0 * gamma_sq(f * (double)out + 2.0) / shrink_r * pad;
     /* R, S, P rounded once each, alpha·S and beta·P, their sum, and the residual R - s */
     t->coef_x = 6.0 * U_FP64 * pad;
-    if (!compensated) {
+    if (comp == ABFT_TIGHT_COMP_PLAIN) {
         /* plain fp64 checksums: the encodings of op(B) (inner terms) and op(A) (k terms) and
          * of the old C, the pass over C (out terms), the compare's three operations: the
          * worst-case terms of abft_bound_gemm without the GEMM's own */
@@ -163,6 +167,11 @@ void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner
 }
 
 int abft_bound_tight_applies(const abft_arith_t *g) { return g->u_in == 0.0; }
+
+int abft_bound_tight_comp(abft_backend_t backend, abft_prec_t prec) {
+    if (backend != ABFT_BACKEND_CUDA) return ABFT_TIGHT_COMP_SEQ;
+    return prec == ABFT_PREC_D ? ABFT_TIGHT_COMP_TREE : ABFT_TIGHT_COMP_PLAIN;
+}
 
 /* ---- LU and getrs ---- */
 

@@ -68,10 +68,12 @@ double abft_bound_gemm_amp(const abft_gemm_bound_t *b, int q, double l1, double 
  *         + coef_x·(|R| + |alpha·S| + |beta·P|) + abs_floor (+ the amplified term)
  * (abs_floor and the amplified-underflow term as in abft_gemm_bound_t). lambda makes an
  * entry's false alarm at most TIGHT_FALSE_ALARM under the model (per checksum column);
- * the handle's factor multiplies it. compensated: the checksums are compensated dot
- * products (the CPU backend's kernels), whose own rounding is second order; else they are
- * plain fp64 sums (the CUDA backend's) and keep their worst-case terms, negligible beside an
- * fp32 GEMM's rounding but not beside an fp64 one's. */
+ * the handle's factor multiplies it. comp: how the checksums were summed
+ * (abft_bound_tight_comp): compensated dot products, whose own rounding is second order
+ * (in order on the CPU backend, merged over a tree on the CUDA backend: twice the terms in
+ * the second-order coefficients), or plain fp64 sums, which keep their worst-case terms,
+ * negligible beside an fp32 GEMM's rounding but not beside an fp64 one's. */
+enum { ABFT_TIGHT_COMP_PLAIN = 0, ABFT_TIGHT_COMP_SEQ = 1, ABFT_TIGHT_COMP_TREE = 2 };
 #define ABFT_TIGHT_SKETCH 32
 #define ABFT_TIGHT_FALSE_ALARM 0x1p-40
 typedef struct abft_gemm_tight {
@@ -79,7 +81,13 @@ typedef struct abft_gemm_tight {
     double coef_s, coef_p, coef_r, coef_x;
 } abft_gemm_tight_t;
 void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner, int64_t k,
-                           int64_t out, int compensated, abft_gemm_tight_t *t);
+                           int64_t out, int comp, abft_gemm_tight_t *t);
+/* How a protected GEMM's checksums are summed in the tight mode on a backend, for data of
+ * precision prec: the CPU backend's always compensated (SEQ); the CUDA backend's
+ * compensated (TREE) for fp64 data, plain for fp32 data (where their worst case is
+ * negligible). The protocol asks its tsmm ops for compensated sums exactly where this is
+ * TREE. */
+int abft_bound_tight_comp(abft_backend_t backend, abft_prec_t prec);
 /* Does the tight pass apply to a GEMM in arithmetic g? Not for inputs the arithmetic
  * shortens (TF32, BF16x9): there the worst case is used. (Where it applies, a backend's pass
  * may still send rows to the worst case: T = -1, kernels/abft_kernels.h.) */

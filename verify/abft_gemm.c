@@ -60,6 +60,8 @@ struct abft_gemm_plan {
     int rnd_ready;      /* a plan's own copy of the weights is uploaded */
     int encoded;
     int tight;          /* the tight pass ran at the last encoding (W_TT, W_TTC hold it) */
+    int comp;           /* the checksums in compensated sums (abft_tsmm_args_t): fp64 data
+                         * in the tight mode on the CUDA backend, fixed at the encoding */
     double tight_u;     /* with this unit roundoff of the GEMM */
     abft_arith_t arith; /* the GEMM's arithmetic, read at encode and verify (plan_arith) */
     abft_math_t math;   /* the split form's declaration (ABFT_MATH_HANDLE: the handle's) */
@@ -191,21 +193,24 @@ static abft_status_t plan_arith(struct abft_gemm_plan *p) {
 
 /* ---- encoding ------------------------------------------------------------------------ */
 
-static abft_status_t run_tsmm_c(abft_handle_t h, abft_prec_t prec, int trans, int64_t rows,
-                                int64_t cols, int64_t c, const void *A, int64_t lda,
-                                const double *X, int64_t ldx, const double *Xa, int64_t ldxa,
-                                double *Y, int64_t ldy, double *Ya, int64_t ldya) {
+/* comp: compensated sums (abft_tsmm_args_t; the plan's comp for the checksums the tight
+ * bound compares, 0 for the random checksum's and the checksums' own) */
+static abft_status_t run_tsmm_c(abft_handle_t h, int comp, abft_prec_t prec, int trans,
+                                int64_t rows, int64_t cols, int64_t c, const void *A,
+                                int64_t lda, const double *X, int64_t ldx, const double *Xa,
+                                int64_t ldxa, double *Y, int64_t ldy, double *Ya, int64_t ldya) {
     if ((trans ? cols : rows) == 0) return ABFT_STATUS_SUCCESS;
-    abft_tsmm_args_t a = {prec, trans, rows, cols, c, A, lda, X, ldx, Xa, ldxa, Y, ldy, Ya, ldya};
+    abft_tsmm_args_t a = {prec, trans, rows, cols, c, A, lda, X, ldx, Xa, ldxa, Y, ldy, Ya, ldya,
+                          comp};
     return h->ops->tsmm(&h->kctx, &a);
 }
 
-static abft_status_t run_tsmm(abft_handle_t h, abft_prec_t prec, int trans, int64_t rows,
-                              int64_t cols, const void *A, int64_t lda, const double *X,
-                              int64_t ldx, const double *Xa, int64_t ldxa, double *Y,
-                              int64_t ldy, double *Ya, int64_t ldya) {
-    return run_tsmm_c(h, prec, trans, rows, cols, 2, A, lda, X, ldx, Xa, ldxa, Y, ldy, Ya,
-                      ldya);
+static abft_status_t run_tsmm(abft_handle_t h, int comp, abft_prec_t prec, int trans,
+                              int64_t rows, int64_t cols, const void *A, int64_t lda,
+                              const double *X, int64_t ldx, const double *Xa, int64_t ldxa,
+                              double *Y, int64_t ldy, double *Ya, int64_t ldya) {
+    return run_tsmm_c(h, comp, prec, trans, rows, cols, 2, A, lda, X, ldx, Xa, ldxa, Y, ldy,
+                      Ya, ldya);
 }
 
 /* ---- the random checksum ------------------------------------------------------------- */
@@ -302,30 +307,31 @@ static abft_status_t rnd_encode(struct abft_gemm_plan *p, const void *A, int64_t
     const int own = !rnd_fused(p); /* passes of its own (beside full checksums) */
     if (p->k > 0 && p->alpha != 0.0) {
         if (own) {
-            ABFT_TRY(run_tsmm(h, p->prec, p->transb, br, bc, B, ldb, rnd_cols(p), ld[W_RW],
+            ABFT_TRY(run_tsmm(h, 0, p->prec, p->transb, br, bc, B, ldb, rnd_cols(p), ld[W_RW],
                               NULL, 0, w[W_YR], ld[W_YR], w[W_YRA], ld[W_YRA]));
-            ABFT_TRY(run_tsmm(h, p->prec, p->transa, ar, ac, A, lda, w[W_YR], ld[W_YR],
+            ABFT_TRY(run_tsmm(h, 0, p->prec, p->transa, ar, ac, A, lda, w[W_YR], ld[W_YR],
                               w[W_YRA], ld[W_YRA], w[W_SR], ld[W_SR], w[W_SRA], ld[W_SRA]));
         }
         /* their own checksum: a corrupted entry of Sr is told from a corrupted input */
-        ABFT_TRY(run_tsmm(h, ABFT_PREC_D, 1, p->m, 2, w[W_SR], ld[W_SR], NULL, 0, NULL, 0,
+        ABFT_TRY(run_tsmm(h, 0, ABFT_PREC_D, 1, p->m, 2, w[W_SR], ld[W_SR], NULL, 0, NULL, 0,
                           w[W_SIGR], ld[W_SIGR], NULL, 0));
     }
     if (p->beta != 0.0 && own)
-        ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, C, ldc, rnd_cols(p), ld[W_RW], NULL, 0,
+        ABFT_TRY(run_tsmm(h, 0, p->prec, 0, p->m, p->n, C, ldc, rnd_cols(p), ld[W_RW], NULL, 0,
                           w[W_PR], ld[W_PR], w[W_PRA], ld[W_PRA]));
     return ABFT_STATUS_SUCCESS;
 }
 
 /* Row (and for FULL column) checksums of an m x n matrix M with abs companions, from one
  * read: R = M·V, Ra = |M|·V, and Rc = M^T·V, Rca = |M|^T·V when Rc != NULL. */
-static abft_status_t encode_matrix(abft_handle_t h, abft_prec_t prec, int64_t m, int64_t n,
-                                   const void *M, int64_t ldm, double *R, double *Ra, int64_t ldr,
-                                   double *Rc, double *Rca, int64_t ldrc) {
+static abft_status_t encode_matrix(abft_handle_t h, int comp, abft_prec_t prec, int64_t m,
+                                   int64_t n, const void *M, int64_t ldm, double *R, double *Ra,
+                                   int64_t ldr, double *Rc, double *Rca, int64_t ldrc) {
     if (m == 0 || n == 0) return ABFT_STATUS_SUCCESS;
-    if (Rc == NULL) return run_tsmm(h, prec, 0, m, n, M, ldm, NULL, 0, NULL, 0, R, ldr, Ra, ldr);
+    if (Rc == NULL)
+        return run_tsmm(h, comp, prec, 0, m, n, M, ldm, NULL, 0, NULL, 0, R, ldr, Ra, ldr);
     abft_dual_args_t a = {prec, m, n, M, ldm, 2, NULL, 0, NULL, 0, R, ldr, Ra, ldr,
-                          2, NULL, 0, NULL, 0, Rc, ldrc, Rca, ldrc};
+                          2, NULL, 0, NULL, 0, Rc, ldrc, Rca, ldrc, comp};
     return h->ops->dual(&h->kctx, &a);
 }
 
@@ -347,7 +353,7 @@ static abft_status_t has_nonfinite(abft_handle_t h, abft_prec_t prec, int64_t ro
         st = h->ops->copy(&h->kctx, &c);
     }
     if (st == ABFT_STATUS_SUCCESS)
-        st = run_tsmm(h, prec, 0, rows, cols, M, ldm, (const double *)dz, cols, NULL, 0,
+        st = run_tsmm(h, 0, prec, 0, rows, cols, M, ldm, (const double *)dz, cols, NULL, 0,
                       (double *)dy, rows, NULL, 0);
     if (st == ABFT_STATUS_SUCCESS) st = abft_count_nonfinite(h, (const double *)dy, rows, rows, count);
     if (dz != NULL) h->ops->free(&h->kctx, dz);
@@ -396,16 +402,16 @@ static int needs_screen(const struct abft_gemm_plan *p) {
 static int tight_wanted(const struct abft_gemm_plan *p) {
     return p->h->bound_mode == ABFT_BOUND_TIGHT;
 }
-/* Are the backend's checksums compensated dot products (the CPU's), or plain fp64 sums? */
+/* How the plan's checksums are summed, for the tight bound (abft_bound_tight_comp; on the
+ * CUDA backend compensated only where the encoding asked for it: comp). */
 static int tight_compensated(const struct abft_gemm_plan *p) {
-    return p->h->backend != ABFT_BACKEND_CUDA;
+    const int c = abft_bound_tight_comp(p->h->backend, p->prec);
+    return c == ABFT_TIGHT_COMP_TREE && !p->comp ? ABFT_TIGHT_COMP_PLAIN : c;
 }
-/* The backend runs the tight pass; the CUDA backend's plain fp64 checksums are too coarse
- * beside an fp64 GEMM's rounding, so it takes fp32 data only. */
+/* The backend runs the tight pass. */
 static abft_status_t tight_check(const struct abft_gemm_plan *p) {
     if (!tight_wanted(p)) return ABFT_STATUS_SUCCESS;
     ABFT_RETURN_IF(p->h->ops->tight == NULL, ABFT_STATUS_NOT_SUPPORTED);
-    ABFT_RETURN_IF(!tight_compensated(p) && p->prec == ABFT_PREC_D, ABFT_STATUS_NOT_SUPPORTED);
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -450,6 +456,8 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
     const int full = p->kind == ABFT_CHECKSUM_FULL;
     if (nonfinite != NULL) *nonfinite = 0;
     p->tight = 0;
+    p->comp = tight_wanted(p) &&
+              abft_bound_tight_comp(h->backend, p->prec) == ABFT_TIGHT_COMP_TREE;
     if (p->m == 0 || p->n == 0) return ABFT_STATUS_SUCCESS;
     int64_t br = p->transb ? p->n : p->k, bc = p->transb ? p->k : p->n;
     int64_t ar = p->transa ? p->k : p->m, ac = p->transa ? p->m : p->k;
@@ -460,12 +468,12 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
     if (p->rnd) ABFT_TRY(rnd_upload(p));
     if (p->k > 0 && p->alpha != 0.0) { /* alpha = 0: the GEMM reads neither A nor B */
         /* 1. op(B)·V and |op(B)|·V (k x 2) */
-        ABFT_TRY(run_tsmm_c(h, p->prec, p->transb, br, bc, c, B, ldb, fused ? w[W_RW] : NULL,
+        ABFT_TRY(run_tsmm_c(h, p->comp, p->prec, p->transb, br, bc, c, B, ldb, fused ? w[W_RW] : NULL,
                             fused ? ld[W_RW] : 0, NULL, 0, w[W_YB], ld[W_YB], w[W_YBA],
                             ld[W_YBA]));
         /* 2. op(A)·Yb with |op(A)|·Yba (m x 2); FULL: op(A)^T·V from the same read of A */
         if (!full) {
-            ABFT_TRY(run_tsmm_c(h, p->prec, p->transa, ar, ac, c, A, lda, w[W_YB], ld[W_YB],
+            ABFT_TRY(run_tsmm_c(h, p->comp, p->prec, p->transa, ar, ac, c, A, lda, w[W_YB], ld[W_YB],
                                 w[W_YBA], ld[W_YBA], w[W_S], ld[W_S], w[W_SA], ld[W_SA]));
         } else {
             /* A stored ar x ac. transa = N: S = A·Yb (the M·X side), Za = A^T·V (M^T·Z).
@@ -478,6 +486,7 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
             d.M = A;
             d.ldm = lda;
             d.c1 = d.c2 = 2;
+            d.comp = p->comp;
             if (!p->transa) {
                 d.X = w[W_YB], d.ldx = ld[W_YB], d.Xabs = w[W_YBA], d.ldxabs = ld[W_YBA];
                 d.P = w[W_S], d.ldp = ld[W_S], d.Pabs = w[W_SA], d.ldpabs = ld[W_SA];
@@ -489,15 +498,15 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
             }
             ABFT_TRY(h->ops->dual(&h->kctx, &d));
             /* op(B)^T·Za with |op(B)|^T·Zaa (n x 2): a second read of B */
-            ABFT_TRY(run_tsmm(h, p->prec, !p->transb, br, bc, B, ldb, w[W_ZA], ld[W_ZA],
+            ABFT_TRY(run_tsmm(h, p->comp, p->prec, !p->transb, br, bc, B, ldb, w[W_ZA], ld[W_ZA],
                               w[W_ZAA], ld[W_ZAA], w[W_T], ld[W_T], w[W_TA], ld[W_TA]));
         }
         /* the checksums' own checksum (S^T·V, T^T·V): tells a checksum corrupted after
          * encoding from an input corrupted after encoding (docs/bound.md) */
-        ABFT_TRY(run_tsmm(h, ABFT_PREC_D, 1, p->m, 2, w[W_S], ld[W_S], NULL, 0, NULL, 0,
+        ABFT_TRY(run_tsmm(h, 0, ABFT_PREC_D, 1, p->m, 2, w[W_S], ld[W_S], NULL, 0, NULL, 0,
                           w[W_SIG], ld[W_SIG], NULL, 0));
         if (full)
-            ABFT_TRY(run_tsmm(h, ABFT_PREC_D, 1, p->n, 2, w[W_T], ld[W_T], NULL, 0, NULL, 0,
+            ABFT_TRY(run_tsmm(h, 0, ABFT_PREC_D, 1, p->n, 2, w[W_T], ld[W_T], NULL, 0, NULL, 0,
                               w[W_SIGT], ld[W_SIGT], NULL, 0));
         if (nonfinite == NULL) ABFT_TRY(h->ops->screen(&h->kctx, w[W_SA], p->m, ld[W_SA]));
         ABFT_TRY(tight_pass(p, A, lda, B, ldb));
@@ -505,10 +514,10 @@ static abft_status_t encode(struct abft_gemm_plan *p, const void *A, int64_t lda
     /* beta != 0: a pass over the old C (rows and, for FULL, columns from one read). */
     if (p->beta != 0.0) {
         if (fused)
-            ABFT_TRY(run_tsmm_c(h, p->prec, 0, p->m, p->n, 4, C, ldc, w[W_RW], ld[W_RW], NULL,
+            ABFT_TRY(run_tsmm_c(h, p->comp, p->prec, 0, p->m, p->n, 4, C, ldc, w[W_RW], ld[W_RW], NULL,
                                 0, w[W_P], ld[W_P], w[W_PA], ld[W_PA]));
         else
-            ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, C, ldc, w[W_P], w[W_PA], ld[W_P],
+            ABFT_TRY(encode_matrix(h, p->comp, p->prec, p->m, p->n, C, ldc, w[W_P], w[W_PA], ld[W_P],
                                    full ? w[W_PC] : NULL, full ? w[W_PCA] : NULL, ld[W_PC]));
         if (nonfinite == NULL) ABFT_TRY(h->ops->screen(&h->kctx, w[W_PA], p->m, ld[W_PA]));
     }
@@ -853,9 +862,9 @@ static abft_status_t cb_check_vec(void *ctx, int cs, int64_t idx, const double *
         int64_t br = p->transb ? p->n : k, bc = p->transb ? k : p->n;
         int64_t ar = p->transa ? k : p->m, ac = p->transa ? p->m : k;
         abft_tsmm_args_t a = cs ? (abft_tsmm_args_t){p->prec, p->transa, ar, ac, 2, g->A, g->lda,
-                                                     dx, k, dxa, k, dy, len, dya, len}
+                                                     dx, k, dxa, k, dy, len, dya, len, p->comp}
                                 : (abft_tsmm_args_t){p->prec, !p->transb, br, bc, 2, g->B, g->ldb,
-                                                     dx, k, dxa, k, dy, len, dya, len};
+                                                     dx, k, dxa, k, dy, len, dya, len, p->comp};
         st = h->ops->tsmm(&h->kctx, &a);
     }
     double *y = host + 4 * k, *ya = y + 2 * len; /* y: len x 2, ya: len x 2 */
@@ -906,7 +915,8 @@ static abft_status_t rederive(gemm_ctx_t *g, int cs, int64_t idx, gemm_side_t *k
                           : (p->transa ? at(p, M, 0, idx, ld) : at(p, M, idx, 0, ld));
     double *y = p->w[W_TMP], *ya = p->w[W_TMP] + 2;
     abft_tsmm_args_t a = {p->prec, along, along ? p->k : 1, along ? 1 : p->k, 2, base, ld,
-                          p->w[src.x], p->ld[src.x], p->w[src.xa], p->ld[src.xa], y, 1, ya, 1};
+                          p->w[src.x], p->ld[src.x], p->w[src.xa], p->ld[src.xa], y, 1, ya, 1,
+                          p->comp};
     ABFT_TRY(p->h->ops->tsmm(&p->h->kctx, &a));
     double r[4];
     abft_copy_args_t c = {0, sizeof(double), 4, 1, r, 4, y, 4};
@@ -1077,11 +1087,11 @@ static abft_status_t check_all(gemm_ctx_t *g, double mr[2]) {
     abft_handle_t h = p->h;
     const int full = g->nsides == 2;
     if (rnd_fused(p)) /* R and its random twin RR from one pass (c = 4) */
-        ABFT_TRY(run_tsmm_c(h, p->prec, 0, p->m, p->n, 4, g->C, g->ldc, p->w[W_RW],
+        ABFT_TRY(run_tsmm_c(h, p->comp, p->prec, 0, p->m, p->n, 4, g->C, g->ldc, p->w[W_RW],
                             p->ld[W_RW], NULL, 0, p->w[W_R], p->ld[W_R], p->w[W_RA],
                             p->ld[W_RA]));
     else
-        ABFT_TRY(encode_matrix(h, p->prec, p->m, p->n, g->C, g->ldc, p->w[W_R], p->w[W_RA],
+        ABFT_TRY(encode_matrix(h, p->comp, p->prec, p->m, p->n, g->C, g->ldc, p->w[W_R], p->w[W_RA],
                                p->ld[W_R], full ? p->w[W_RC] : NULL, full ? p->w[W_RCA] : NULL,
                                p->ld[W_RC]));
     abft_compare_args_t jobs[2];
@@ -1096,7 +1106,7 @@ static abft_status_t check_all(gemm_ctx_t *g, double mr[2]) {
         jobs[1] = x;
         ABFT_TRY(h->ops->compare(&h->kctx, jobs, 2));
     } else {
-        ABFT_TRY(run_tsmm(h, p->prec, 0, p->m, p->n, g->C, g->ldc, rnd_cols(p), p->ld[W_RW],
+        ABFT_TRY(run_tsmm(h, 0, p->prec, 0, p->m, p->n, g->C, g->ldc, rnd_cols(p), p->ld[W_RW],
                           NULL, 0, p->w[W_RR], p->ld[W_RR], p->w[W_RRA], p->ld[W_RRA]));
         ABFT_TRY(h->ops->compare(&h->kctx, jobs, 2));
         ABFT_TRY(h->ops->compare(&h->kctx, &x, 1));

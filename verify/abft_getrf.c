@@ -70,7 +70,7 @@ abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda)
      * checksums go to Z, Za (scratch until a verify recomputes them) and are swapped with X,
      * Xa only when the encode succeeds. */
     double *nX = p->Z, *nXa = p->Za;
-    abft_tsmm_args_t t = {p->prec, 0, m, p->n, 2, A, lda, NULL, 0, NULL, 0, nX, m, nXa, m};
+    abft_tsmm_args_t t = {p->prec, 0, m, p->n, 2, A, lda, NULL, 0, NULL, 0, nX, m, nXa, m, 0};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &t));
     /* Non-finite input: |A|·V is finite iff A is (or the sums overflow, when no bound
      * could be computed either). */
@@ -81,7 +81,7 @@ abft_status_t abft_lu_encode(struct abft_lu_plan *p, const void *A, int64_t lda)
      * changes it, an intact X reproduces it bit for bit (same kernel, same data). S: 8
      * doubles of scratch. */
     double sig[4], siga[4], *s = p->S;
-    abft_tsmm_args_t ts = {ABFT_PREC_D, 1, m, 2, 2, nX, m, NULL, 0, NULL, 0, s, 2, s + 4, 2};
+    abft_tsmm_args_t ts = {ABFT_PREC_D, 1, m, 2, 2, nX, m, NULL, 0, NULL, 0, s, 2, s + 4, 2, 0};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &ts));
     abft_copy_args_t cp = {0, sizeof(double), 2, 2, sig, 2, s, 2};
     ABFT_TRY(h->ops->copy(&h->kctx, &cp));
@@ -579,7 +579,7 @@ static abft_status_t x_sums(struct abft_lu_plan *p, double sig[4], double siga[4
     const int64_t m = p->m;
     double *dev = p->S; /* 8 doubles of scratch */
     abft_tsmm_args_t ts = {ABFT_PREC_D, 1, m, 2, 2, p->X, m, NULL, 0, NULL, 0, dev, 2,
-                           dev + 4, 2};
+                           dev + 4, 2, 0};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &ts));
     abft_copy_args_t cp = {0, sizeof(double), 2, 2, sig, 2, dev, 2};
     ABFT_TRY(h->ops->copy(&h->kctx, &cp));

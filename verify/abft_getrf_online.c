@@ -99,7 +99,7 @@ static abft_status_t start_next(online_t *o, int64_t K1, int64_t K2, int checkin
     const int64_t m = p->m, n = p->n, mt = m - K1, w = K2 - K1;
     if (checking) {
         abft_tsmm_args_t t = {p->prec, 0, mt, w, 2, elem_ptr(o, K1, K1), o->lda, o->G + K1, n,
-                              NULL, 0, o->Tp, m, o->Tpa, m};
+                              NULL, 0, o->Tp, m, o->Tpa, m, 0};
         ABFT_TRY(h->ops->tsmm(&h->kctx, &t));
         abft_copy_args_t ci = {2, 8, 1, 1, o->dinfo_save, 1, o->dinfo, 1};
         ABFT_TRY(h->ops->copy(&h->kctx, &ci));
@@ -176,7 +176,7 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, int64_t K2, int64_t
     double *T = o->T, *Ta = o->Ta;
     if (nr > 0) {
         abft_tsmm_args_t t = {p->prec, 0, mt, nr, 2, elem_ptr(o, K1, K2), o->lda, o->G + K2, n,
-                              NULL, 0, o->T, m, o->Ta, m};
+                              NULL, 0, o->T, m, o->Ta, m, 0};
         ABFT_TRY(h->ops->tsmm(&h->kctx, &t));
         if (np > 0) {
             abft_lu_axpy_args_t ap = {mt, 2, 1.0, o->Tp, m, o->T, m, 1.0, o->Tpa, m, o->Ta, m};
@@ -425,7 +425,7 @@ static abft_status_t run_online(online_t *o, int64_t nb, int64_t inb, int64_t ev
                 ABFT_TRY(h->ops->gemm(&h->kctx, &ge));
             }
             abft_tsmm_args_t tl = {p->prec, 0, m - K1, jb, 2, elem_ptr(o, K1, K0), o->lda, o->U1,
-                                   nb, o->Ua, nb, o->T, m, o->Ta, m};
+                                   nb, o->Ua, nb, o->T, m, o->Ta, m, 0};
             ABFT_TRY(h->ops->tsmm(&h->kctx, &tl));
             abft_lu_axpy_args_t aw = {m - K1, 2, -1.0, o->T, m, o->W + K1, m,
                                       4.0, o->Ta, m, o->B + K1, m};

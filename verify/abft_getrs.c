@@ -145,14 +145,14 @@ static abft_status_t checked_solve(abft_handle_t h, abft_prec_t prec, const abft
     abft_lu_tri_args_t k = {prec, uplo, !trans, n, n, A, lda, NULL, 0, NULL, 0, 0, w->K, n,
                             w->Ka, n};
     ABFT_TRY(lo->lu_tri(&h->kctx, &k));
-    abft_tsmm_args_t bs = {prec, 1, n, nrhs, 2, B, ldb, NULL, 0, NULL, 0, w->Bs, nrhs, w->Bsa, nrhs};
+    abft_tsmm_args_t bs = {prec, 1, n, nrhs, 2, B, ldb, NULL, 0, NULL, 0, w->Bs, nrhs, w->Bsa, nrhs, 0};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &bs));
     /* b as it was, for a recount whose sums overflow fp64 (on the stream: no wait) */
     abft_copy_args_t cb = {2, prec == ABFT_PREC_D ? 8u : 4u, n, nrhs, w->Bc, n, B, ldb};
     ABFT_TRY(h->ops->copy(&h->kctx, &cb));
     abft_lu_trsm_args_t ts = {prec, uplo, trans, n, nrhs, A, lda, B, ldb};
     ABFT_TRY(lo->lu_trsm(&h->kctx, &ts));
-    abft_tsmm_args_t ys = {prec, 1, n, nrhs, 2, B, ldb, w->K, n, w->Ka, n, w->Ys, nrhs, w->Ysa, nrhs};
+    abft_tsmm_args_t ys = {prec, 1, n, nrhs, 2, B, ldb, w->K, n, w->Ka, n, w->Ys, nrhs, w->Ysa, nrhs, 0};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &ys));
     abft_trs_bound_t b;
     abft_bound_trs(h, f, prec, n, uplo, &b);
@@ -191,7 +191,7 @@ static abft_status_t b_nonfinite(abft_handle_t h, abft_prec_t prec, int64_t n, i
     abft_status_t st = h->ops->copy(&h->kctx, &c);
     free(hz);
     ABFT_TRY(st);
-    abft_tsmm_args_t t = {prec, 1, n, nrhs, 2, B, ldb, Z, n, NULL, 0, Y, nrhs, NULL, 0};
+    abft_tsmm_args_t t = {prec, 1, n, nrhs, 2, B, ldb, Z, n, NULL, 0, Y, nrhs, NULL, 0, 0};
     ABFT_TRY(h->ops->tsmm(&h->kctx, &t));
     return abft_count_nonfinite(h, Y, nrhs, nrhs, count);
 }

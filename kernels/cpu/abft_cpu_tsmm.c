@@ -111,11 +111,11 @@ abft_status_t abft_cpu_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     /* The reference computes the two halves as two tall-and-skinny products; only the GPU
      * kernel fuses them into one read. */
     abft_tsmm_args_t n = {a->prec, 0, a->rows, a->cols, a->c1, a->M, a->ldm, a->X, a->ldx,
-                          a->Xabs, a->ldxabs, a->P, a->ldp, a->Pabs, a->ldpabs};
+                          a->Xabs, a->ldxabs, a->P, a->ldp, a->Pabs, a->ldpabs, a->comp};
     abft_status_t st = abft_cpu_tsmm(ctx, &n);
     if (st != ABFT_STATUS_SUCCESS) return st;
     abft_tsmm_args_t t = {a->prec, 1, a->rows, a->cols, a->c2, a->M, a->ldm, a->Z, a->ldz,
-                          a->Zabs, a->ldzabs, a->Q, a->ldq, a->Qabs, a->ldqabs};
+                          a->Zabs, a->ldzabs, a->Q, a->ldq, a->Qabs, a->ldqabs, a->comp};
     return abft_cpu_tsmm(ctx, &t);
 }
 

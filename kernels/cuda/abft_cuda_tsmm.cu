@@ -357,6 +357,7 @@ abft_status_t dual_bucket(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
 
 extern "C" abft_status_t abft_cuda_tsmm(const abft_kctx_t *ctx, const abft_tsmm_args_t *a) {
     if (a->c < 1 || a->c > 16) return ABFT_STATUS_INVALID_VALUE;
+    if (a->comp && a->prec == ABFT_PREC_D) return abft_cuda_tsmm_dot2(ctx, a);
     if (a->prec == ABFT_PREC_D) return tsmm_bucket<double>(ctx, a);
     return tsmm_bucket<float>(ctx, a);
 }
@@ -364,6 +365,7 @@ extern "C" abft_status_t abft_cuda_tsmm(const abft_kctx_t *ctx, const abft_tsmm_
 extern "C" abft_status_t abft_cuda_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     if (a->c1 < 1 || a->c1 > 16 || a->c2 < 1 || a->c2 > 16) return ABFT_STATUS_INVALID_VALUE;
     if (a->rows == 0 && a->cols == 0) return ABFT_STATUS_SUCCESS;
+    if (a->comp && a->prec == ABFT_PREC_D) return abft_cuda_dual_dot2(ctx, a);
     if (a->prec == ABFT_PREC_D) return dual_bucket<double>(ctx, a);
     return dual_bucket<float>(ctx, a);
 }

@@ -165,9 +165,9 @@ static void tsmm_case(tu_rng_t *rng, gpuctx_t *g, abft_prec_t prec, int trans, i
     abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
     const char *Ah = (const char *)A + off * es;
     abft_tsmm_args_t ra = {prec, trans, m, n, c, Ah, lda, X, ldx, Xa, ldx, Yr, ldy,
-                           want_abs ? Yar : NULL, ldy};
+                           want_abs ? Yar : NULL, ldy, 0};
     TU_CHECK_STATUS(abft_cpu_tsmm(&cpu, &ra), ABFT_STATUS_SUCCESS);
-    abft_tsmm_args_t sa = {prec, trans, m, n, c, Ah, lda, X, ldx, NULL, 0, dummy, ldy, Sc, ldy};
+    abft_tsmm_args_t sa = {prec, trans, m, n, c, Ah, lda, X, ldx, NULL, 0, dummy, ldy, Sc, ldy, 0};
     TU_CHECK_STATUS(abft_cpu_tsmm(&cpu, &sa), ABFT_STATUS_SUCCESS);
     /* GPU */
     void *dA = dup_to_dev(A, abytes);
@@ -177,7 +177,7 @@ static void tsmm_case(tu_rng_t *rng, gpuctx_t *g, abft_prec_t prec, int trans, i
     double *dY = (double *)dup_to_dev(Y, (size_t)(ldy * c) * 8);
     double *dYa = (double *)dup_to_dev(Ya, (size_t)(ldy * c) * 8);
     abft_tsmm_args_t ga = {prec, trans, m, n, c, (const char *)dA + off * es, lda, dX, ldx,
-                           dXa, ldx, dY, ldy, want_abs ? dYa : NULL, ldy};
+                           dXa, ldx, dY, ldy, want_abs ? dYa : NULL, ldy, 0};
     TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ga), ABFT_STATUS_SUCCESS);
     CU(cudaStreamSynchronize(g->stream));
     CU(cudaGetLastError());
@@ -358,7 +358,7 @@ static void test_tsmm_fused_bits(tu_rng_t *rng, gpuctx_t *g) {
                     free(hz);
                     abft_tsmm_args_t a = {prec, t, m, n, 2, dA, lda, (v & 2) ? dX : NULL,
                                           xlen, NULL, 0, dZ, ylen, (v & 1) ? dZ + 2 * ylen : NULL,
-                                          ylen};
+                                          ylen, 0};
                     TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &a), ABFT_STATUS_SUCCESS);
                     CU(cudaStreamSynchronize(g->stream));
                     CU(cudaGetLastError());
@@ -443,7 +443,7 @@ static void test_tsmm_weights(tu_rng_t *rng, gpuctx_t *g) {
                                           v == 4 ? NULL : dX, ldx,
                                           v >= 2 && v <= 4 ? dXa : NULL, ldx,
                                           dY, ylen,
-                                          yabs ? dY + 4 * ylen : NULL, ylen};
+                                          yabs ? dY + 4 * ylen : NULL, ylen, 0};
                     TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &a), ABFT_STATUS_SUCCESS);
                     CU(cudaStreamSynchronize(g->stream));
                     CU(cudaGetLastError());
@@ -514,9 +514,9 @@ static void test_tsmm_implicit_bits(tu_rng_t *rng, gpuctx_t *g) {
                     double *dZ = (double *)dmalloc((size_t)ylen * 2 * 8);
                     double *dZa = (double *)dmalloc((size_t)ylen * 2 * 8);
                     abft_tsmm_args_t ia = {prec, t, m, n, 2, dAo, lda, NULL, 0, NULL, 0,
-                                           dY, ylen, ab ? dYa : NULL, ylen};
+                                           dY, ylen, ab ? dYa : NULL, ylen, 0};
                     abft_tsmm_args_t ea = {prec, t, m, n, 2, dAo, lda, dX, ldx, NULL, 0,
-                                           dZ, ylen, ab ? dZa : NULL, ylen};
+                                           dZ, ylen, ab ? dZa : NULL, ylen, 0};
                     TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ia), ABFT_STATUS_SUCCESS);
                     TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ea), ABFT_STATUS_SUCCESS);
                     CU(cudaStreamSynchronize(g->stream));
@@ -606,7 +606,7 @@ static void dual_case(tu_rng_t *rng, gpuctx_t *g, abft_prec_t prec, int64_t m, i
     double *Pr = tu_alloc_d(ldp * c1 + 1), *Par = tu_alloc_d(ldp * c1 + 1);
     double *Qr = tu_alloc_d(ldq * c2 + 1), *Qar = tu_alloc_d(ldq * c2 + 1);
     abft_dual_args_t ra = {prec, m, n, Mh, ldm, c1, X, ldx, NULL, 0, Pr, ldp, Par, ldp,
-                           c2, Z, ldz, NULL, 0, Qr, ldq, Qar, ldq};
+                           c2, Z, ldz, NULL, 0, Qr, ldq, Qar, ldq, 0};
     TU_CHECK_STATUS(abft_cpu_dual(&cpu, &ra), ABFT_STATUS_SUCCESS);
     void *dM = dup_to_dev(M, abytes);
     double *dX = X ? (double *)dup_to_dev(X, (size_t)(ldx * c1 + 1) * 8) : NULL;
@@ -619,7 +619,7 @@ static void dual_case(tu_rng_t *rng, gpuctx_t *g, abft_prec_t prec, int64_t m, i
     double *dQa = (double *)dup_to_dev(Qa, (size_t)(ldq * c2) * 8);
     abft_dual_args_t ga = {prec, m, n, (const char *)dM + off * es, ldm, c1, dX, ldx, NULL, 0,
                            dP, ldp, pabs ? dPa : NULL, ldp, c2, dZ, ldz, NULL, 0, dQ, ldq,
-                           qabs ? dQa : NULL, ldq};
+                           qabs ? dQa : NULL, ldq, 0};
     TU_CHECK_STATUS(abft_cuda_dual(&g->ctx, &ga), ABFT_STATUS_SUCCESS);
     CU(cudaStreamSynchronize(g->stream));
     to_host(P, dP, (size_t)(ldp * c1) * 8);
@@ -725,10 +725,10 @@ static void test_dual_implicit_bits(tu_rng_t *rng, gpuctx_t *g) {
                 abft_dual_args_t ia = {prec, m, n, dMo, ldm, 2, (impl & 1) ? NULL : dX, n,
                                        NULL, 0, o[0], m, ab ? o[1] : NULL, m,
                                        2, (impl & 2) ? NULL : dZ, m, NULL, 0, o[2], n,
-                                       ab ? o[3] : NULL, n};
+                                       ab ? o[3] : NULL, n, 0};
                 abft_dual_args_t ea = {prec, m, n, dMo, ldm, 2, dX, n, NULL, 0, o[4], m,
                                        ab ? o[5] : NULL, m, 2, dZ, m, NULL, 0, o[6], n,
-                                       ab ? o[7] : NULL, n};
+                                       ab ? o[7] : NULL, n, 0};
                 TU_CHECK_STATUS(abft_cuda_dual(&g->ctx, &ia), ABFT_STATUS_SUCCESS);
                 TU_CHECK_STATUS(abft_cuda_dual(&g->ctx, &ea), ABFT_STATUS_SUCCESS);
                 CU(cudaStreamSynchronize(g->stream));
@@ -1033,7 +1033,7 @@ static void test_public(tu_rng_t *rng) {
     double *Pac = tu_alloc_d(m * c1), *Qac = tu_alloc_d(n * c2);
     abft_kctx_t cpu = {NULL, NULL, NULL, NULL, -1};
     abft_dual_args_t sa = {ABFT_PREC_D, m, n, A, lda, c1, X, n, NULL, 0, NULL, m, Pac, m,
-                           c2, Z, m, NULL, 0, NULL, n, Qac, n};
+                           c2, Z, m, NULL, 0, NULL, n, Qac, n, 0};
     double *Ptmp = tu_alloc_d(m * c1), *Qtmp = tu_alloc_d(n * c2);
     sa.P = Ptmp;
     sa.Q = Qtmp;
@@ -1134,14 +1134,14 @@ static void test_pdl(gpuctx_t *g) {
            *hQ = tu_alloc_d(n * 2);
     for (int round = 0; round < 2; ++round) {
         queue_late_write(g, dA, m, n, ld, khz);
-        abft_tsmm_args_t r = {ABFT_PREC_D, 0, m, n, 2, dA, ld, NULL, 0, NULL, 0, dY, m, NULL, 0};
+        abft_tsmm_args_t r = {ABFT_PREC_D, 0, m, n, 2, dA, ld, NULL, 0, NULL, 0, dY, m, NULL, 0, 0};
         TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &r), ABFT_STATUS_SUCCESS);
         if (round == 1) queue_late_write(g, dA, m, n, ld, khz); /* cols pass right behind */
-        abft_tsmm_args_t t = {ABFT_PREC_D, 1, m, n, 2, dA, ld, NULL, 0, NULL, 0, dT, n, NULL, 0};
+        abft_tsmm_args_t t = {ABFT_PREC_D, 1, m, n, 2, dA, ld, NULL, 0, NULL, 0, dT, n, NULL, 0, 0};
         TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &t), ABFT_STATUS_SUCCESS);
         if (round == 1) queue_late_write(g, dA, m, n, ld, khz); /* dual pass right behind */
         abft_dual_args_t d = {ABFT_PREC_D, m, n, dA, ld, 2, NULL, 0, NULL, 0, dP, m, NULL, 0,
-                              2, NULL, 0, NULL, 0, dQ, n, NULL, 0};
+                              2, NULL, 0, NULL, 0, dQ, n, NULL, 0, 0};
         TU_CHECK_STATUS(abft_cuda_dual(&g->ctx, &d), ABFT_STATUS_SUCCESS);
         CU(cudaStreamSynchronize(g->stream));
         CU(cudaMemcpy(hY, dY, sizeof(double) * (size_t)(m * 2), cudaMemcpyDeviceToHost));
@@ -1317,8 +1317,8 @@ static void test_big(gpuctx_t *g) {
     CU(cudaGetLastError());
     CU(cudaDeviceSynchronize());
     double *dR = (double *)dmalloc((size_t)m * 16), *dK = (double *)dmalloc((size_t)n * 16);
-    abft_tsmm_args_t ra = {ABFT_PREC_S, 0, m, n, 2, dA, lda, NULL, 0, NULL, 0, dR, m, NULL, 0};
-    abft_tsmm_args_t ka = {ABFT_PREC_S, 1, m, n, 2, dA, lda, NULL, 0, NULL, 0, dK, n, NULL, 0};
+    abft_tsmm_args_t ra = {ABFT_PREC_S, 0, m, n, 2, dA, lda, NULL, 0, NULL, 0, dR, m, NULL, 0, 0};
+    abft_tsmm_args_t ka = {ABFT_PREC_S, 1, m, n, 2, dA, lda, NULL, 0, NULL, 0, dK, n, NULL, 0, 0};
     TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ra), ABFT_STATUS_SUCCESS);
     TU_CHECK_STATUS(abft_cuda_tsmm(&g->ctx, &ka), ABFT_STATUS_SUCCESS);
     CU(cudaStreamSynchronize(g->stream));

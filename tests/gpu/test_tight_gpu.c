@@ -4,10 +4,11 @@
  *      (relative 1e-9), over awkward shapes, transposes, padding and the data that exercise
  *      the class weights and both guards (the long-sum guard from k = 1025 in fp32); beyond
  *      the long-sum guard's table, every row to the worst case;
- *   2. clean fp32 products over the space through the public API: none flagged;
- *   3. a change of 1e-3 of a row's RMS in one element, which the worst case misses at
- *      n = 384, detected and corrected;
- *   4. fp64 data in the tight mode: NOT_SUPPORTED, C untouched.
+ *   2. clean fp32 and fp64 products over the space through the public API: none flagged;
+ *   3. a change of 1e-3 (fp32) or 1e-11 (fp64) of a row's RMS in one element, which the
+ *      worst case misses at n = 384, detected and corrected;
+ *   4. the compensated fp64 checksum sums (tsmm with comp, which the fp64 tight mode uses)
+ *      against the CPU backend's.
  * Exits 77 without a GPU. Randomized: the seed is printed. */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -152,40 +153,72 @@ static void test_too_long(abft_handle_t h, tu_rng_t *r) {
 }
 
 typedef struct prob {
+    int dp; /* fp64 data (else fp32) */
     int64_t m, n, k, lda, ldb, ldc;
     int ta, tb;
-    float *A, *B, *C;     /* host */
-    void *dA, *dB, *dC;   /* device */
+    void *A, *B, *C;    /* host */
+    void *dA, *dB, *dC; /* device */
 } prob_t;
 
-static void make(prob_t *p, tu_rng_t *r, int kind, int64_t m, int64_t n, int64_t k, int ta,
-                 int tb, int64_t pad) {
-    p->m = m, p->n = n, p->k = k, p->ta = ta, p->tb = tb;
+static size_t esz(const prob_t *p) { return p->dp ? sizeof(double) : sizeof(float); }
+
+/* op(X) (rows x cols, column-major) stored with transpose t in ld ldm as the problem's type */
+static void *stored(const prob_t *p, int t, int64_t rows, int64_t cols, const double *X, int64_t ldm) {
+    const int64_t sc = t ? rows : cols;
+    void *M = malloc(esz(p) * (size_t)(ldm * sc + 1));
+    TU_CHECK(M != NULL, "out of host memory");
+    if (p->dp) {
+        double *D = (double *)M;
+        for (int64_t j = 0; j < cols; ++j)
+            for (int64_t i = 0; i < rows; ++i)
+                D[t ? (size_t)(j + i * ldm) : (size_t)(i + j * ldm)] = X[i + j * rows];
+    } else {
+        store(t, rows, cols, X, (float *)M, ldm);
+    }
+    return M;
+}
+
+static void *upload(const prob_t *p, const void *H, int64_t count) {
+    void *d = NULL;
+    TU_CUDA_OK(cudaMalloc(&d, esz(p) * (size_t)(count + 1)));
+    TU_CUDA_OK(cudaMemcpy(d, H, esz(p) * (size_t)count, cudaMemcpyHostToDevice));
+    return d;
+}
+
+static void make(prob_t *p, int dp, tu_rng_t *r, int kind, int64_t m, int64_t n, int64_t k,
+                 int ta, int tb, int64_t pad) {
+    p->dp = dp, p->m = m, p->n = n, p->k = k, p->ta = ta, p->tb = tb;
     const int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
     p->lda = ar + pad, p->ldb = br + pad, p->ldc = m + pad;
-    double *X = tu_alloc_d(m * k + 1), *Y = tu_alloc_d(k * n + 1);
+    double *X = tu_alloc_d(m * k + 1), *Y = tu_alloc_d(k * n + 1), *Z = tu_alloc_d(p->ldc * n + 1);
     fill(r, kind, 0, m, k, X);
     fill(r, kind, 1, k, n, Y);
-    p->A = tu_alloc_s(p->lda * ac + 1), p->B = tu_alloc_s(p->ldb * bc + 1);
-    p->C = tu_alloc_s(p->ldc * n + 1);
-    store(ta, m, k, X, p->A, p->lda);
-    store(tb, k, n, Y, p->B, p->ldb);
-    for (int64_t i = 0; i < p->ldc * n; ++i) p->C[i] = (float)tu_range(r, -1.0, 1.0);
-    TU_CUDA_OK(cudaMalloc(&p->dA, sizeof(float) * (size_t)(p->lda * ac + 1)));
-    TU_CUDA_OK(cudaMalloc(&p->dB, sizeof(float) * (size_t)(p->ldb * bc + 1)));
-    TU_CUDA_OK(cudaMalloc(&p->dC, sizeof(float) * (size_t)(p->ldc * n + 1)));
-    TU_CUDA_OK(cudaMemcpy(p->dA, p->A, sizeof(float) * (size_t)(p->lda * ac), cudaMemcpyHostToDevice));
-    TU_CUDA_OK(cudaMemcpy(p->dB, p->B, sizeof(float) * (size_t)(p->ldb * bc), cudaMemcpyHostToDevice));
-    TU_CUDA_OK(cudaMemcpy(p->dC, p->C, sizeof(float) * (size_t)(p->ldc * n), cudaMemcpyHostToDevice));
-    free(X), free(Y);
+    for (int64_t i = 0; i < p->ldc * n; ++i) Z[i] = tu_range(r, -1.0, 1.0);
+    p->A = stored(p, ta, m, k, X, p->lda);
+    p->B = stored(p, tb, k, n, Y, p->ldb);
+    p->C = stored(p, 0, p->ldc, n, Z, p->ldc);
+    p->dA = upload(p, p->A, p->lda * ac);
+    p->dB = upload(p, p->B, p->ldb * bc);
+    p->dC = upload(p, p->C, p->ldc * n);
+    free(X), free(Y), free(Z);
 }
 static void release(prob_t *p) {
     free(p->A), free(p->B), free(p->C);
     cudaFree(p->dA), cudaFree(p->dB), cudaFree(p->dC);
 }
 
-/* 2. clean products: none flagged */
-static void test_clean(abft_handle_t h, tu_rng_t *r, int count) {
+static abft_status_t gemm(abft_handle_t h, const prob_t *p, double alpha, double beta,
+                          abft_report_t *rep) {
+    const abft_operation_t ta = (abft_operation_t)p->ta, tb = (abft_operation_t)p->tb;
+    if (p->dp)
+        return abft_dgemm(h, ta, tb, p->m, p->n, p->k, alpha, (const double *)p->dA, p->lda,
+                          (const double *)p->dB, p->ldb, beta, (double *)p->dC, p->ldc, rep);
+    return abft_sgemm(h, ta, tb, p->m, p->n, p->k, (float)alpha, (const float *)p->dA, p->lda,
+                      (const float *)p->dB, p->ldb, (float)beta, (float *)p->dC, p->ldc, rep);
+}
+
+/* 2. clean products: none flagged (fp32, or fp64 with dp) */
+static void test_clean(abft_handle_t h, tu_rng_t *r, int dp, int count) {
     static const float alphas[] = {1.0f, -0.7f, 3.5f}, betas[] = {0.0f, 1.0f, -0.3f};
     double worst = 0.0;
     for (int t = 0; t < count; ++t) {
@@ -193,44 +226,51 @@ static void test_clean(abft_handle_t h, tu_rng_t *r, int count) {
         int64_t m = tu_int(r, 1, 120), n = tu_int(r, 1, 120), k = tu_int(r, 1, 300);
         if (t % 10 == 9) m = n = 256, k = t % 20 == 19 ? 3000 : 1024;
         const int ta = (int)tu_int(r, 0, 1), tb = (int)tu_int(r, 0, 1);
-        const float alpha = alphas[tu_int(r, 0, 2)], beta = betas[tu_int(r, 0, 2)];
+        const double alpha = alphas[tu_int(r, 0, 2)], beta = betas[tu_int(r, 0, 2)];
         abft_set_checksum_kind(h, t % 3 == 2 ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
         prob_t p;
-        make(&p, r, kind, m, n, k, ta, tb, tu_int(r, 0, 2));
+        make(&p, dp, r, kind, m, n, k, ta, tb, tu_int(r, 0, 2));
         abft_report_t rep;
-        abft_status_t st = abft_sgemm(h, (abft_operation_t)ta, (abft_operation_t)tb, m, n, k,
-                                      alpha, p.dA, p.lda, p.dB, p.ldb, beta, p.dC, p.ldc, &rep);
+        abft_status_t st = gemm(h, &p, alpha, beta, &rep);
         TU_CHECK(st == ABFT_STATUS_SUCCESS && rep.detected == 0,
-                 "%s %lldx%lldx%lld t%d%d alpha %g beta %g: %s, flagged %lld, ratio %g",
-                 kname[kind], (long long)m, (long long)n, (long long)k, ta, tb, alpha, beta,
-                 abft_status_name(st), (long long)rep.detected, rep.max_ratio);
+                 "fp%d %s %lldx%lldx%lld t%d%d alpha %g beta %g: %s, flagged %lld, ratio %g",
+                 dp ? 64 : 32, kname[kind], (long long)m, (long long)n, (long long)k, ta, tb,
+                 alpha, beta, abft_status_name(st), (long long)rep.detected, rep.max_ratio);
         if (st == ABFT_STATUS_SUCCESS && rep.max_ratio > worst) worst = rep.max_ratio;
         release(&p);
     }
     abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
-    printf("clean: %d fp32 products, largest residual/bound %.3g\n", count, worst);
+    printf("clean: %d fp%d products, largest residual/bound %.3g\n", count, dp ? 64 : 32, worst);
 }
 
 typedef struct add1 {
     int64_t i, j;
-    float delta;
+    double delta;
 } add1_t;
 static abft_status_t add1_fn(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
                              int64_t rows, int64_t cols, int64_t ld) {
     add1_t *a = (add1_t *)user;
-    (void)which, (void)rows, (void)cols, (void)prec;
+    (void)which, (void)rows, (void)cols;
     if (site != ABFT_SITE_AFTER_GEMM) return ABFT_STATUS_SUCCESS;
-    float *e = (float *)ptr + a->i + a->j * ld, v;
-    if (cudaMemcpy(&v, e, sizeof v, cudaMemcpyDeviceToHost) != cudaSuccess)
+    const size_t es = prec == 'd' ? sizeof(double) : sizeof(float);
+    char *e = (char *)ptr + es * (size_t)(a->i + a->j * ld);
+    double v;
+    float f;
+    if (cudaMemcpy(prec == 'd' ? (void *)&v : (void *)&f, e, es, cudaMemcpyDeviceToHost) != cudaSuccess)
         return ABFT_STATUS_CUDA_ERROR;
-    v += a->delta;
-    if (cudaMemcpy(e, &v, sizeof v, cudaMemcpyHostToDevice) != cudaSuccess)
+    if (prec == 'd')
+        v += a->delta;
+    else
+        f += (float)a->delta;
+    if (cudaMemcpy(e, prec == 'd' ? (void *)&v : (void *)&f, es, cudaMemcpyHostToDevice) != cudaSuccess)
         return ABFT_STATUS_CUDA_ERROR;
     return ABFT_STATUS_SUCCESS;
 }
 
-/* 3. a small change detected */
-static void test_detects(abft_handle_t h, tu_rng_t *r) {
+/* 3. a small change detected: rel of a row's RMS in one element (uniform data in [-1, 1],
+ * n = k = 384: RMS sqrt(n / 9)), which the worst case misses and the tight mode finds and
+ * corrects */
+static void test_detects(abft_handle_t h, tu_rng_t *r, int dp, double rel) {
     const int64_t n = 384;
     int seen[2] = {0, 0};
     uint64_t s = tu_next(r);
@@ -238,47 +278,99 @@ static void test_detects(abft_handle_t h, tu_rng_t *r) {
         tu_rng_t q;
         tu_rng_init(&q, s);
         prob_t p;
-        make(&p, &q, K_UNIFORM, n, n, n, 0, 0, 0);
+        make(&p, dp, &q, K_UNIFORM, n, n, n, 0, 0, 0);
         abft_set_bound_mode(h, mode ? ABFT_BOUND_TIGHT : ABFT_BOUND_WORST_CASE, 1.0);
-        add1_t a = {17, 101, (float)(1e-3 * sqrt((double)n / 9.0))};
+        add1_t a = {17, 101, rel * sqrt((double)n / 9.0)};
         abft_set_hook(h, add1_fn, &a);
         abft_report_t rep;
-        TU_CHECK_STATUS(abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0f, p.dA, n, p.dB, n,
-                                   0.0f, p.dC, n, &rep),
-                        ABFT_STATUS_SUCCESS);
+        TU_CHECK_STATUS(gemm(h, &p, 1.0, 0.0, &rep), ABFT_STATUS_SUCCESS);
         abft_set_hook(h, NULL, NULL);
         seen[mode] = rep.detected > 0;
         if (mode == 1)
             TU_CHECK(rep.detected > 0 && (rep.corrected == 1 || rep.recomputed == 1),
-                     "tight: detected %lld corrected %lld recomputed %lld",
+                     "fp%d tight: detected %lld corrected %lld recomputed %lld", dp ? 64 : 32,
                      (long long)rep.detected, (long long)rep.corrected, (long long)rep.recomputed);
         release(&p);
     }
-    printf("a change of 1e-3 of the RMS: worst case %s, tight %s\n",
+    printf("fp%d, a change of %g of the RMS: worst case %s, tight %s\n", dp ? 64 : 32, rel,
            seen[0] ? "detected" : "missed", seen[1] ? "detected" : "missed");
     TU_CHECK(!seen[0], "the worst case saw it (the test's premise)");
     abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
 }
 
-/* 4. fp64 data: refused, C untouched */
-static void test_fp64(abft_handle_t h) {
-    const int64_t n = 8;
-    double A[64], B[64], C[64], C0[64];
-    for (int i = 0; i < 64; ++i) A[i] = 0.5 + i, B[i] = 1.0 - 0.01 * i, C[i] = C0[i] = 7.0 + i;
-    void *dA, *dB, *dC;
-    TU_CUDA_OK(cudaMalloc(&dA, sizeof A));
-    TU_CUDA_OK(cudaMalloc(&dB, sizeof B));
-    TU_CUDA_OK(cudaMalloc(&dC, sizeof C));
-    TU_CUDA_OK(cudaMemcpy(dA, A, sizeof A, cudaMemcpyHostToDevice));
-    TU_CUDA_OK(cudaMemcpy(dB, B, sizeof B, cudaMemcpyHostToDevice));
-    TU_CUDA_OK(cudaMemcpy(dC, C, sizeof C, cudaMemcpyHostToDevice));
-    abft_report_t rep;
-    TU_CHECK_STATUS(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0, dA, n, dB, n, 1.0, dC, n,
-                               &rep),
-                    ABFT_STATUS_NOT_SUPPORTED);
-    TU_CUDA_OK(cudaMemcpy(C, dC, sizeof C, cudaMemcpyDeviceToHost));
-    TU_CHECK(memcmp(C, C0, sizeof C) == 0, "C changed by a refused call");
-    cudaFree(dA), cudaFree(dB), cudaFree(dC);
+/* 4. the compensated fp64 sums (tsmm with comp) against the CPU backend's (compensated too):
+ * both within u·|s| + 2·gamma_(2L+2)^2·sum|x·w| of the exact sum, so within twice that of
+ * each other; and on sums that cancel to far below their terms (where a plain fp64 sum
+ * keeps nothing) the same result. Awkward shapes, padding, both orientations, the implicit
+ * and explicit weights (c = 2 and 4), with and without the absolute companion. */
+static void test_dot2(abft_handle_t h, tu_rng_t *r) {
+    static const int64_t shapes[][2] = {{0, 3}, {3, 0}, {1, 1}, {7, 1}, {1, 700}, {257, 33},
+                                        {33, 257}, {3000, 5}, {5, 3000}, {1000, 1000}};
+    int checked = 0;
+    double worst = 0.0;
+    for (size_t x = 0; x < sizeof shapes / sizeof shapes[0]; ++x)
+        for (int v = 0; v < 4; ++v) {
+            const int64_t rows = shapes[x][0], cols = shapes[x][1], ld = rows + tu_int(r, 0, 3) + (rows == 0);
+            const int trans = v & 1, explicit_w = v >> 1, ab = (int)tu_int(r, 0, 1);
+            const int64_t c = explicit_w ? 4 : 2, len = trans ? rows : cols, out = trans ? cols : rows;
+            const int cancel = x % 2 == 1;
+            double *M = tu_alloc_d(ld * cols + 1), *X = tu_alloc_d(len * c + 1);
+            for (int64_t j = 0; j < cols; ++j)
+                for (int64_t i = 0; i < ld; ++i) {
+                    /* cancelling: pairs +-2^e·x that leave the small terms behind */
+                    const int64_t t = trans ? i : j;
+                    double y = tu_range(r, -1.0, 1.0);
+                    if (cancel && t % 3 != 2) y = ldexp(t % 3 == 0 ? 1.0 : -1.0, 40) * (1.0 + (double)(t / 3 % 5));
+                    M[i + j * ld] = y;
+                }
+            for (int64_t l = 0; l < len * c; ++l) X[l] = explicit_w ? tu_range(r, 0.5, 2.0) : 0.0;
+            if (cancel && explicit_w) /* weights equal on each cancelling pair */
+                for (int q = 0; q < c; ++q)
+                    for (int64_t t = 0; t + 1 < len; t += 3) X[t + 1 + q * len] = X[t + q * len];
+            double *Yc = tu_alloc_d(out * c + 1), *Yac = tu_alloc_d(out * c + 1);
+            double *Yg = tu_alloc_d(out * c + 1), *Yag = tu_alloc_d(out * c + 1);
+            abft_tsmm_args_t a = {ABFT_PREC_D, trans, rows, cols, c, M, ld, explicit_w ? X : NULL,
+                                  len, NULL, 0, Yc, out, Yac, out, 1};
+            abft_kctx_t none;
+            memset(&none, 0, sizeof none);
+            TU_CHECK_STATUS(abft_cpu_tsmm(&none, &a), ABFT_STATUS_SUCCESS);
+            void *dM, *dX, *dY, *dYa;
+            TU_CUDA_OK(cudaMalloc(&dM, sizeof(double) * (size_t)(ld * cols + 1)));
+            TU_CUDA_OK(cudaMalloc(&dX, sizeof(double) * (size_t)(len * c + 1)));
+            TU_CUDA_OK(cudaMalloc(&dY, sizeof(double) * (size_t)(out * c + 1)));
+            TU_CUDA_OK(cudaMalloc(&dYa, sizeof(double) * (size_t)(out * c + 1)));
+            TU_CUDA_OK(cudaMemcpy(dM, M, sizeof(double) * (size_t)(ld * cols), cudaMemcpyHostToDevice));
+            TU_CUDA_OK(cudaMemcpy(dX, X, sizeof(double) * (size_t)(len * c), cudaMemcpyHostToDevice));
+            abft_tsmm_args_t g = a;
+            g.A = dM, g.X = explicit_w ? (const double *)dX : NULL, g.Y = (double *)dY;
+            g.Yabs = ab ? (double *)dYa : NULL;
+            TU_CHECK_STATUS(abft_cuda_tsmm(&h->kctx, &g), ABFT_STATUS_SUCCESS);
+            TU_CUDA_OK(cudaDeviceSynchronize());
+            TU_CUDA_OK(cudaMemcpy(Yg, dY, sizeof(double) * (size_t)(out * c), cudaMemcpyDeviceToHost));
+            TU_CUDA_OK(cudaMemcpy(Yag, dYa, sizeof(double) * (size_t)(out * c), cudaMemcpyDeviceToHost));
+            const double L = (double)len, gam = (2.0 * L + 2.0) * 0x1p-53 / (1.0 - (2.0 * L + 2.0) * 0x1p-53);
+            int bad = 0;
+            for (int64_t o = 0; o < out * c && !bad; ++o) {
+                const double tol = 4.0 * 0x1p-53 * fabs(Yc[o]) + 4.0 * gam * gam * Yac[o] * 1.01;
+                const double d = fabs(Yg[o] - Yc[o]);
+                if (!(d <= tol)) {
+                    bad = 1;
+                    TU_CHECK(0, "dot2 %lldx%lld trans %d c %lld: Y[%lld] gpu %.17g cpu %.17g (tol %g)",
+                             (long long)rows, (long long)cols, trans, (long long)c, (long long)o,
+                             Yg[o], Yc[o], tol);
+                }
+                if (tol > 0.0 && d / tol > worst) worst = d / tol;
+                if (ab && !(fabs(Yag[o] - Yac[o]) <= 1e-12 * Yac[o])) {
+                    bad = 1;
+                    TU_CHECK(0, "dot2 abs: Y[%lld] gpu %.17g cpu %.17g", (long long)o, Yag[o], Yac[o]);
+                }
+            }
+            ++checked;
+            cudaFree(dM), cudaFree(dX), cudaFree(dY), cudaFree(dYa);
+            free(M), free(X), free(Yc), free(Yac), free(Yg), free(Yag);
+        }
+    printf("compensated fp64 sums: %d cases, GPU against CPU, largest difference / allowance %.3g\n",
+           checked, worst);
 }
 
 int main(void) {
@@ -291,9 +383,12 @@ int main(void) {
     TU_CHECK_STATUS(abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0), ABFT_STATUS_SUCCESS);
     test_pass(h, &r);
     test_too_long(h, &r);
-    test_clean(h, &r, getenv("ABFT_TEST_QUICK") ? 40 : 400);
-    test_detects(h, &r);
-    test_fp64(h);
+    test_dot2(h, &r);
+    const int quick = getenv("ABFT_TEST_QUICK") != NULL;
+    test_clean(h, &r, 0, quick ? 40 : 400);
+    test_clean(h, &r, 1, quick ? 40 : 400);
+    test_detects(h, &r, 0, 1e-3);
+    test_detects(h, &r, 1, 1e-11);
     abft_destroy(h);
     return tu_finish("test_tight_gpu");
 }
