@@ -617,7 +617,8 @@ static FILE *open_result(const char *out, const char *name, const char *bname, c
  * mode would give them. *risky: the rows the guard sent to the worst case. Returns -1 on a
  * failure. */
 static double tight_host(abft_handle_t h, char prec, int64_t m, int64_t n, int64_t k,
-                         const double *A, const double *B, const double *C, int64_t *risky) {
+                         const double *A, const double *B, const double *C, int64_t *risky,
+                         double *tau0) {
     const abft_prec_t pr = prec == 'd' ? ABFT_PREC_D : ABFT_PREC_S;
     abft_kctx_t none;
     memset(&none, 0, sizeof none);
@@ -661,6 +662,7 @@ static double tight_host(abft_handle_t h, char prec, int64_t m, int64_t n, int64
                              ? T[o] + tb.coef_s * Sa[o] + tb.coef_r * Ra[o] +
                                    tb.coef_x * (fabs(R[o]) + fabs(S[o])) + bc.abs_floor
                              : bc.coef_s * Sa[o] + bc.coef_r * Ra[o] + bc.abs_floor;
+            if (tau0 != NULL && q == 0) tau0[i] = tau; /* the unit weight's bound */
             double d = fabs(R[o] - S[o]);
             double x = d == 0.0 ? 0.0 : d / tau;
             if (!(x <= ratio)) ratio = x;
@@ -716,7 +718,7 @@ static int lib_only(const int64_t (*shapes)[3], int nshapes, int reps, const cha
                     /* the library's tight mode */
                     double t = run_rect(h, *pc, m, n, k, A, B, C, ABFT_BOUND_TIGHT);
                     /* the guard's count from the host (the CPU pass: the same rows) */
-                    double th = g_no_host ? 0.0 : tight_host(h, *pc, m, n, k, A, B, C, &risky);
+                    double th = g_no_host ? 0.0 : tight_host(h, *pc, m, n, k, A, B, C, &risky, NULL);
                     if (g_no_host) risky = -1;
                     if (w < 0.0 || x < 0.0 || t < 0.0 || th < 0.0) {
                         failed = 1;
@@ -779,6 +781,92 @@ static int lib_only(const int64_t (*shapes)[3], int nshapes, int reps, const cha
         fprintf(f, "\n]}\n");
         fclose(f);
     }
+    return failed;
+}
+
+/* ---- --blocks N: blocked checksums, what they would gain (CPU backend) ------------------ */
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Blocked checksums split the columns of C into b blocks, each with its own weight pair
+ * [1, j+1] over its own columns: a block's checksum is that of the product with the block's
+ * columns of B alone, so its tight bound is the library's tight bound of that product. For
+ * one product C = A·B (n x n x n, uniform data in [-1, 1]) and b = 1, 2, 4, ..., 16: the
+ * smallest change of one element that the unit weight's bound guarantees to find, 2·tau_i
+ * over the RMS of row i of C (median and largest over the rows and blocks), the largest
+ * clean |residual| / bound over the blocks (both weights), and the time of the tight bound
+ * of all blocks on this machine (the pass's row scan costs the same for every block: b
+ * blocks cost about b times one). Writes DIR/bound_blocks_cpu.md. */
+static int blocks_mode(int64_t n, const char *precs, const char *out, uint64_t seed,
+                       const char *commit) {
+    abft_handle_t h = NULL;
+    if (abft_create(&h, ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS) return 1;
+    const size_t nn = (size_t)n * (size_t)n;
+    double *A = malloc(nn * sizeof(double)), *B = malloc(nn * sizeof(double));
+    double *C = malloc(nn * sizeof(double)), *rms = malloc((size_t)n * sizeof(double));
+    double *tau = malloc((size_t)n * sizeof(double)), *det = malloc(nn * sizeof(double));
+    if (!A || !B || !C || !rms || !tau || !det) return 1;
+    char path[512], date[64];
+    FILE *f = open_result(out, "bound_blocks", "cpu", "md", path, sizeof path, date, sizeof date);
+    if (f != NULL)
+        fprintf(f, "# Blocked checksums: the smallest change the tight bound finds (bench_bound "
+                   "--blocks %lld, CPU backend)\n\n- date: %s\n- commit: %s\n- seed %llu, one "
+                   "product C = A·B, n = k = %lld, uniform data in [-1, 1], alpha = 1, beta = 0\n\n"
+                   "b blocks of n/b columns of C, each with its own weights [1, j+1] (the tight "
+                   "bound of the product with the block's columns of B). detectable: 2·tau_i / "
+                   "RMS of row i of C for the unit weight (a change above it in one element is "
+                   "found), median and largest over rows and blocks; clean: the largest "
+                   "|residual| / bound; time: the tight bound of all b blocks on this machine "
+                   "(the row scan of the tight pass runs once per block).\n\n"
+                   "| prec | b | detectable, median | detectable, largest | clean | time (s) |\n"
+                   "| --- | ---: | ---: | ---: | ---: | ---: |\n",
+                (long long)n, date, commit ? commit : "unknown", (unsigned long long)seed,
+                (long long)n);
+    printf("%-4s %4s %18s %18s %10s %10s\n", "prec", "b", "detect median", "detect max", "clean",
+           "time s");
+    int failed = 0;
+    for (const char *pc = precs; *pc; ++pc) {
+        rng_state = seed;
+        fill_rect(A, n, n, 0, 0);
+        fill_rect(B, n, n, 0, 1);
+        if (*pc == 's')
+            for (size_t i = 0; i < nn; ++i) A[i] = (float)A[i], B[i] = (float)B[i];
+        if (run_rect(h, *pc, n, n, n, A, B, C, ABFT_BOUND_WORST_CASE) < 0.0) return 1;
+        for (int64_t i = 0; i < n; ++i) {
+            double ss = 0.0;
+            for (int64_t j = 0; j < n; ++j) ss += C[i + j * n] * C[i + j * n];
+            rms[i] = sqrt(ss / (double)n);
+        }
+        for (int64_t b = 1; b <= 16 && n % b == 0; b *= 2) {
+            const int64_t nb = n / b;
+            double clean = 0.0;
+            size_t nd = 0;
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            for (int64_t blk = 0; blk < b; ++blk) {
+                int64_t risky = 0;
+                double r = tight_host(h, *pc, n, nb, n, A, B + (size_t)(blk * nb) * (size_t)n,
+                                      C + (size_t)(blk * nb) * (size_t)n, &risky, tau);
+                if (r < 0.0 || r >= 1.0) failed = 1;
+                if (r > clean) clean = r;
+                for (int64_t i = 0; i < n; ++i) det[nd++] = 2.0 * tau[i] / rms[i];
+            }
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+            qsort(det, nd, sizeof(double), cmp_double);
+            printf("%-4c %4lld %18.3g %18.3g %10.3g %10.3f\n", *pc, (long long)b, det[nd / 2],
+                   det[nd - 1], clean, secs);
+            if (f != NULL)
+                fprintf(f, "| fp%s | %lld | %.3g | %.3g | %.3g | %.3f |\n", *pc == 'd' ? "64" : "32",
+                        (long long)b, det[nd / 2], det[nd - 1], clean, secs);
+        }
+    }
+    if (f != NULL) fclose(f);
+    abft_destroy(h);
+    free(A), free(B), free(C), free(rms), free(tau), free(det);
     return failed;
 }
 
@@ -860,7 +948,7 @@ int main(int argc, char **argv) {
     int64_t sizes[8] = {256, 1024, 2048};
     int nsizes = 3, reps = 2, lib = 0, nshapes = 0;
     int64_t shapes[8][3];
-    int64_t sweep_n = 0;
+    int64_t sweep_n = 0, blocks_n = 0;
     const char *out = "bench/results", *precs = "sd";
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -887,6 +975,8 @@ int main(int argc, char **argv) {
             }
         } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
             out = argv[++i];
+        } else if (strcmp(argv[i], "--blocks") == 0 && i + 1 < argc) {
+            blocks_n = atoll(argv[++i]);
         } else if (strcmp(argv[i], "--no-host") == 0) {
             g_no_host = 1;
         } else if (strcmp(argv[i], "--lib-only") == 0) {
@@ -907,7 +997,8 @@ int main(int argc, char **argv) {
         } else {
             fprintf(stderr, "usage: bench_bound [--sizes 256,1024,2048] [--reps R] "
                             "[--precision s|d|both] [--backend cpu|cuda] [--out DIR] "
-                            "[--lib-only [--shapes MxNxK,...] [--no-host]] [--sweep N]\n");
+                            "[--lib-only [--shapes MxNxK,...] [--no-host]] [--sweep N] "
+                            "[--blocks N]\n");
             return 2;
         }
     }
@@ -922,6 +1013,7 @@ int main(int argc, char **argv) {
     printf("bench_bound: seed %llu, %d reps, %s backend, residuals in %s\n",
            (unsigned long long)seed, reps, bname, QUAD_NAME);
     if (sweep_n > 0) return sweep(sweep_n, seed);
+    if (blocks_n > 0) return blocks_mode(blocks_n, precs, out, seed, commit);
     if (lib) {
         if (nshapes == 0) /* the squares of --sizes */
             for (int s = 0; s < nsizes; ++s) shapes[s][0] = shapes[s][1] = shapes[s][2] = sizes[s];

@@ -10,7 +10,7 @@ static const abft_backend_ops_t cpu_ops = {
     abft_cpu_alloc, abft_cpu_free, abft_cpu_copy, abft_cpu_sync, abft_cpu_order,
     abft_cpu_lu_tri, abft_cpu_lu_getrf, abft_cpu_lu_laswp, abft_cpu_lu_trsm,
     abft_cpu_lu_gather, abft_cpu_lu_axpy, abft_cpu_lu_get, abft_cpu_lu_set,
-    NULL, NULL, NULL, NULL, abft_cpu_tight,
+    NULL, NULL, NULL, NULL, abft_cpu_tight, NULL,
 };
 
 #if ABFT_HAVE_CUDA
@@ -20,7 +20,7 @@ static const abft_backend_ops_t cuda_ops = {
     abft_cuda_lu_tri, abft_cuda_lu_getrf, abft_cuda_lu_laswp, abft_cuda_lu_trsm,
     abft_cuda_lu_gather, abft_cuda_lu_axpy, abft_cuda_lu_get, abft_cuda_lu_set,
     abft_cuda_screen, abft_cuda_gemm_gated, abft_cuda_gate_result, abft_cuda_gate_reset,
-    abft_cuda_tight,
+    abft_cuda_tight, abft_cuda_tight_fits,
 };
 #endif
 

@@ -58,8 +58,10 @@ typedef struct abft_backend_ops {
     abft_status_t (*gemm_gated)(const abft_kctx_t *, const abft_gemm_args_t *);
     abft_status_t (*gate_result)(const abft_kctx_t *, int64_t *);
     abft_status_t (*gate_reset)(const abft_kctx_t *);
-    /* The tight pass (ABFT_BOUND_TIGHT) */
+    /* The tight pass (ABFT_BOUND_TIGHT), and whether it can bound n columns of inner
+     * dimension k at all (NULL: always; 0: every row of the pass gets the worst case) */
     abft_status_t (*tight)(const abft_kctx_t *, const abft_tight_args_t *);
+    int (*tight_fits)(const abft_kctx_t *, int64_t n, int64_t k, double u);
 } abft_backend_ops_t;
 
 struct abft_context {

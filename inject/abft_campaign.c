@@ -350,6 +350,15 @@ static abft_status_t gemm_restore(camp_t *c, int which) {
  * protected call computes it: Yb = op(B)·V and Za = op(A)^T·V by the same tall-and-skinny
  * products (into yb and za, k x 2 each), then the tight pass for the rows into tr (m x 2)
  * and, full checksums, the columns into tcl (n x 2). */
+/* As the backend's pass: every row of a product whose tables the backend cannot hold
+ * (rows x cols, inner dimension k) gets the worst case (T = -1, rows x 2). */
+static void worst_where_unfit(const camp_t *c, int64_t rows, int64_t cols, int64_t k, double u,
+                              double *T) {
+    const abft_backend_ops_t *o = c->h->ops;
+    if (o->tight_fits == NULL || o->tight_fits(&c->h->kctx, cols, k, u)) return;
+    for (int64_t i = 0; i < 2 * rows; ++i) T[i] = -1.0;
+}
+
 static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double *yb,
                                      double *za) {
     const abft_trial_config_t *t = &c->tc;
@@ -367,6 +376,7 @@ static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double 
     abft_tight_args_t a = {c->prec, t->transa, t->transb, m, n, k, c->A, t->lda, c->B, t->ldb,
                            yb, k, t->alpha, tb.u, tb.u_chk, tb.lambda, tr, m, NULL, ksplit};
     if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tight(&none, &a);
+    worst_where_unfit(c, m, n, k, tb.u, tr);
     if (st == ABFT_STATUS_SUCCESS && t->checksum_kind == ABFT_CHECKSUM_FULL) {
         abft_tsmm_args_t z = {c->prec, !t->transa, a_rows(t), a_cols(t), 2, c->A, t->lda, NULL,
                               0, NULL, 0, za, k, NULL, 0, 0};
@@ -376,6 +386,7 @@ static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double 
                                t->lda, za, k, t->alpha, tb.u, tb.u_chk, tb.lambda, tcl, n, NULL,
                                ksplit};
         if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tight(&none, &b);
+        worst_where_unfit(c, n, m, k, tb.u, tcl);
     }
     return st;
 }

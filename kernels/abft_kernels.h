@@ -233,6 +233,9 @@ abft_status_t abft_cuda_dual(const abft_kctx_t *ctx, const abft_dual_args_t *a);
 abft_status_t abft_cuda_compare(const abft_kctx_t *ctx, const abft_compare_args_t *a, int njobs);
 /* The tight pass. *nrisky is set to -1 (not counted). */
 abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a);
+/* Does the tight pass's shared memory hold its tables for n columns of op(B) and inner
+ * dimension k on this device (abft_tight_tables_fit)? 0: every row gets the worst case. */
+int abft_cuda_tight_fits(const abft_kctx_t *ctx, int64_t n, int64_t k, double u);
 /* tsmm and dual with comp set for fp64 data (abft_cuda_dot2.cu): the compensated sums,
  * merged over threads and chunks in a tree, so within u·|Y| + gamma_(2L)^2·(|op(A)|·|X|)
  * for sums of L terms. */

@@ -135,4 +135,22 @@ ABFT_TIGHT_FN int abft_tight_repeats(int64_t distinct, int64_t k) {
     return distinct * ABFT_TIGHT_REPEAT <= k;
 }
 
+/* The CUDA pass keeps two tables in shared memory, one block at a time: the class
+ * counting's (32-bit fingerprints and counts in nslot = max(64, 1.5·n) slots, and a byte per
+ * column) and, where the long-sum guard runs, its exact count's (64-bit keys, a power of two
+ * of at least 2·(k / REPEAT + 256) slots). Where either exceeds the device's shared memory
+ * per block (smem), every row gets the worst case: the CUDA pass and the campaign, which
+ * mirrors the library's bound, decide it with this one rule. */
+ABFT_TIGHT_FN int64_t abft_tight_class_slots(int64_t n) { return n + n / 2 > 64 ? n + n / 2 : 64; }
+ABFT_TIGHT_FN int64_t abft_tight_long_slots(int64_t k) {
+    int64_t s = 64;
+    while (s < 2 * (k / ABFT_TIGHT_REPEAT + 256)) s *= 2;
+    return s;
+}
+ABFT_TIGHT_FN int abft_tight_tables_fit(int64_t n, int64_t k, double u, size_t smem) {
+    const size_t cls = sizeof(uint32_t) * 2 * (size_t)abft_tight_class_slots(n) + (size_t)n;
+    if (cls > smem) return 0;
+    return !abft_tight_long_guard(u, k) || sizeof(uint64_t) * (size_t)abft_tight_long_slots(k) <= smem;
+}
+
 #endif /* ABFT_TIGHT_COMMON_H */

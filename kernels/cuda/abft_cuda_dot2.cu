@@ -64,10 +64,23 @@ __device__ __forceinline__ double weight_abs(const dot2_job &j, int64_t t, int q
     return j.Xabs != NULL ? j.Xabs[t + q * j.ldxabs] : fabs(weight(j, t, q));
 }
 
+/* term t of the sum (the entry x of M) into every weight column's pair and |.| sum */
+__device__ __forceinline__ void add_term(const dot2_job &j, double x, int64_t t, double *hi,
+                                         double *lo, double *ab) {
+#pragma unroll
+    for (int q = 0; q < DC; ++q)
+        if (q < j.c) {
+            dot2_step(hi[q], lo[q], x, weight(j, t, q));
+            if (j.abs) ab[q] += fabs(x) * weight_abs(j, t, q);
+        }
+}
+
 __device__ __forceinline__ void store(const dot2_job &j, int64_t s, int64_t o, int64_t out,
                                       const double *hi, const double *lo, const double *ab) {
     double *d = j.part + ((size_t)s * (size_t)out + (size_t)o) * (size_t)j.c * NPART;
-    for (int q = 0; q < j.c; ++q) d[q * NPART] = hi[q], d[q * NPART + 1] = lo[q], d[q * NPART + 2] = ab[q];
+#pragma unroll
+    for (int q = 0; q < DC; ++q) /* unrolled: the pairs stay in registers */
+        if (q < j.c) d[q * NPART] = hi[q], d[q * NPART + 1] = lo[q], d[q * NPART + 2] = ab[q];
 }
 
 /* trans = 0: thread i sums row i over the columns of chunk blockIdx.y (adjacent threads read
@@ -77,15 +90,7 @@ __global__ void __launch_bounds__(NT) rows_chunk_kernel(dot2_job j) {
     if (i >= j.rows) return;
     double hi[DC] = {0, 0, 0, 0}, lo[DC] = {0, 0, 0, 0}, ab[DC] = {0, 0, 0, 0};
     const int64_t t0 = s * j.chunk, t1 = t0 + j.chunk < j.cols ? t0 + j.chunk : j.cols;
-    for (int64_t t = t0; t < t1; ++t) {
-        const double x = j.M[i + t * j.ldm];
-#pragma unroll
-        for (int q = 0; q < DC; ++q)
-            if (q < j.c) {
-                dot2_step(hi[q], lo[q], x, weight(j, t, q));
-                if (j.abs) ab[q] += fabs(x) * weight_abs(j, t, q);
-            }
-    }
+    for (int64_t t = t0; t < t1; ++t) add_term(j, j.M[i + t * j.ldm], t, hi, lo, ab);
     store(j, s, i, j.rows, hi, lo, ab);
 }
 
@@ -96,15 +101,7 @@ __global__ void __launch_bounds__(NT) cols_chunk_kernel(dot2_job j) {
     const int64_t v = blockIdx.x, s = blockIdx.y;
     double hi[DC] = {0, 0, 0, 0}, lo[DC] = {0, 0, 0, 0}, ab[DC] = {0, 0, 0, 0};
     const int64_t t0 = s * j.chunk, t1 = t0 + j.chunk < j.rows ? t0 + j.chunk : j.rows;
-    for (int64_t t = t0 + threadIdx.x; t < t1; t += NT) {
-        const double x = j.M[t + v * j.ldm];
-#pragma unroll
-        for (int q = 0; q < DC; ++q)
-            if (q < j.c) {
-                dot2_step(hi[q], lo[q], x, weight(j, t, q));
-                if (j.abs) ab[q] += fabs(x) * weight_abs(j, t, q);
-            }
-    }
+    for (int64_t t = t0 + threadIdx.x; t < t1; t += NT) add_term(j, j.M[t + v * j.ldm], t, hi, lo, ab);
 #pragma unroll
     for (int q = 0; q < DC; ++q)
         for (int off = 16; off >= 1; off /= 2) {

@@ -18,10 +18,10 @@
  *   rows_kernel    per row i and weight column q: the guards' verdict, then the sketched
  *                  partial sums along l and T(i, q).
  *
- * Everything lives in the context's scratch (the output T in the caller's memory). Up to
- * n = 16384 columns (the class table: 1.5·n slots of 8 bytes and a byte per column in
- * shared memory) and, where the long-sum guard runs, k <= LONG_KMAX (its table: at most
- * LONG_SLOTS slots of 8 bytes); beyond, every row gets T = -1 (the worst case). */
+ * Everything lives in the context's scratch (the output T in the caller's memory), the
+ * tables in shared memory: where they do not fit the device's shared memory per block
+ * (abft_tight_tables_fit: on an H100, more than 17880 columns, or in fp32 k > 126991),
+ * every row gets T = -1 (the worst case). */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -32,24 +32,15 @@
 namespace {
 
 constexpr int SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN;
-constexpr int64_t CLASS_NMAX = 16384;
-/* The long-sum guard's table: 2·(k / REPEAT + 256) slots or more, a power of two, at most
- * LONG_SLOTS (128 KiB of shared memory): k up to LONG_KMAX. */
+/* the long-sum guard's threads per block: a thread inserts at most one value past the
+ * count's limit (abft_tight_long_slots leaves room for 256) */
 constexpr int REP_THREADS = 256;
-constexpr int64_t LONG_SLOTS = 16384;
-constexpr int64_t LONG_KMAX = (LONG_SLOTS / 2 - REP_THREADS + 1) * ABFT_TIGHT_REPEAT - 1;
-int64_t long_slots(int64_t k) {
-    int64_t s = 64;
-    while (s < 2 * (k / ABFT_TIGHT_REPEAT + REP_THREADS)) s *= 2;
-    return s;
-}
 
 /* The pass's arguments, and what the kernels share beside them. */
 struct tight_dev : abft_tight_args_t {
     int64_t ks;     /* the split along k (0: none) */
     int qbits;      /* the guard's quantization */
-    int too_wide;   /* n beyond the class table, or k beyond the long-sum guard's: every
-                       row to the worst case */
+    int too_wide;   /* the tables do not fit in shared memory: every row to the worst case */
     double *G, *Z, *B2, *gw, *Ws;
     uint32_t *mask;
     int *risky; /* m: the guards' verdict per row */
@@ -255,7 +246,15 @@ __global__ void guard_kernel(tight_dev a, int64_t nblk) {
 __global__ void __launch_bounds__(REP_THREADS) repeat_kernel(tight_dev a, int rows, int64_t nslot) {
     extern __shared__ unsigned long long rtab[];
     __shared__ unsigned int count;
-    if (rows ? *(volatile int *)a.brep == 0 : *(volatile int *)a.brep != 0) return;
+    __shared__ int skip;
+    /* one read of the flag for the whole block (blocks of the column pass may be setting it),
+     * so that every thread leaves or none does */
+    if (threadIdx.x == 0) {
+        const int b = *(volatile int *)a.brep;
+        skip = rows ? b == 0 : b != 0;
+    }
+    __syncthreads();
+    if (skip) return;
     const int64_t v = blockIdx.x, lim = a.k / ABFT_TIGHT_REPEAT;
     for (int64_t s = threadIdx.x; s < nslot; s += blockDim.x) rtab[s] = 0ull;
     if (threadIdx.x == 0) count = 0u;
@@ -378,6 +377,16 @@ size_t align256(size_t b) { return (b + 255) & ~(size_t)255; }
 
 } // namespace
 
+extern "C" int abft_cuda_tight_fits(const abft_kctx_t *ctx, int64_t n, int64_t k, double u) {
+    int smem_optin = 0;
+    if (cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device) !=
+        cudaSuccess) {
+        (void)cudaGetLastError(); /* not left for a later check to find */
+        return 0;
+    }
+    return abft_tight_tables_fit(n, k, u, (size_t)smem_optin);
+}
+
 extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
     const int64_t m = a->m, n = a->n, k = a->k;
     if (a->nrisky != NULL) *a->nrisky = -1; /* not counted on this backend */
@@ -402,7 +411,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     d.ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
     d.qbits = abft_tight_qbits(a->u, k);
     const int long_guard = abft_tight_long_guard(a->u, k);
-    d.too_wide = n > CLASS_NMAX || (long_guard && k > LONG_KMAX);
+    d.too_wide = !abft_cuda_tight_fits(ctx, n, k, a->u);
     char *p = (char *)mem;
     d.G = (double *)p, p += align256(sizeof(double) * (size_t)n * SK_Q);
     d.Z = (double *)p, p += align256(sizeof(double) * (size_t)k * 2 * SK_Q);
@@ -420,7 +429,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
         ABFT_CUDA_LAUNCHED();
         sketch_kernel<<<(unsigned)((k + SKL - 1) / SKL), 256, 0, st>>>(d);
         ABFT_CUDA_LAUNCHED();
-        int64_t nslot = n + n / 2 > 64 ? n + n / 2 : 64;
+        const int64_t nslot = abft_tight_class_slots(n);
         size_t smem = sizeof(uint32_t) * 2 * (size_t)nslot + (size_t)n; /* + done[] */
         ABFT_CUDA_TRY(cudaFuncSetAttribute(class_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            (int)smem));
@@ -433,7 +442,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
         guard_kernel<<<(unsigned)((nblk * m + 255) / 256), 256, 0, st>>>(d, nblk);
         ABFT_CUDA_LAUNCHED();
         if (long_guard) { /* the columns of op(B), then (where one repeats) the rows of op(A) */
-            const int64_t ls = long_slots(k);
+            const int64_t ls = abft_tight_long_slots(k);
             const size_t lsm = sizeof(unsigned long long) * (size_t)ls;
             ABFT_CUDA_TRY(cudaFuncSetAttribute(repeat_kernel,
                                                cudaFuncAttributeMaxDynamicSharedMemorySize, (int)lsm));
