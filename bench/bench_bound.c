@@ -870,7 +870,7 @@ static int blocks_mode(int64_t n, const char *precs, const char *out, uint64_t s
     return failed;
 }
 
-/* ---- --sweep N: clean products in the tight mode over the space (CPU backend) ----------- */
+/* ---- --sweep N: clean products in the tight mode over the space (--backend: CPU or CUDA) */
 
 /* N clean products C = alpha·op(A)·op(B) + beta·C_old in the tight mode: n x n operands of
  * the nine kinds (n uniform in 1..128), both precisions, every transpose (op(A) = A^T reads
@@ -881,7 +881,8 @@ static int blocks_mode(int64_t n, const char *precs, const char *out, uint64_t s
  * case are not told apart (the report does not say). Returns 1 on a flag or a failure. */
 static int sweep(int64_t count, uint64_t seed) {
     abft_handle_t h = NULL;
-    if (abft_create(&h, ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS) return 1;
+    if (abft_create(&h, g_cuda ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS)
+        return 1;
     abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
     const int64_t NMAX = 128;
     double *A = malloc(sizeof(double) * NMAX * NMAX), *B = malloc(sizeof(double) * NMAX * NMAX);
@@ -889,6 +890,14 @@ static int sweep(int64_t count, uint64_t seed) {
     float *As = malloc(sizeof(float) * NMAX * NMAX), *Bs = malloc(sizeof(float) * NMAX * NMAX);
     float *Cs = malloc(sizeof(float) * NMAX * NMAX);
     if (!A || !B || !C || !As || !Bs || !Cs) return 1;
+    /* the operands where the backend reads them (device memory on CUDA) */
+    void *dA = NULL, *dB = NULL, *dC = NULL;
+#ifdef BENCH_BOUND_CUDA
+    if (g_cuda && (cudaMalloc(&dA, sizeof(double) * NMAX * NMAX) != cudaSuccess ||
+                   cudaMalloc(&dB, sizeof(double) * NMAX * NMAX) != cudaSuccess ||
+                   cudaMalloc(&dC, sizeof(double) * NMAX * NMAX) != cudaSuccess))
+        return 1;
+#endif
     int64_t flagged = 0, failed = 0;
     double worst = 0.0;
     int64_t per_kind[KINDS] = {0};
@@ -909,15 +918,32 @@ static int sweep(int64_t count, uint64_t seed) {
         abft_set_checksum_kind(h, full ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
         abft_report_t rep;
         abft_status_t st;
-        if (dp) {
-            st = abft_dgemm(h, (abft_operation_t)ta, (abft_operation_t)tb, n, n, n, alpha, A, n,
-                            B, n, beta, C, n, &rep);
-        } else {
+        if (!dp)
             for (int64_t i = 0; i < n * n; ++i)
                 As[i] = (float)A[i], Bs[i] = (float)B[i], Cs[i] = (float)C[i];
-            st = abft_sgemm(h, (abft_operation_t)ta, (abft_operation_t)tb, n, n, n, (float)alpha,
-                            As, n, Bs, n, (float)beta, Cs, n, &rep);
+        const void *pa = dp ? (const void *)A : (const void *)As;
+        const void *pb = dp ? (const void *)B : (const void *)Bs;
+        void *pc = dp ? (void *)C : (void *)Cs;
+#ifdef BENCH_BOUND_CUDA
+        if (g_cuda) {
+            const size_t bytes = (dp ? sizeof(double) : sizeof(float)) * (size_t)(n * n);
+            if (cudaMemcpy(dA, pa, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
+                cudaMemcpy(dB, pb, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
+                cudaMemcpy(dC, pc, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+                ++failed;
+                continue;
+            }
+            pa = dA, pb = dB, pc = dC;
         }
+#endif
+        if (dp)
+            st = abft_dgemm(h, (abft_operation_t)ta, (abft_operation_t)tb, n, n, n, alpha,
+                            (const double *)pa, n, (const double *)pb, n, beta, (double *)pc, n,
+                            &rep);
+        else
+            st = abft_sgemm(h, (abft_operation_t)ta, (abft_operation_t)tb, n, n, n, (float)alpha,
+                            (const float *)pa, n, (const float *)pb, n, (float)beta, (float *)pc,
+                            n, &rep);
         if (st != ABFT_STATUS_SUCCESS) {
             ++failed;
             continue;
@@ -933,13 +959,17 @@ static int sweep(int64_t count, uint64_t seed) {
         if (rep.max_ratio > worst) worst = rep.max_ratio;
         if (rep.max_ratio > worst_kind[kind]) worst_kind[kind] = rep.max_ratio;
     }
-    printf("sweep: %lld clean products in the tight mode (seed %llu): %lld flagged, %lld "
-           "failed calls, largest |residual|/bound %.3g\n", (long long)count,
-           (unsigned long long)seed, (long long)flagged, (long long)failed, worst);
+    printf("sweep: %lld clean products in the tight mode, %s backend (seed %llu): %lld "
+           "flagged, %lld failed calls, largest |residual|/bound %.3g\n", (long long)count,
+           g_cuda ? "cuda" : "cpu", (unsigned long long)seed, (long long)flagged,
+           (long long)failed, worst);
     for (int k = 0; k < KINDS; ++k)
         printf("  %-12s %9lld products, largest ratio %.3g\n", kind_name[k],
                (long long)per_kind[k], worst_kind[k]);
     free(A), free(B), free(C), free(As), free(Bs), free(Cs);
+#ifdef BENCH_BOUND_CUDA
+    cudaFree(dA), cudaFree(dB), cudaFree(dC);
+#endif
     abft_destroy(h);
     return flagged > 0 || failed > 0;
 }
