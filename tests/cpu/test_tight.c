@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "abft_internal.h"
+#include "abft_tight_common.h"
+#include "verify/abft_bound.h"
 #include "testutil.h"
 
 enum { KIND_UNIFORM, KIND_WIDE, KIND_POSITIVE, KIND_CONSTANT, KIND_REPEATED, KIND_PERIODIC,
@@ -326,11 +328,46 @@ static void test_api(abft_handle_t h) {
     TU_CHECK_STATUS(abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0), ABFT_STATUS_SUCCESS);
 }
 
+/* The rules the backends share: how checksums are summed per backend and precision, what
+ * that does to the bound's second-order coefficients, and when the CUDA pass's shared-memory
+ * tables hold a shape (abft_tight_tables_fit, checked here on the host at an H100's 227 KiB
+ * per block: 13 bytes a column for the class table, 8·2^ceil(log2(2·(k/16 + 256))) bytes
+ * for the long-sum guard's, which runs in fp32 beyond k = 1024 only). */
+static void test_rules(abft_handle_t h) {
+    TU_CHECK(abft_bound_tight_comp(ABFT_BACKEND_CPU, ABFT_PREC_D) == ABFT_TIGHT_COMP_SEQ &&
+                 abft_bound_tight_comp(ABFT_BACKEND_CPU, ABFT_PREC_S) == ABFT_TIGHT_COMP_SEQ &&
+                 abft_bound_tight_comp(ABFT_BACKEND_CUDA, ABFT_PREC_D) == ABFT_TIGHT_COMP_TREE &&
+                 abft_bound_tight_comp(ABFT_BACKEND_CUDA, ABFT_PREC_S) == ABFT_TIGHT_COMP_PLAIN,
+             "abft_bound_tight_comp");
+    abft_arith_t g = abft_arith_native(ABFT_PREC_D);
+    abft_gemm_tight_t t[3];
+    for (int c = 0; c < 3; ++c) abft_bound_gemm_tight(h, &g, 4096, 4096, 4096, c, &t[c]);
+    /* compensated: second order (gamma^2 ~ (n·u)^2), in a tree with twice the terms; plain:
+     * the worst case's first-order gamma_n */
+    TU_CHECK(t[ABFT_TIGHT_COMP_SEQ].coef_s < t[ABFT_TIGHT_COMP_TREE].coef_s &&
+                 t[ABFT_TIGHT_COMP_TREE].coef_s <= 4.5 * t[ABFT_TIGHT_COMP_SEQ].coef_s &&
+                 t[ABFT_TIGHT_COMP_TREE].coef_s < 1e-20 && t[ABFT_TIGHT_COMP_PLAIN].coef_s > 1e-13,
+             "coef_s plain %g seq %g tree %g", t[0].coef_s, t[1].coef_s, t[2].coef_s);
+    TU_CHECK(t[ABFT_TIGHT_COMP_SEQ].coef_r < t[ABFT_TIGHT_COMP_TREE].coef_r &&
+                 t[ABFT_TIGHT_COMP_TREE].coef_r < t[ABFT_TIGHT_COMP_PLAIN].coef_r,
+             "coef_r plain %g seq %g tree %g", t[0].coef_r, t[1].coef_r, t[2].coef_r);
+    const size_t h100 = 232448;
+    const double us = 0x1p-24, ud = 0x1p-53;
+    TU_CHECK(abft_tight_tables_fit(17880, 1024, us, h100) && !abft_tight_tables_fit(17881, 1024, us, h100),
+             "class table: 17880 columns fit 227 KiB, 17881 do not");
+    TU_CHECK(abft_tight_tables_fit(100, 126991, us, h100) && !abft_tight_tables_fit(100, 126992, us, h100),
+             "long-sum table: fp32 k = 126991 fits, 126992 does not");
+    TU_CHECK(abft_tight_tables_fit(100, 1 << 20, ud, h100), "fp64: no long-sum table below k = 2^39");
+    TU_CHECK(abft_tight_tables_fit(100, 1024, us, 48 * 1024) && !abft_tight_tables_fit(100, 65536, us, 48 * 1024),
+             "48 KiB: fp32 k = 65536 needs 128 KiB");
+}
+
 int main(void) {
     uint64_t seed = tu_seed("test_tight");
     abft_handle_t h;
     TU_CHECK_STATUS(abft_create(&h, ABFT_BACKEND_CPU), ABFT_STATUS_SUCCESS);
     test_api(h);
+    test_rules(h);
     test_clean(h, seed);
     test_tightness(h, seed);
     test_detects(h, seed);
