@@ -33,9 +33,9 @@ typedef enum abft_bound_mode {
     ABFT_BOUND_PROBABILISTIC = 1, /* gamma_k ~ factor·sqrt(k)·u: tighter, see docs/bound.md */
     ABFT_BOUND_TIGHT = 2 /* GEMM checksums: a sketched second-moment bound with a stated
                           * false-alarm probability, guarded (docs/bound.md, "Tight mode");
-                          * CPU backend, and CUDA for fp32 data with k <= 1024 (beyond:
-                          * the worst case; fp64: NOT_SUPPORTED); LU and getrs use the
-                          * worst case */
+                          * both backends, fp64 and fp32 (on the GPU, shapes whose tables
+                          * exceed its shared memory get the worst case); LU and getrs use
+                          * the worst case */
 } abft_bound_mode_t;
 
 /* The arithmetic a GEMM the caller runs itself (the split form) was computed in; the bound
