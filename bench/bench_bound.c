@@ -67,7 +67,9 @@
 #include "abft_internal.h"
 #include "verify/abft_bound.h"
 #ifdef BENCH_BOUND_CUDA
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <curand.h>
 #endif
 
 static int g_flag_ok; /* a flagged clean product is a measurement (the probabilistic mode's
@@ -870,6 +872,135 @@ static int blocks_mode(int64_t n, const char *precs, const char *out, uint64_t s
     return failed;
 }
 
+/* ---- --volume N COUNT: many clean products of one configuration (CUDA backend) -------- */
+
+#ifdef BENCH_BOUND_CUDA
+/* x = 2·x - 1 on the device for count values (curand's (0, 1] to (-1, 1]) */
+static int to_symmetric(cublasHandle_t cb, int dp, void *x, const void *ones, int64_t count) {
+    const double two = 2.0, mone = -1.0;
+    const float twof = 2.0f, monef = -1.0f;
+    if (dp)
+        return cublasDscal(cb, (int)count, &two, (double *)x, 1) != CUBLAS_STATUS_SUCCESS ||
+               cublasDaxpy(cb, (int)count, &mone, (const double *)ones, 1, (double *)x, 1) !=
+                   CUBLAS_STATUS_SUCCESS;
+    return cublasSscal(cb, (int)count, &twof, (float *)x, 1) != CUBLAS_STATUS_SUCCESS ||
+           cublasSaxpy(cb, (int)count, &monef, (const float *)ones, 1, (float *)x, 1) !=
+               CUBLAS_STATUS_SUCCESS;
+}
+#endif
+
+/* COUNT clean products C = A·B (n x n x n, A and B uniform in (-1, 1], drawn on the device
+ * by cuRAND from the printed seed) through abft_sgemm/abft_dgemm in the tight mode, row
+ * checksums: the issue's volume of clean products for one configuration. Prints and writes
+ * (DIR/bound_volume_cuda_<n>.md) the number flagged (must be 0), the largest report
+ * max_ratio (the tightness over the products) and its median over the products. */
+static int volume_mode(int64_t n, int64_t count, const char *precs, const char *out,
+                       uint64_t seed, const char *commit) {
+#ifndef BENCH_BOUND_CUDA
+    (void)n, (void)count, (void)precs, (void)out, (void)seed, (void)commit;
+    fprintf(stderr, "bench_bound: --volume needs the CUDA build\n");
+    return 2;
+#else
+    const size_t nn = (size_t)n * (size_t)n;
+    abft_handle_t h = NULL;
+    cublasHandle_t cb = NULL;
+    curandGenerator_t gen = NULL;
+    void *dA = NULL, *dB = NULL, *dC = NULL, *ones = NULL;
+    double *ratios = malloc(sizeof(double) * (size_t)count);
+    int failed = 0;
+    if (ratios == NULL || abft_create(&h, ABFT_BACKEND_CUDA) != ABFT_STATUS_SUCCESS ||
+        abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0) != ABFT_STATUS_SUCCESS ||
+        cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS ||
+        curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10) != CURAND_STATUS_SUCCESS ||
+        curandSetPseudoRandomGeneratorSeed(gen, seed) != CURAND_STATUS_SUCCESS ||
+        cudaMalloc(&dA, nn * 8) != cudaSuccess || cudaMalloc(&dB, nn * 8) != cudaSuccess ||
+        cudaMalloc(&dC, nn * 8) != cudaSuccess || cudaMalloc(&ones, nn * 8) != cudaSuccess) {
+        fprintf(stderr, "bench_bound: --volume could not start\n");
+        return 1;
+    }
+    char path[512], date[64];
+    char stem[64];
+    snprintf(stem, sizeof stem, "cuda_%lld", (long long)n);
+    FILE *f = open_result(out, "bound_volume", stem, "md", path, sizeof path, date, sizeof date);
+    if (f != NULL)
+        fprintf(f, "# Clean products in the tight mode, one configuration at a time (bench_bound "
+                   "--volume %lld %lld, CUDA backend)\n\n- date: %s\n- commit: %s\n- seed %llu "
+                   "(cuRAND Philox), C = A·B, m = n = k = %lld, A and B uniform in (-1, 1], "
+                   "alpha = 1, beta = 0, row checksums\n\nflagged: clean products with an entry "
+                   "above its bound (a false alarm); tightness: the largest report max_ratio; "
+                   "median: the median over the products of their max_ratio.\n\n"
+                   "| prec | products | flagged | tightness | median | seconds |\n"
+                   "| --- | ---: | ---: | ---: | ---: | ---: |\n",
+                (long long)n, (long long)count, date, commit ? commit : "unknown",
+                (unsigned long long)seed, (long long)n);
+    for (const char *pc = precs; *pc && !failed; ++pc) {
+        const int dp = *pc == 'd';
+        int64_t flagged = 0;
+        double worst = 0.0;
+        /* the ones vector for the shift */
+        if (dp) {
+            double *ho = malloc(nn * sizeof(double));
+            for (size_t i = 0; ho && i < nn; ++i) ho[i] = 1.0;
+            if (!ho || cudaMemcpy(ones, ho, nn * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) failed = 1;
+            free(ho);
+        } else {
+            float *ho = malloc(nn * sizeof(float));
+            for (size_t i = 0; ho && i < nn; ++i) ho[i] = 1.0f;
+            if (!ho || cudaMemcpy(ones, ho, nn * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) failed = 1;
+            free(ho);
+        }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int64_t t = 0; t < count && !failed; ++t) {
+            int bad = dp ? curandGenerateUniformDouble(gen, (double *)dA, nn) != CURAND_STATUS_SUCCESS ||
+                               curandGenerateUniformDouble(gen, (double *)dB, nn) != CURAND_STATUS_SUCCESS
+                         : curandGenerateUniform(gen, (float *)dA, nn) != CURAND_STATUS_SUCCESS ||
+                               curandGenerateUniform(gen, (float *)dB, nn) != CURAND_STATUS_SUCCESS;
+            bad = bad || to_symmetric(cb, dp, dA, ones, (int64_t)nn) || to_symmetric(cb, dp, dB, ones, (int64_t)nn);
+            abft_report_t rep;
+            abft_status_t st = ABFT_STATUS_SUCCESS;
+            if (!bad && cudaDeviceSynchronize() != cudaSuccess) bad = 1;
+            if (!bad)
+                st = dp ? abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0, (const double *)dA, n,
+                                     (const double *)dB, n, 0.0, (double *)dC, n, &rep)
+                        : abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0f, (const float *)dA, n,
+                                     (const float *)dB, n, 0.0f, (float *)dC, n, &rep);
+            if (bad || st != ABFT_STATUS_SUCCESS) {
+                fprintf(stderr, "bench_bound: --volume product %lld failed (%s)\n", (long long)t,
+                        bad ? "data" : abft_status_name(st));
+                failed = 1;
+                break;
+            }
+            if (rep.detected != 0) {
+                ++flagged;
+                fprintf(stderr, "bench_bound: --volume fp%d product %lld flagged, ratio %g\n",
+                        dp ? 64 : 32, (long long)t, rep.max_ratio);
+            }
+            ratios[t] = rep.max_ratio;
+            if (rep.max_ratio > worst) worst = rep.max_ratio;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (failed) break;
+        const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        qsort(ratios, (size_t)count, sizeof(double), cmp_double);
+        printf("volume: fp%d n = %lld: %lld clean products, %lld flagged, tightness %.3g, median "
+               "%.3g, %.1f s\n", dp ? 64 : 32, (long long)n, (long long)count, (long long)flagged,
+               worst, ratios[count / 2], secs);
+        if (f != NULL)
+            fprintf(f, "| fp%d | %lld | %lld | %.3g | %.3g | %.1f |\n", dp ? 64 : 32,
+                    (long long)count, (long long)flagged, worst, ratios[count / 2], secs);
+        if (flagged > 0) failed = 1;
+    }
+    if (f != NULL) fclose(f);
+    cudaFree(dA), cudaFree(dB), cudaFree(dC), cudaFree(ones);
+    curandDestroyGenerator(gen);
+    cublasDestroy(cb);
+    abft_destroy(h);
+    free(ratios);
+    return failed;
+#endif
+}
+
 /* ---- --sweep N: clean products in the tight mode over the space (--backend: CPU or CUDA) */
 
 /* N clean products C = alpha·op(A)·op(B) + beta·C_old in the tight mode: n x n operands of
@@ -978,7 +1109,7 @@ int main(int argc, char **argv) {
     int64_t sizes[8] = {256, 1024, 2048};
     int nsizes = 3, reps = 2, lib = 0, nshapes = 0;
     int64_t shapes[8][3];
-    int64_t sweep_n = 0, blocks_n = 0;
+    int64_t sweep_n = 0, blocks_n = 0, volume_n = 0, volume_count = 0;
     const char *out = "bench/results", *precs = "sd";
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -1005,6 +1136,9 @@ int main(int argc, char **argv) {
             }
         } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
             out = argv[++i];
+        } else if (strcmp(argv[i], "--volume") == 0 && i + 2 < argc) {
+            volume_n = atoll(argv[++i]);
+            volume_count = atoll(argv[++i]);
         } else if (strcmp(argv[i], "--blocks") == 0 && i + 1 < argc) {
             blocks_n = atoll(argv[++i]);
         } else if (strcmp(argv[i], "--no-host") == 0) {
@@ -1028,7 +1162,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "usage: bench_bound [--sizes 256,1024,2048] [--reps R] "
                             "[--precision s|d|both] [--backend cpu|cuda] [--out DIR] "
                             "[--lib-only [--shapes MxNxK,...] [--no-host]] [--sweep N] "
-                            "[--blocks N]\n");
+                            "[--blocks N] [--volume N COUNT]\n");
             return 2;
         }
     }
@@ -1044,6 +1178,8 @@ int main(int argc, char **argv) {
            (unsigned long long)seed, reps, bname, QUAD_NAME);
     if (sweep_n > 0) return sweep(sweep_n, seed);
     if (blocks_n > 0) return blocks_mode(blocks_n, precs, out, seed, commit);
+    if (volume_n > 0 && volume_count > 0)
+        return volume_mode(volume_n, volume_count, precs, out, seed, commit);
     if (lib) {
         if (nshapes == 0) /* the squares of --sizes */
             for (int s = 0; s < nsizes; ++s) shapes[s][0] = shapes[s][1] = shapes[s][2] = sizes[s];
