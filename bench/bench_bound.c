@@ -182,6 +182,7 @@ typedef struct row_result {
     double g1max, g2max; /* the largest class sizes seen (g1_l, g2_l below) */
     double ww, gwmax;    /* the sketch weighted by gW_l (windows of WINDOW rows), its largest */
     double wb;           /* w16 with the short nodes of a blocked sum (w16b) */
+    double wc;           /* w16b with each class's exact coherent sum for the short nodes */
 } row_result_t;
 
 /* Class sizes of the rows of B. Columns j, j' can share a rounding at a node of a dot
@@ -232,6 +233,61 @@ static uint64_t mix64(uint64_t h, double x) {
     h *= 0xBF58476D1CE4E5B9ull;
     return h ^ (h >> 31);
 }
+/* The key of column j for the window of rows l0 .. l of B (row-major Bt): the entries
+ * scaled by the sign and power of two of the first nonzero one, hashed. */
+static uint64_t window_key(int64_t n, const double *Bt, int64_t l0, int64_t l, int64_t j) {
+    double lead = 0.0;
+    for (int64_t r = l0; r <= l && lead == 0.0; ++r) lead = Bt[r * n + j];
+    uint64_t h = 0x243F6A8885A308D3ull;
+    for (int64_t r = l0; r <= l; ++r) h = mix64(h, lead != 0.0 ? scale_by(Bt[r * n + j], lead) : 0.0);
+    return h;
+}
+typedef struct key_idx {
+    uint64_t key;
+    int64_t j;
+} key_idx_t;
+static int cmp_key_idx(const void *a, const void *b) {
+    const key_idx_t *p = a, *q = b;
+    return p->key < q->key ? -1 : p->key > q->key ? 1 : (p->j > q->j) - (p->j < q->j);
+}
+/* w16c: the short nodes' share with each class's exact coherent sum instead of the class
+ * size. The columns of one class of the window of s rows ending at e are equal up to one
+ * sign and power of two there, so their node values are those multiples of one reference
+ * node and (sum_{j in class} c_j)^2 <= s·sum_{l' in window} a_il'^2·(sum_{j in class}
+ * b_l'j)^2 (Cauchy-Schwarz over the window only). So Ec_l = sum_{s < WINDOW} s·max over
+ * the nodes' ends e in l .. l + s - 1 of E_s(e, l) = sum over the classes of window (s, e)
+ * of (sum_{j in class} b_lj)^2 replaces Ws_l·sum_j b_lj^2 (unit weight). */
+static void coherent_short(int64_t n, const double *Bt, double *Ec) {
+    key_idx_t *key = malloc((size_t)n * sizeof *key);
+    double *E = malloc((size_t)n * WINDOW * sizeof(double)); /* E_s(e, e - s + 1 + o) */
+    for (int64_t l = 0; l < n; ++l) Ec[l] = 0.0;
+    for (int64_t sp = 1; sp < WINDOW; ++sp) {
+        for (int64_t e = 0; e < n; ++e) {
+            const int64_t l0 = e + 1 >= sp ? e + 1 - sp : 0;
+            for (int64_t j = 0; j < n; ++j) key[j] = (key_idx_t){window_key(n, Bt, l0, e, j), j};
+            qsort(key, (size_t)n, sizeof *key, cmp_key_idx);
+            for (int64_t o = 0; o <= e - l0; ++o) {
+                const double *b = Bt + (l0 + o) * n;
+                double tot = 0.0, run = 0.0;
+                for (int64_t x = 0; x < n; ++x) {
+                    run += b[key[x].j];
+                    if (x + 1 == n || key[x + 1].key != key[x].key) tot += run * run, run = 0.0;
+                }
+                E[e * WINDOW + o] = tot;
+            }
+        }
+        for (int64_t l = 0; l < n; ++l) {
+            double g = 0.0;
+            for (int64_t e = l; e < l + sp && e < n; ++e) {
+                const int64_t l0 = e + 1 >= sp ? e + 1 - sp : 0;
+                g = fmax(g, E[e * WINDOW + (l - l0)]);
+            }
+            Ec[l] += (double)sp * g;
+        }
+    }
+    free(key), free(E);
+}
+
 static void window_classes(int64_t n, const double *Bt, int64_t window, double *gw) {
     pair_key_t *key = malloc((size_t)n * sizeof *key);
     for (int64_t l = 0; l < n; ++l) {
@@ -321,7 +377,7 @@ static double run(abft_handle_t h, char prec, int64_t n, const double *A, const 
 static void candidates(int64_t n, double u, const double *A, const double *B, const double *C,
                        double *cs, double *rwd, double *pre, double *sk, double *sk_low,
                        double *gd, double *gr, double *w1, double *w2, double *g1max,
-                       double *g2max, double *ww, double *gwmax, double *wb) {
+                       double *g2max, double *ww, double *gwmax, double *wb, double *wc) {
     quad *be = calloc((size_t)n, sizeof(quad));
     double *bsq = calloc((size_t)n, sizeof(double));
     for (int64_t j = 0; j < n; ++j)
@@ -358,6 +414,8 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         }
     }
     free(gs);
+    double *Ec = malloc((size_t)n * sizeof(double));
+    coherent_short(n, Bt, Ec);
     for (int64_t l = n >= WINDOW ? WINDOW - 1 : 0; l < n; ++l) /* the full windows */
         if (gw[l] > *gwmax) *gwmax = gw[l];
     for (int64_t l = 0; l < n; ++l) {
@@ -448,7 +506,7 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         double b_rwd = lambda * u * sqrt((k / 3.0) * (sq / 2.0 + c2 / 3.0));
         double x = b_cs > 0.0 ? r / b_cs : (r == 0.0 ? 0.0 : INFINITY);
         double y = b_rwd > 0.0 ? r / b_rwd : (r == 0.0 ? 0.0 : INFINITY);
-        double Vs = 0.0, sq2 = 0.0, Vw1 = 0.0, Vw2 = 0.0, Vww = 0.0, sqw = 0.0, Tsh = 0.0;
+        double Vs = 0.0, sq2 = 0.0, Vw1 = 0.0, Vw2 = 0.0, Vww = 0.0, sqw = 0.0, Tsh = 0.0, Tc = 0.0;
         for (int r = 0; r < SKETCH_Q; ++r) {
             double run_s = 0.0;
             for (int64_t l = 0; l < n; ++l) {
@@ -463,6 +521,7 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
             sq2 += A[i + l * n] * A[i + l * n] * bsq[l];
             sqw += g1[l] * A[i + l * n] * A[i + l * n] * bsq[l];
             Tsh += Ws[l] * A[i + l * n] * A[i + l * n] * bsq[l];
+            Tc += Ec[l] * A[i + l * n] * A[i + l * n];
         }
         /* class-weighted sketches: each l's share times g1_l (w1) or g2_l (w2); the
          * products' own roundings times g1_l in both */
@@ -478,6 +537,9 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         const double b_wb = lam_q * u * sqrt(Vww / SKETCH_Q + Tsh);
         const double qb = b_wb > 0.0 ? r / b_wb : (r == 0.0 ? 0.0 : INFINITY);
         if (qb > *wb) *wb = qb;
+        const double b_wc = lam_q * u * sqrt(Vww / SKETCH_Q + Tc);
+        const double qc = b_wc > 0.0 ? r / b_wc : (r == 0.0 ? 0.0 : INFINITY);
+        if (qc > *wc) *wc = qc;
         const double Vpre = V - sq2; /* the exact sum of squared prefixes, without sum p^2 */
         Vs = Vs / SKETCH_Q + sq2;
         if (Vpre > 0.0 && (Vs - sq2) / Vpre < *sk_low) *sk_low = (Vs - sq2) / Vpre;
@@ -517,7 +579,7 @@ static void candidates(int64_t n, double u, const double *A, const double *B, co
         if (z > *pre) *pre = z;
     }
     free(be), free(bsq), free(Bt), free(P), free(Z), free(grp), free(gsum), free(g1), free(g2),
-        free(gw), free(Ws);
+        free(gw), free(Ws), free(Ec);
 }
 
 /* Correlation along l, the other way independence fails: one fp32 dot product of k products
@@ -1191,10 +1253,10 @@ int main(int argc, char **argv) {
         return 1;
     row_result_t res[2 * 8 * KINDS];
     int nres = 0, failed = 0;
-    printf("%-4s %6s %-12s %12s %12s %12s %12s %12s %12s %12s %12s %12s %10s %10s %10s %10s "
+    printf("%-4s %6s %-12s %12s %12s %12s %12s %12s %12s %12s %12s %12s %10s %10s %10s %10s %10s "
            "%7s %7s %7s\n", "prec", "n", "data", "lib worst", "lib prob", "2nd moment",
            "rw drift", "prefix", "sketch", "sk low", "guarded", "grouped", "w1", "w2", "w16",
-           "w16b", "g1 max", "g2 max", "g16 max");
+           "w16b", "w16c", "g1 max", "g2 max", "g16 max");
     for (const char *pc = precs; *pc; ++pc)
         for (int s = 0; s < nsizes; ++s)
             for (int kind = 0; kind < KINDS; ++kind) {
@@ -1204,7 +1266,7 @@ int main(int argc, char **argv) {
                 double *C = malloc(nn * sizeof(double));
                 if (A == NULL || B == NULL || C == NULL) return 1;
                 row_result_t r = {*pc, n, kind, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, INFINITY, 0.0, 0.0,
-                                  0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+                                  0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
                 const double u = *pc == 'd' ? 0x1p-53 : 0x1p-24;
                 for (int rep = 0; rep < reps; ++rep) {
                     rng_state = seed + 1000003ull * (uint64_t)(nres * reps + rep);
@@ -1223,14 +1285,14 @@ int main(int argc, char **argv) {
                     if (x > r.lib_worst) r.lib_worst = x;
                     candidates(n, u, A, B, C, &r.cs, &r.rwd, &r.pre, &r.sk, &r.sk_low, &r.gd, &r.gr,
                                &r.w1, &r.w2, &r.g1max, &r.g2max, &r.ww, &r.gwmax,
-                               &r.wb);
+                               &r.wb, &r.wc);
                 }
                 free(A), free(B), free(C);
                 res[nres++] = r;
                 printf("%-4c %6lld %-12s %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g %12.3g "
-                       "%12.3g %12.3g %10.3g %10.3g %10.3g %10.3g %7.0f %7.0f %7.0f\n", r.prec,
+                       "%12.3g %12.3g %10.3g %10.3g %10.3g %10.3g %10.3g %7.0f %7.0f %7.0f\n", r.prec,
                        (long long)n, kind_name[kind], r.lib_worst, r.lib_prob, r.cs, r.rwd,
-                       r.pre, r.sk, r.sk_low, r.gd, r.gr, r.w1, r.w2, r.ww, r.wb, r.g1max,
+                       r.pre, r.sk, r.sk_low, r.gd, r.gr, r.w1, r.w2, r.ww, r.wb, r.wc, r.g1max,
                        r.g2max, r.gwmax);
                 fflush(stdout);
             }
@@ -1261,22 +1323,23 @@ int main(int argc, char **argv) {
                    "(b_{l-1,j}, b_lj) with one common scale; w16: the same for the last 16 "
                    "rows up to l (g1 max, g2 max, g16 max: the largest seen; g16 over full "
                    "windows, l >= 15); w16b: w16 plus the short nodes a blocked sum "
-                   "starts at every block, each with the class size of its own rows "
+                   "starts at every block, each with the class size of its own rows; "
+                   "w16c: w16b with each class's exact coherent sum for the short nodes "
                    "(bench/bench_bound.c).\n\n"
                    "| prec | n | data | lib worst | lib prob | second moment | rw drift | prefix "
-                   "| sketched prefix | sk low | guarded | grouped | w1 | w2 | w16 | w16b "
+                   "| sketched prefix | sk low | guarded | grouped | w1 | w2 | w16 | w16b | w16c "
                    "| g1 max | g2 max | g16 max |\n"
                    "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-                   "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+                   "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
                 g_cuda ? "CUDA (cuBLAS)" : "CPU", date, commit ? commit : "unknown",
                 (unsigned long long)seed, reps, lambda_q());
         for (int i = 0; i < nres; ++i)
             fprintf(f, "| fp%s | %lld | %s | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | "
-                       "%.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.0f | %.0f | %.0f |\n",
+                       "%.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.0f | %.0f | %.0f |\n",
                     res[i].prec == 'd' ? "64" : "32", (long long)res[i].n, kind_name[res[i].kind],
                     res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd, res[i].pre,
                     res[i].sk, res[i].sk_low, res[i].gd, res[i].gr, res[i].w1, res[i].w2,
-                    res[i].ww, res[i].wb, res[i].g1max, res[i].g2max, res[i].gwmax);
+                    res[i].ww, res[i].wb, res[i].wc, res[i].g1max, res[i].g2max, res[i].gwmax);
         sequential_bias(f);
         fclose(f);
     }
@@ -1293,12 +1356,12 @@ int main(int argc, char **argv) {
                        "\"sketch_low\": %.6g, \"guarded\": %.6g, \"grouped\": %.6g, "
                        "\"class_weighted_1\": %.6g, \"class_weighted_2\": %.6g, "
                        "\"class_weighted_16\": %.6g, \"class_weighted_16_blocked\": %.6g, "
-                       "\"g1_max\": %.0f, \"g2_max\": %.0f, "
+                       "\"class_coherent_16_blocked\": %.6g, \"g1_max\": %.0f, \"g2_max\": %.0f, "
                        "\"g16_max\": %.0f}",
                     i ? "," : "", res[i].prec, (long long)res[i].n, kind_name[res[i].kind],
                     res[i].lib_worst, res[i].lib_prob, res[i].cs, res[i].rwd, res[i].pre,
                     res[i].sk, res[i].sk_low, res[i].gd, res[i].gr, res[i].w1, res[i].w2,
-                    res[i].ww, res[i].wb, res[i].g1max, res[i].g2max, res[i].gwmax);
+                    res[i].ww, res[i].wb, res[i].wc, res[i].g1max, res[i].g2max, res[i].gwmax);
         fprintf(f, "\n]}\n");
         fclose(f);
     }
