@@ -293,11 +293,7 @@ static void window_classes(int64_t n, const double *Bt, int64_t window, double *
     for (int64_t l = 0; l < n; ++l) {
         const int64_t l0 = l + 1 >= window ? l + 1 - window : 0;
         for (int64_t j = 0; j < n; ++j) {
-            double lead = 0.0;
-            for (int64_t r = l0; r <= l && lead == 0.0; ++r) lead = Bt[r * n + j];
-            uint64_t h = 0x243F6A8885A308D3ull;
-            for (int64_t r = l0; r <= l; ++r)
-                h = mix64(h, lead != 0.0 ? scale_by(Bt[r * n + j], lead) : 0.0);
+            const uint64_t h = window_key(n, Bt, l0, l, j);
             key[j] = (pair_key_t){(double)(h >> 11), (double)(h & 2047u)};
         }
         gw[l] = (double)largest_class(key, n);

@@ -138,13 +138,15 @@ ABFT_TIGHT_FN int abft_tight_repeats(int64_t distinct, int64_t k) {
 /* The CUDA pass keeps two tables in shared memory, one block at a time: the class
  * counting's (32-bit fingerprints and counts in nslot = max(64, 1.5·n) slots, and a byte per
  * column) and, where the long-sum guard runs, its exact count's (64-bit keys, a power of two
- * of at least 2·(k / REPEAT + 256) slots). Where either exceeds the device's shared memory
+ * of at least 2·(k / REPEAT + REP_THREADS) slots: each of the counting block's threads
+ * inserts at most one value past the count's limit). Where either exceeds the device's shared memory
  * per block (smem), every row gets the worst case: the CUDA pass and the campaign, which
  * mirrors the library's bound, decide it with this one rule. */
+enum { ABFT_TIGHT_REP_THREADS = 256 };
 ABFT_TIGHT_FN int64_t abft_tight_class_slots(int64_t n) { return n + n / 2 > 64 ? n + n / 2 : 64; }
 ABFT_TIGHT_FN int64_t abft_tight_long_slots(int64_t k) {
     int64_t s = 64;
-    while (s < 2 * (k / ABFT_TIGHT_REPEAT + 256)) s *= 2;
+    while (s < 2 * (k / ABFT_TIGHT_REPEAT + ABFT_TIGHT_REP_THREADS)) s *= 2;
     return s;
 }
 ABFT_TIGHT_FN int abft_tight_tables_fit(int64_t n, int64_t k, double u, size_t smem) {

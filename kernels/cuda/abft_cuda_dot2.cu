@@ -195,6 +195,8 @@ extern "C" abft_status_t abft_cuda_tsmm_dot2(const abft_kctx_t *ctx, const abft_
                     a->ldx, a->Xabs, a->ldxabs, a->Y, a->ldy, a->Yabs, a->ldyabs);
 }
 
+/* The dual op compensated: its two sides as two passes over M (two reads where the plain
+ * dual kernel takes one; the CPU backend's dual does the same). */
 extern "C" abft_status_t abft_cuda_dual_dot2(const abft_kctx_t *ctx, const abft_dual_args_t *a) {
     if (a->P != NULL)
         ABFT_TRY_STATUS(dot2_run(ctx, (const double *)a->M, a->ldm, a->rows, a->cols, 0, a->c1,

@@ -32,9 +32,9 @@
 namespace {
 
 constexpr int SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN;
-/* the long-sum guard's threads per block: a thread inserts at most one value past the
- * count's limit (abft_tight_long_slots leaves room for 256) */
-constexpr int REP_THREADS = 256;
+/* the long-sum guard's threads per block (abft_tight_long_slots leaves room for one value
+ * each past the count's limit) */
+constexpr int REP_THREADS = ABFT_TIGHT_REP_THREADS;
 
 /* The pass's arguments, and what the kernels share beside them. */
 struct tight_dev : abft_tight_args_t {
@@ -377,14 +377,21 @@ size_t align256(size_t b) { return (b + 255) & ~(size_t)255; }
 
 } // namespace
 
+/* The device's shared memory per block, opted in. */
+static abft_status_t smem_optin(const abft_kctx_t *ctx, size_t *bytes) {
+    int v = 0;
+    ABFT_CUDA_TRY(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device));
+    *bytes = (size_t)v;
+    return ABFT_STATUS_SUCCESS;
+}
+
 extern "C" int abft_cuda_tight_fits(const abft_kctx_t *ctx, int64_t n, int64_t k, double u) {
-    int smem_optin = 0;
-    if (cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device) !=
-        cudaSuccess) {
+    size_t smem = 0;
+    if (smem_optin(ctx, &smem) != ABFT_STATUS_SUCCESS) {
         (void)cudaGetLastError(); /* not left for a later check to find */
-        return 0;
+        return 0;                 /* unknown: the worst case */
     }
-    return abft_tight_tables_fit(n, k, u, (size_t)smem_optin);
+    return abft_tight_tables_fit(n, k, u, smem);
 }
 
 extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
@@ -411,7 +418,9 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     d.ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
     d.qbits = abft_tight_qbits(a->u, k);
     const int long_guard = abft_tight_long_guard(a->u, k);
-    d.too_wide = !abft_cuda_tight_fits(ctx, n, k, a->u);
+    size_t smem = 0;
+    ABFT_TRY_STATUS(smem_optin(ctx, &smem));
+    d.too_wide = !abft_tight_tables_fit(n, k, a->u, smem);
     char *p = (char *)mem;
     d.G = (double *)p, p += align256(sizeof(double) * (size_t)n * SK_Q);
     d.Z = (double *)p, p += align256(sizeof(double) * (size_t)k * 2 * SK_Q);

@@ -132,7 +132,7 @@ if has bound; then
   timeout 900 "$B/bench/bench_bound" --lib-only --backend cuda --out "$R" \
     ${BOUND_ARGS:---sizes 1024,2048,4096 --reps 2} >"$L/bench-bound.log" 2>&1
   rc=$?
-  cat "$L/bench-bound.log" | tail -80
+  tail -80 "$L/bench-bound.log"
   step bound $rc
 fi
 
