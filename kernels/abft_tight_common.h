@@ -118,6 +118,49 @@ ABFT_TIGHT_FN double abft_tight_ws(const double *gw, int64_t k, int64_t l) {
     return ws;
 }
 
+/* The long nodes, whatever the GEMM's blocking. The GEMM cuts l = 0..k-1 into blocks of at
+ * least WIN consecutive terms (k-blocks, split-k, the library's own split), sums each from
+ * zero in the natural order, and adds the blocks' results in order. A node at l inside a
+ * block that starts at b holds P(l) - P(b), for a sketch column's running sum P; whatever
+ * b is, that is at most D = max(P - lo, hi - P), with [lo, hi] the range of P up to l (0
+ * included). The node term is g·D^2 (g: the class weight gW(l)), at least the natural
+ * order's g·P^2. Each block's end adds at most ABFT_TIGHT_COMB more nodes (its result,
+ * scaled by alpha, and the running sum it joins), each also at most D at that l; blocks of
+ * WIN or more terms end at most once per aligned window of WIN, so each window adds
+ * ABFT_TIGHT_COMB times its largest node term. */
+#define ABFT_TIGHT_COMB 2.0
+ABFT_TIGHT_FN double abft_tight_node(double g, double p, double lo, double hi) {
+    const double d = p - lo > hi - p ? p - lo : hi - p;
+    return g * (d * d);
+}
+
+/* Terms below a partial sum's rounding spacing. Rounding errors average out only where the
+ * added term has many bits below the spacing of the sum it joins; a term x with
+ * |x| < ABFT_TIGHT_KABS·u·|S| (S the node it joins) is absorbed (fl(S + x) = S, an error of
+ * exactly -x) or rounds by one step whatever its low bits are, so terms of one sign there
+ * bias the sum instead of adding noise (a dominant term followed by many small ones of one
+ * sign; positive data at large n·k in fp32). The pass bounds that bias by the signed sum of
+ * the candidates, 2·|sum_l a_il·sum_j w_j·b_lj·[(l, j) a candidate]|: with
+ * |S_j| <= Acum_i(l)·bmax_j (Acum the sum of |a_it| over t < l, bmax_j the largest |b_tj| of
+ * column j), (l, j) can be one only where r_lj = |b_lj|/bmax_j < theta = KABS·u·Acum/|a_il|.
+ * Each row l of op(B) keeps the signed sums of w_j·b_lj by the binade of r_lj (bin t: r in
+ * [2^-(t+1), 2^-t), the last bin also everything smaller), summed from the smallest r up
+ * (Hc); theta picks the bins from its own binade down. */
+#define ABFT_TIGHT_KABS 2.0
+enum { ABFT_TIGHT_NB = 32 };
+/* The bin of r = |b|/bmax in (0, 1]. */
+ABFT_TIGHT_FN int abft_tight_rbin(double b, double bmax) {
+    int e;
+    frexp(fabs(b) / bmax, &e); /* r in [2^(e-1), 2^e) */
+    return -e < 0 ? 0 : -e > ABFT_TIGHT_NB - 1 ? ABFT_TIGHT_NB - 1 : -e;
+}
+/* The first bin a threshold theta > 0 reaches (every bin from there to the last). */
+ABFT_TIGHT_FN int abft_tight_tbin(double theta) {
+    int e;
+    frexp(theta, &e); /* theta in [2^(e-1), 2^e): bin -e starts below it */
+    return -e < 0 ? 0 : -e > ABFT_TIGHT_NB - 1 ? ABFT_TIGHT_NB - 1 : -e;
+}
+
 /* Long sums of few values. Sign-coherent products that take few distinct values along l
  * (periodic rows, quantized data) round alike over long stretches once the partial sums
  * are large: in fp32 from k of about 2048 for sets of 8 to 20 values, 8192 to 32768 for

@@ -5,9 +5,12 @@
  * of sum_j w_j·C_ij is, under the model of independent roundings, sub-Gaussian with a
  * variance proxy u^2·V. This pass computes an upper estimate of V from three parts:
  *
- *   1. the partial sums P_tj = sum_{l <= t} a_il·b_lj of the natural order, each addition
- *      rounding u·|P_tj|: sum_t gW(t)·sum_j w_j^2·P_tj^2, sketched with SK_Q Gaussian
- *      vectors (Z = op(B)·diag(w)·G, then running sums of a_il·Z_lr along l), where gW(t)
+ *   1. the long nodes, each addition rounding u·|node|: sketched with SK_Q Gaussian vectors
+ *      (Z = op(B)·diag(w)·G, then running sums x_r of a_il·Z_lr along l), the node at t
+ *      of any blocking into runs of WIN or more terms (k-blocks, split-k: P_t - P_b for
+ *      the block's start b) is at most D_t = max(x_t - lo, hi - x_t) per sketch column
+ *      ([lo, hi] the range of x up to t, 0 included): sum_t gW(t)·D_t^2, plus twice each
+ *      aligned window's largest term for the blocks' ends (abft_tight_node), where gW(t)
  *      bounds how many columns can share the rounding of the node ending at t (columns
  *      equal up to one sign and power of two on the WIN rows up to t: rounding commutes
  *      with both, and a rounding shared by g columns adds at most g times their squares);
@@ -15,10 +18,12 @@
  *      a node of s < WIN entries ending at e is shared by at most g_s(e) columns and its
  *      value obeys S^2 <= s·(sum of its products^2): sum_l a_il^2·B2_l·Ws_l;
  *   3. the final roundings of alpha·D_ij (and their share of the sum with beta·C_old):
- *      2·gW(k-1)·sum_j w_j^2·P_(k-1)j^2 (the last prefix again).
+ *      2·gW(k-1)·sum_j w_j^2·P_(k-1)j^2 (the last prefix again);
  *
  * and the rounding of Yb = op(B)·w as stored (each entry off by at most u_chk·|Yb_l|,
  * independently), which alpha·op(A) carries into the reference: sum_l a_il^2·Yb_l^2.
+ * Beside the variance, a linear allowance for the terms below the spacing of the sum they
+ * join, whose errors are not mean-zero (abft_tight_rbin): 2·|signed sum of the candidates|.
  *
  * The along-l guard. Independence along l fails where the products of a row do not vary
  * against the partial sum's spacing (near-constant or few-valued products, e.g. constant
@@ -36,7 +41,8 @@
 #include "abft_kernels.h"
 #include "abft_tight_common.h"
 
-enum { SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN, CH = 64 };
+enum { SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN, NB = ABFT_TIGHT_NB,
+       CH = 64 };
 
 static inline double opa(const abft_tight_args_t *a, int64_t i, int64_t l) {
     size_t o = a->transa ? (size_t)(l + i * a->lda) : (size_t)(i + l * a->lda);
@@ -121,10 +127,12 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     double *rb = malloc(sizeof(double) * (size_t)(CH + WIN) * (size_t)n);
     int64_t *cof = malloc(sizeof(int64_t) * (size_t)n), *sub = malloc(sizeof(int64_t) * (size_t)n);
     uint32_t *mask = calloc((size_t)nblk, sizeof(uint32_t));
+    double *bmax = calloc((size_t)n, sizeof(double));
+    double *Hc = calloc((size_t)k * NB * 2, sizeof(double)); /* (l, bin, weight column) */
     if (!Z || !B2 || !gw || !G || !key || !tab || !cnt || !lnz || !lnzv || !rb || !cof || !sub ||
-        !mask) {
+        !mask || !bmax || !Hc) {
         free(Z), free(B2), free(gw), free(G), free(key), free(tab), free(cnt), free(lnz),
-            free(lnzv), free(rb), free(cof), free(sub), free(mask);
+            free(lnzv), free(rb), free(cof), free(sub), free(mask), free(bmax), free(Hc);
         return ABFT_STATUS_ALLOC_FAILED;
     }
     double *Ws = gw + (size_t)k * NWIN;
@@ -213,6 +221,26 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     }
     for (int64_t l = 0; l < k; ++l) Ws[l] = abft_tight_ws(gw, k, l);
 
+    /* the small terms' tables (abft_tight_rbin): each column's largest magnitude, then per
+     * row l of op(B) the signed sums of w_j·b_lj by the binade of |b_lj|/bmax_j, in the order
+     * of j, summed from the last bin up */
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t l = 0; l < k; ++l) {
+            const double b = fabs(opb(a, l, j));
+            if (b > bmax[j]) bmax[j] = b;
+        }
+#pragma omp parallel for schedule(static)
+    for (int64_t l = 0; l < k; ++l) {
+        double *h = Hc + (size_t)l * NB * 2;
+        for (int64_t j = 0; j < n; ++j) {
+            const double b = opb(a, l, j);
+            if (b == 0.0) continue;
+            const int t = abft_tight_rbin(b, bmax[j]);
+            h[2 * t] += b, h[2 * t + 1] += (double)(j + 1) * b;
+        }
+        for (int t = NB - 2; t >= 0; --t) h[2 * t] += h[2 * t + 2], h[2 * t + 1] += h[2 * t + 3];
+    }
+
     /* the guard's masks: which counts d_b occur on each block among the columns */
     for (int64_t j = 0; j < n; ++j)
         for (int64_t w = 0; w < nblk; ++w) {
@@ -276,29 +304,41 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
                 ++risky;
                 continue;
             }
-            /* per sketch column: the running sum P, its value at the split Pm, and the
+            /* per sketch column: the running sum P, its range [lo, hi] so far (0 included:
+             * the value before the first term), the window's largest node term wm, and the
              * weighted sum of squares Vq (elementwise, so the loop vectorizes; summed over the
-             * columns at the end, in the GPU kernel's order) */
-            double P[2 * SK_Q] = {0}, Pm[2 * SK_Q] = {0}, Vq[2 * SK_Q] = {0};
-            double vs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0};
+             * columns at the end, in the GPU kernel's order). A block of the GEMM's order that
+             * starts at b holds P(l) - P(b) at l, at most D = max(P - lo, hi - P) whatever b
+             * is: the node term is g·D^2 (abft_tight_node). */
+            double P[2 * SK_Q] = {0}, lo[2 * SK_Q] = {0}, hi[2 * SK_Q] = {0};
+            double wm[2 * SK_Q] = {0}, Vq[2 * SK_Q] = {0};
+            double vs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0}, ab[2] = {0, 0}, acum = 0.0;
             const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
             for (int64_t l = 0; l < k; ++l) {
                 const double x = row[l], *z = Z + (size_t)l * 2 * SK_Q, g = gW[l];
+                /* the small terms: the candidates' signed sum (abft_tight_tbin) */
+                if (x != 0.0 && acum > 0.0) {
+                    const double *h =
+                        Hc + ((size_t)l * NB + (size_t)abft_tight_tbin(ABFT_TIGHT_KABS * a->u * acum / fabs(x))) * 2;
+                    ab[0] += x * h[0], ab[1] += x * h[1];
+                }
+                acum += fabs(x);
                 for (int q = 0; q < 2 * SK_Q; ++q) {
                     P[q] += x * z[q];
-                    const double d = P[q] - Pm[q];
-                    Vq[q] += g * (d * d);
+                    lo[q] = P[q] < lo[q] ? P[q] : lo[q];
+                    hi[q] = P[q] > hi[q] ? P[q] : hi[q];
+                    const double t = abft_tight_node(g, P[q], lo[q], hi[q]);
+                    Vq[q] += t;
+                    wm[q] = t > wm[q] ? t : wm[q];
                 }
-                /* the final roundings (alpha·D, its sum with beta·C_old; after a split, alpha
-                 * times the second half's sum and its sum with the first half's result) */
-                if (l == k - 1)
-                    for (int q = 0; q < 2 * SK_Q; ++q) {
-                        const double d = P[q] - Pm[q];
-                        Vq[q] += 2.0 * g * (d * d + (ks ? P[q] * P[q] : 0.0));
-                    }
-                if (ks && l == ks - 1) /* the first half's result, rounded as it is stored */
+                /* a window's end: the combination nodes of a block ending in it */
+                if (l % WIN == WIN - 1 || l == k - 1)
                     for (int q = 0; q < 2 * SK_Q; ++q)
-                        Vq[q] += 2.0 * g * (P[q] * P[q]), Pm[q] = P[q];
+                        Vq[q] += ABFT_TIGHT_COMB * wm[q], wm[q] = 0.0;
+                /* the final roundings (alpha·D, its sum with beta·C_old; after the library's
+                 * split, also the first half's result, rounded as it is stored) */
+                if (l == k - 1 || l == ks - 1)
+                    for (int q = 0; q < 2 * SK_Q; ++q) Vq[q] += 2.0 * g * (P[q] * P[q]);
                 sh[0] += x * x * B2[l] * Ws[l], sh[1] += x * x * B2[l + k] * Ws[l];
                 const double y0 = a->Yb[l], y1 = a->Yb[l + a->ldyb];
                 yc[0] += x * x * y0 * y0, yc[1] += x * x * y1 * y1;
@@ -307,7 +347,7 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
             for (int q = 0; q < 2; ++q) {
                 double V = u2 * (vs[q] / SK_Q + sh[q]) + uc2 * yc[q];
                 /* these sums' own rounding: relative (2·SK_Q + 4)·k·2^-53 at most, far below */
-                double t = a->lambda * aal * sqrt(V) * (1.0 + 0x1p-20);
+                double t = (a->lambda * aal * sqrt(V) + 2.0 * aal * fabs(ab[q])) * (1.0 + 0x1p-20);
                 /* squares that overflowed (or a NaN input): the worst case decides */
                 a->T[i + q * a->ldt] = t < INFINITY ? t : -1.0;
             }
@@ -316,6 +356,6 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     }
     if (a->nrisky) *a->nrisky = risky;
     free(Z), free(B2), free(gw), free(G), free(key), free(tab), free(cnt), free(lnz), free(lnzv),
-        free(rb), free(cof), free(sub), free(mask);
+        free(rb), free(cof), free(sub), free(mask), free(bmax), free(Hc);
     return ABFT_STATUS_SUCCESS;
 }

@@ -3,7 +3,9 @@
  * mode"), in five kernels:
  *
  *   gauss_kernel   G (n x 32): the sketch's normal draws, from the same hash as the CPU's;
- *   sketch_kernel  Z (k x 64: Z_l,qr = sum_j w_qj·G_jr·b_lj) and B2 (k x 2: sum_j w_qj^2·b_lj^2);
+ *   colmax_kernel  bmax (n: the largest |b_lj| of each column of op(B));
+ *   sketch_kernel  Z (k x 64: Z_l,qr = sum_j w_qj·G_jr·b_lj) and B2 (k x 2: sum_j w_qj^2·b_lj^2),
+ *                  and the small terms' table Hc (k x NB x 2, abft_tight_rbin);
  *   class_kernel   per row l of op(B), one block: the largest class of columns equal up to one
  *                  sign and power of two on the windows of 1, 2, 4, 8, 16 rows ending at l,
  *                  counted in a hash table in shared memory (32-bit fingerprints of the CPU's
@@ -31,7 +33,8 @@
 
 namespace {
 
-constexpr int SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN;
+constexpr int SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN, NB = ABFT_TIGHT_NB;
+static_assert(NB == 32, "a lane per bin of the small terms' table");
 /* the long-sum guard's threads per block (abft_tight_long_slots leaves room for one value
  * each past the count's limit) */
 constexpr int REP_THREADS = ABFT_TIGHT_REP_THREADS;
@@ -42,6 +45,7 @@ struct tight_dev : abft_tight_args_t {
     int qbits;      /* the guard's quantization */
     int too_wide;   /* the tables do not fit in shared memory: every row to the worst case */
     double *G, *Z, *B2, *gw, *Ws;
+    double *bmax, *Hc; /* the small terms' tables (abft_tight_rbin) */
     uint32_t *mask;
     int *risky; /* m: the guards' verdict per row */
     int *brep;  /* the long-sum guard: some column of op(B) repeats its values */
@@ -62,23 +66,49 @@ __global__ void gauss_kernel(tight_dev a) {
     a.G[t] = abft_tight_gauss(t / SK_Q, (int)(t % SK_Q));
 }
 
-/* 32 rows l per block of 256 threads: thread (l_loc = t / 32 + 8·x, x < 4; r = t % 32) sums Z
- * for weight 1 and weight j + 1; lane r = 0 also B2. */
 constexpr int SKL = 32, SKJ = 32, SKX = SKL / 8;
+
+/* bmax: tiles of 32 x 32 entries of op(B) read along the stored contiguous index, each
+ * column's largest magnitude in the tile, then one atomicMax per column and tile on the bits
+ * (nonnegative doubles order as their bits). bmax starts at 0. */
+__global__ void __launch_bounds__(256) colmax_kernel(tight_dev a) {
+    __shared__ double sb[SKL][SKJ + 1];
+    const int t = threadIdx.x;
+    const int64_t l0 = (int64_t)blockIdx.x * SKL, j0 = (int64_t)blockIdx.y * SKJ;
+    for (int x = t; x < SKL * SKJ; x += 256) {
+        int li = a.transb ? x / SKJ : x % SKL, ji = a.transb ? x % SKJ : x / SKL;
+        int64_t lj = l0 + li, jj = j0 + ji;
+        sb[li][ji] = lj < a.k && jj < a.n ? fabs(opb(a, lj, jj)) : 0.0;
+    }
+    __syncthreads();
+    if (t < SKJ && j0 + t < a.n) {
+        double mx = 0.0;
+        for (int li = 0; li < SKL; ++li) mx = fmax(mx, sb[li][t]);
+        atomicMax((unsigned long long *)&a.bmax[j0 + t], (unsigned long long)__double_as_longlong(mx));
+    }
+}
+
+/* 32 rows l per block of 256 threads: thread (l_loc = t / 32 + 8·x, x < 4; r = t % 32) sums Z
+ * for weight 1 and weight j + 1; lane r = 0 also B2. Lane r also sums bin r of the small
+ * terms' table for its rows (over j in order, as the CPU pass), then the warp sums the bins
+ * from the last up, one lane after the other. */
 __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
     __shared__ double sb[SKL][SKJ + 1];
     __shared__ double sg[SKJ][SK_Q + 1];
+    __shared__ signed char sbin[SKL][SKJ + 1];
     const int t = threadIdx.x, ll = t / 32, r = t % 32;
     const int64_t l0 = (int64_t)blockIdx.x * SKL;
-    double z0[SKX], z1[SKX], b0[SKX], b1[SKX];
+    double z0[SKX], z1[SKX], b0[SKX], b1[SKX], h0[SKX], h1[SKX];
 #pragma unroll
-    for (int x = 0; x < SKX; ++x) z0[x] = z1[x] = b0[x] = b1[x] = 0.0;
+    for (int x = 0; x < SKX; ++x) z0[x] = z1[x] = b0[x] = b1[x] = h0[x] = h1[x] = 0.0;
     for (int64_t j0 = 0; j0 < a.n; j0 += SKJ) {
         for (int x = t; x < SKL * SKJ; x += 256) {
             /* adjacent threads along the stored matrix's contiguous index */
             int li = a.transb ? x / SKJ : x % SKL, ji = a.transb ? x % SKJ : x / SKL;
             int64_t lj = l0 + li, jj = j0 + ji;
-            sb[li][ji] = lj < a.k && jj < a.n ? opb(a, lj, jj) : 0.0;
+            const double b = lj < a.k && jj < a.n ? opb(a, lj, jj) : 0.0;
+            sb[li][ji] = b;
+            sbin[li][ji] = (signed char)(b != 0.0 ? abft_tight_rbin(b, a.bmax[jj]) : -1);
         }
         for (int x = t; x < SKJ * SK_Q; x += 256) {
             int ji = x / SK_Q, ri = x % SK_Q;
@@ -96,6 +126,8 @@ __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
                 z1[x] += w1 * b * g;
                 b0[x] += b * b;
                 b1[x] += w1 * w1 * b * b;
+                if (sbin[ll + 8 * x][ji] == r) /* unfused, as the CPU adds them */
+                    h0[x] = __dadd_rn(h0[x], b), h1[x] = __dadd_rn(h1[x], __dmul_rn(w1, b));
             }
         }
         __syncthreads();
@@ -103,7 +135,13 @@ __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
 #pragma unroll
     for (int x = 0; x < SKX; ++x) {
         const int64_t l = l0 + ll + 8 * x;
+        for (int b = NB - 2; b >= 0; --b) { /* Hc[b] = H[b] + Hc[b + 1], in that order */
+            const double n0 = __shfl_sync(0xffffffffu, h0[x], b + 1);
+            const double n1 = __shfl_sync(0xffffffffu, h1[x], b + 1);
+            if (r == b) h0[x] = __dadd_rn(h0[x], n0), h1[x] = __dadd_rn(h1[x], n1);
+        }
         if (l < a.k) {
+            a.Hc[(l * NB + r) * 2] = h0[x], a.Hc[(l * NB + r) * 2 + 1] = h1[x];
             a.Z[l * 2 * SK_Q + r] = z0[x];
             a.Z[l * 2 * SK_Q + SK_Q + r] = z1[x];
             if (r == 0) a.B2[l * 2] = b0[x], a.B2[l * 2 + 1] = b1[x];
@@ -286,12 +324,16 @@ __global__ void __launch_bounds__(REP_THREADS) repeat_kernel(tight_dev a, int ro
 /* A block of 8 warps takes 32 rows for weight column q = blockIdx.y, each warp 4 of them;
  * lane r carries sketch column r of all 4 (its share of the squared partial sums is its
  * own), with the tiles of Z and of the rows of op(A) for 32 values of l in shared memory,
- * so that Z is read once per 32 rows. The exact terms are dealt round the lanes; each warp
- * adds its lanes up at the end. The guard's verdict comes from guard_kernel. */
+ * so that Z is read once per 32 rows. The node terms are abft_tight_node's (the range of the
+ * running sum kept per lane). The exact terms and the small terms' allowance are dealt round
+ * the lanes (lane li: l = l0 + li; the sums of |a_il| before each l in the CPU's order, by
+ * lanes 0..3, one row each); each warp adds its lanes up at the end. The guard's verdict
+ * comes from guard_kernel. */
 constexpr int RW = 8, RPW = 4, RROWS = RW * RPW, RL = 32;
 __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk) {
     __shared__ double zs[RL][SK_Q + 1];
     __shared__ double xs[RROWS][RL + 1];
+    __shared__ double acs[RROWS][RL + 1];
     __shared__ int bads[RROWS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = blockIdx.y;
     const int64_t i0 = (int64_t)blockIdx.x * RROWS;
@@ -300,9 +342,12 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
         bads[threadIdx.x] = a.too_wide || (i < a.m && a.risky[i]);
     }
     const double *gW = a.gw + (size_t)(NWIN - 1) * (size_t)a.k;
-    double P[RPW], Pm[RPW], vs[RPW], sh[RPW], yc[RPW];
+    const double kabs_u = ABFT_TIGHT_KABS * a.u;
+    double P[RPW], lo[RPW], hi[RPW], wm[RPW], vs[RPW], sh[RPW], yc[RPW], ab[RPW];
+    double acum = 0.0; /* lanes 0..3: the sum of |a_il| so far of row warp·RPW + lane */
 #pragma unroll
-    for (int rr = 0; rr < RPW; ++rr) P[rr] = Pm[rr] = vs[rr] = sh[rr] = yc[rr] = 0.0;
+    for (int rr = 0; rr < RPW; ++rr)
+        P[rr] = lo[rr] = hi[rr] = wm[rr] = vs[rr] = sh[rr] = yc[rr] = ab[rr] = 0.0;
     for (int64_t l0 = 0; l0 < a.k; l0 += RL) {
         const int ln = a.k - l0 < RL ? (int)(a.k - l0) : RL;
         __syncthreads();
@@ -317,48 +362,54 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
             xs[ri][li] = i < a.m && li < ln ? opa(a, i, l0 + li) : 0.0;
         }
         __syncthreads();
-        /* the split's and the last row's extra terms only where they fall: the plain loop
-         * runs up to the first of them in the tile */
+        if (lane < RPW) /* the sums of |a_il| before each l of the tile, in order */
+            for (int li = 0; li < ln; ++li) {
+                acs[warp * RPW + lane][li] = acum;
+                acum += fabs(xs[warp * RPW + lane][li]);
+            }
+        /* the window ends' and the last rows' extra terms only where they fall */
         const int64_t lsp = a.ks ? a.ks - 1 : -1;
         for (int li = 0; li < ln; ++li) {
             const int64_t l = l0 + li;
             const double z = zs[li][lane], g = gW[l];
-            if (l != a.k - 1 && l != lsp) {
-#pragma unroll
-                for (int rr = 0; rr < RPW; ++rr) {
-                    P[rr] = fma(xs[warp * RPW + rr][li], z, P[rr]);
-                    const double d = P[rr] - Pm[rr];
-                    vs[rr] = fma(g, d * d, vs[rr]);
-                }
-                continue;
-            }
 #pragma unroll
             for (int rr = 0; rr < RPW; ++rr) {
-                P[rr] += xs[warp * RPW + rr][li] * z;
-                const double d = P[rr] - Pm[rr], sq = d * d;
-                vs[rr] += g * sq;
-                if (l == a.k - 1) vs[rr] += 2.0 * g * (sq + (a.ks ? P[rr] * P[rr] : 0.0));
-                if (l == lsp) vs[rr] += 2.0 * g * P[rr] * P[rr], Pm[rr] = P[rr];
+                P[rr] = fma(xs[warp * RPW + rr][li], z, P[rr]);
+                lo[rr] = fmin(lo[rr], P[rr]);
+                hi[rr] = fmax(hi[rr], P[rr]);
+                const double t = abft_tight_node(g, P[rr], lo[rr], hi[rr]);
+                vs[rr] += t;
+                wm[rr] = fmax(wm[rr], t);
             }
+            if ((l & (WIN - 1)) == WIN - 1 || l == a.k - 1)
+#pragma unroll
+                for (int rr = 0; rr < RPW; ++rr) vs[rr] += ABFT_TIGHT_COMB * wm[rr], wm[rr] = 0.0;
+            if (l == a.k - 1 || l == lsp)
+#pragma unroll
+                for (int rr = 0; rr < RPW; ++rr) vs[rr] += 2.0 * g * (P[rr] * P[rr]);
         }
-        if (lane < ln) { /* the exact terms: lane li of the tile */
+        __syncwarp();
+        if (lane < ln) { /* the exact terms and the small terms: lane li of the tile */
             const int64_t l = l0 + lane;
             const double b2 = a.B2[l * 2 + q] * a.Ws[l], y = a.Yb[l + q * a.ldyb];
 #pragma unroll
             for (int rr = 0; rr < RPW; ++rr) {
-                const double x = xs[warp * RPW + rr][lane];
+                const double x = xs[warp * RPW + rr][lane], ac = acs[warp * RPW + rr][lane];
                 sh[rr] += x * x * b2;
                 yc[rr] += x * x * y * y;
+                if (x != 0.0 && ac > 0.0)
+                    ab[rr] += x * a.Hc[(l * NB + abft_tight_tbin(kabs_u * ac / fabs(x))) * 2 + q];
             }
         }
     }
 #pragma unroll
     for (int rr = 0; rr < RPW; ++rr) {
-        double v = vs[rr], h = sh[rr], c = yc[rr];
+        double v = vs[rr], h = sh[rr], c = yc[rr], s = ab[rr];
         for (int off = 16; off >= 1; off /= 2) {
             v += __shfl_xor_sync(0xffffffffu, v, off);
             h += __shfl_xor_sync(0xffffffffu, h, off);
             c += __shfl_xor_sync(0xffffffffu, c, off);
+            s += __shfl_xor_sync(0xffffffffu, s, off);
         }
         const int64_t i = i0 + warp * RPW + rr;
         if (lane == 0 && i < a.m) {
@@ -366,7 +417,8 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
                 a.T[i + q * a.ldt] = -1.0;
             } else {
                 const double V = a.u * a.u * (v / SK_Q + h) + a.u_chk * a.u_chk * c;
-                const double t = a.lambda * fabs(a.alpha) * sqrt(V) * (1.0 + 0x1p-20);
+                const double t = (a.lambda * fabs(a.alpha) * sqrt(V) + 2.0 * fabs(a.alpha) * fabs(s)) *
+                                 (1.0 + 0x1p-20);
                 a.T[i + q * a.ldt] = t < INFINITY ? t : -1.0;
             }
         }
@@ -410,7 +462,8 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
                    align256(sizeof(double) * (size_t)k * 2) +
                    align256(sizeof(double) * (size_t)k * NWIN) + align256(sizeof(double) * (size_t)k) +
                    align256(sizeof(uint32_t) * (size_t)nblk) + align256(sizeof(int) * (size_t)m) +
-                   align256(sizeof(int));
+                   align256(sizeof(int)) + align256(sizeof(double) * (size_t)n) +
+                   align256(sizeof(double) * (size_t)k * NB * 2);
     void *mem = NULL;
     ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &mem));
     tight_dev d;
@@ -429,12 +482,18 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     d.Ws = (double *)p, p += align256(sizeof(double) * (size_t)k);
     d.mask = (uint32_t *)p, p += align256(sizeof(uint32_t) * (size_t)nblk);
     d.risky = (int *)p, p += align256(sizeof(int) * (size_t)m);
-    d.brep = (int *)p;
+    d.brep = (int *)p, p += align256(sizeof(int));
+    d.bmax = (double *)p, p += align256(sizeof(double) * (size_t)n);
+    d.Hc = (double *)p;
     ABFT_CUDA_TRY(cudaMemsetAsync(d.mask, 0, sizeof(uint32_t) * (size_t)nblk, st));
     ABFT_CUDA_TRY(cudaMemsetAsync(d.risky, 0, sizeof(int) * (size_t)m, st));
     ABFT_CUDA_TRY(cudaMemsetAsync(d.brep, 0, sizeof(int), st));
+    ABFT_CUDA_TRY(cudaMemsetAsync(d.bmax, 0, sizeof(double) * (size_t)n, st));
     if (!d.too_wide) {
         gauss_kernel<<<(unsigned)((n * SK_Q + 255) / 256), 256, 0, st>>>(d);
+        ABFT_CUDA_LAUNCHED();
+        colmax_kernel<<<dim3((unsigned)((k + SKL - 1) / SKL), (unsigned)((n + SKJ - 1) / SKJ)), 256, 0,
+                        st>>>(d);
         ABFT_CUDA_LAUNCHED();
         sketch_kernel<<<(unsigned)((k + SKL - 1) / SKL), 256, 0, st>>>(d);
         ABFT_CUDA_LAUNCHED();

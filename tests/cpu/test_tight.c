@@ -362,6 +362,47 @@ static void test_rules(abft_handle_t h) {
              "48 KiB: fp32 k = 65536 needs 128 KiB");
 }
 
+/* 7. Terms below a partial sum's rounding spacing, and sums that cancel only in the natural
+ *    order. fp32, m = 32, n = 512, B in [0.5, 1]. (a) Rows of A: a first entry 1, then
+ *    k - 1 entries eps·U(0, 1): every later product is absorbed by (or rounds one step
+ *    against) the dominant partial sum, an error of one sign per term that the model of
+ *    independent roundings does not see (before the small-term allowance: every row
+ *    flagged, ratio up to 11). (b) Pairs (+1, -1) at l = q - 1, q for every multiple q of 64,
+ *    rows q - 1 and q of B equal, the rest of A eps·U(0, 1): the natural order's partial
+ *    sums return to the small terms' after each pair, but a BLAS whose k-blocks start at q
+ *    sums the small terms onto -1 (OpenBLAS's sgemm blocks are 320 here; before the block-
+ *    safe node terms and the allowance: flagged, ratio up to 7.5 at k = 16384). */
+static void test_small_terms(abft_handle_t h, uint64_t seed) {
+    tu_rng_t r;
+    tu_rng_init(&r, seed + 17);
+    const int64_t m = 32, n = 512;
+    const double eps[3] = {1e-7, 3e-8, 1e-8};
+    double worst = 0.0;
+    for (int c = 0; c < 6; ++c) {
+        const int pairs = c >= 3;
+        const int64_t k = pairs ? 16384 : 1024;
+        float *A = tu_alloc_s(m * k), *B = tu_alloc_s(k * n), *C = tu_alloc_s(m * n);
+        for (int64_t l = 0; l < k; ++l)
+            for (int64_t i = 0; i < m; ++i)
+                A[i + l * m] = (float)(!pairs && l == 0 ? 1.0 : eps[c % 3] * tu_range(&r, 0.0, 1.0));
+        for (int64_t i = 0; i < k * n; ++i) B[i] = (float)tu_range(&r, 0.5, 1.0);
+        for (int64_t q = 64; pairs && q < k; q += 64) {
+            for (int64_t i = 0; i < m; ++i) A[i + (q - 1) * m] = 1.0f, A[i + q * m] = -1.0f;
+            for (int64_t j = 0; j < n; ++j) B[q + j * k] = B[q - 1 + j * k];
+        }
+        abft_report_t rep_;
+        abft_status_t st = abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f,
+                                      C, m, &rep_);
+        TU_CHECK(st == ABFT_STATUS_SUCCESS && rep_.detected == 0,
+                 "small terms, %s, eps %g: %s, flagged %lld, ratio %g",
+                 pairs ? "cancelling pairs" : "dominant first term", eps[c % 3],
+                 abft_status_name(st), (long long)rep_.detected, rep_.max_ratio);
+        if (rep_.max_ratio > worst) worst = rep_.max_ratio;
+        free(A), free(B), free(C);
+    }
+    printf("small terms below the sums' spacing: largest residual/bound %.3g\n", worst);
+}
+
 int main(void) {
     uint64_t seed = tu_seed("test_tight");
     abft_handle_t h;
@@ -373,6 +414,7 @@ int main(void) {
     test_detects(h, seed);
     test_big_old_c(h, seed);
     test_few_values(h, seed);
+    test_small_terms(h, seed);
     abft_destroy(h);
     return tu_finish("test_tight");
 }

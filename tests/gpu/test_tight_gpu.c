@@ -21,10 +21,12 @@
 #include "testutil_cuda.h"
 
 enum { K_UNIFORM, K_POSITIVE, K_REPEATED, K_CONSTANT, K_PERIODIC, K_DISCRETE, K_SHARED,
-       K_FEWSET, K_COUNT };
-static const char *kname[K_COUNT] = {"uniform",  "positive",    "repeated",
-                                     "constant", "periodic",    "discrete",
-                                     "shared rows", "twelve values"};
+       K_FEWSET, K_DOMINANT, K_PAIRS, K_COUNT };
+static const char *kname[K_COUNT] = {"uniform",     "positive",      "repeated", "constant",
+                                     "periodic",    "discrete",      "shared rows",
+                                     "twelve values", "dominant first", "cancelling pairs"};
+/* the small entries of K_DOMINANT and K_PAIRS: op(A)'s other entries are g_eps·U(0, 1) */
+static double g_eps = 3e-8;
 
 /* Logical op(A) (m x k) and op(B) (k x n) of a kind, column-major with ld = rows. */
 static void fill(tu_rng_t *r, int kind, int isb, int64_t rows, int64_t cols, double *X) {
@@ -43,6 +45,17 @@ static void fill(tu_rng_t *r, int kind, int isb, int64_t rows, int64_t cols, dou
                         : tu_range(r, -1.0, 1.0);
                 break;
             case K_SHARED: v = isb && j > 0 && i < rows / 2 ? X[i] : tu_range(r, -1.0, 1.0); break;
+            case K_DOMINANT: /* a first term 1, the others far below its spacing in fp32 */
+                v = isb ? tu_range(r, 0.5, 1.0) : l == 0 ? 1.0 : g_eps * tu_range(r, 0.0, 1.0);
+                break;
+            case K_PAIRS: /* (+1, -1) at l = q - 1, q (q = 64, 128, ...) on equal rows of op(B):
+                           * cancelled in the natural order, not in a k-block that starts at q */
+                if (isb)
+                    v = l % 64 == 0 && l > 0 ? X[i - 1 + j * rows] : tu_range(r, 0.5, 1.0);
+                else
+                    v = l > 0 && l % 64 == 63 ? 1.0 : l > 0 && l % 64 == 0 ? -1.0
+                                                       : g_eps * tu_range(r, 0.0, 1.0);
+                break;
             default: /* odd rows of op(A) and odd columns of op(B) from 12 positive values (rich
                       * on 16-term blocks, repeated along long sums), the others uniform */
                 v = (isb ? j : i) % 2 ? 0.5 + (double)tu_int(r, 0, 11) / 12.0 : tu_range(r, -1.0, 1.0);
@@ -373,6 +386,34 @@ static void test_dot2(abft_handle_t h, tu_rng_t *r) {
            checked, worst);
 }
 
+/* 5. Terms below the partial sums' spacing (fp32, through cuBLAS): rows of op(A) with a
+ *    dominant first term and small positive ones after it (cuBLAS sums them in order onto
+ *    the first: absorbed, an error of one sign per term), and cancelling pairs at multiples
+ *    of 64 (cancelled in the natural order, not inside a split-k chunk or k-block that
+ *    starts between them). No clean product flagged. */
+static void test_small_terms(abft_handle_t h, tu_rng_t *r) {
+    static const double eps[3] = {1e-7, 3e-8, 1e-8};
+    static const int64_t shape[3][3] = {{64, 512, 1024}, {256, 256, 16384}, {64, 512, 65536}};
+    double worst = 0.0;
+    for (int c = 0; c < 18; ++c) {
+        const int kind = c % 2 ? K_PAIRS : K_DOMINANT, s = (c / 2) % 3;
+        g_eps = eps[c / 6];
+        prob_t p;
+        make(&p, 0, r, kind, shape[s][0], shape[s][1], shape[s][2], 0, 0, 0);
+        abft_report_t rep;
+        abft_status_t st = gemm(h, &p, 1.0, 0.0, &rep);
+        TU_CHECK(st == ABFT_STATUS_SUCCESS && rep.detected == 0,
+                 "%s %lldx%lldx%lld eps %g: %s, flagged %lld, ratio %g", kname[kind],
+                 (long long)p.m, (long long)p.n, (long long)p.k, g_eps, abft_status_name(st),
+                 (long long)rep.detected, rep.max_ratio);
+        if (st == ABFT_STATUS_SUCCESS && rep.max_ratio > worst) worst = rep.max_ratio;
+        release(&p);
+    }
+    g_eps = 3e-8;
+    printf("small terms below the sums' spacing: 18 fp32 products, largest residual/bound %.3g\n",
+           worst);
+}
+
 int main(void) {
     tu_require_gpu();
     uint64_t seed = tu_seed("test_tight_gpu");
@@ -389,6 +430,7 @@ int main(void) {
     test_clean(h, &r, 1, quick ? 40 : 400);
     test_detects(h, &r, 0, 1e-3);
     test_detects(h, &r, 1, 1e-11);
+    test_small_terms(h, &r);
     abft_destroy(h);
     return tu_finish("test_tight_gpu");
 }
