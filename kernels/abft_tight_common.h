@@ -147,6 +147,15 @@ ABFT_TIGHT_FN double abft_tight_node(double g, double p, double lo, double hi) {
  * [2^-(t+1), 2^-t), the last bin also everything smaller), summed from the smallest r up
  * (Hc); theta picks the bins from its own binade down. */
 #define ABFT_TIGHT_KABS 2.0
+/* Acum is summed by tiles of 32 terms (l = 32·c ..): within a tile a Kogge-Stone scan
+ * (v_x += v_(x - s) for s = 1, 2, 4, 8, 16), as a warp does it, so both backends pick the
+ * same bins: in place on v[0..31] (|a| of the tile, 0 past k), then
+ * Acum(32·c + x) = base + (x ? v[x - 1] : 0) and the next base = base + v[31]. */
+enum { ABFT_TIGHT_ACUM_TILE = 32 };
+ABFT_TIGHT_FN void abft_tight_acum_scan(double *v) {
+    for (int s = 1; s < ABFT_TIGHT_ACUM_TILE; s *= 2)
+        for (int x = ABFT_TIGHT_ACUM_TILE - 1; x >= s; --x) v[x] += v[x - s];
+}
 enum { ABFT_TIGHT_NB = 32 };
 /* The bin of r = |b|/bmax in (0, 1]. */
 ABFT_TIGHT_FN int abft_tight_rbin(double b, double bmax) {

@@ -312,17 +312,25 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
              * is: the node term is g·D^2 (abft_tight_node). */
             double P[2 * SK_Q] = {0}, lo[2 * SK_Q] = {0}, hi[2 * SK_Q] = {0};
             double wm[2 * SK_Q] = {0}, Vq[2 * SK_Q] = {0};
-            double vs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0}, ab[2] = {0, 0}, acum = 0.0;
+            double vs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0}, ab[2] = {0, 0};
+            double base = 0.0, sc[ABFT_TIGHT_ACUM_TILE];
             const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
             for (int64_t l = 0; l < k; ++l) {
                 const double x = row[l], *z = Z + (size_t)l * 2 * SK_Q, g = gW[l];
+                const int li = (int)(l % ABFT_TIGHT_ACUM_TILE);
+                if (li == 0) { /* the next tile's sums of |a| (abft_tight_acum_scan) */
+                    if (l > 0) base += sc[ABFT_TIGHT_ACUM_TILE - 1];
+                    for (int y = 0; y < ABFT_TIGHT_ACUM_TILE; ++y)
+                        sc[y] = l + y < k ? fabs(row[l + y]) : 0.0;
+                    abft_tight_acum_scan(sc);
+                }
                 /* the small terms: the candidates' signed sum (abft_tight_tbin) */
+                const double acum = base + (li ? sc[li - 1] : 0.0);
                 if (x != 0.0 && acum > 0.0) {
                     const double *h =
                         Hc + ((size_t)l * NB + (size_t)abft_tight_tbin(ABFT_TIGHT_KABS * a->u * acum / fabs(x))) * 2;
                     ab[0] += x * h[0], ab[1] += x * h[1];
                 }
-                acum += fabs(x);
                 for (int q = 0; q < 2 * SK_Q; ++q) {
                     P[q] += x * z[q];
                     lo[q] = P[q] < lo[q] ? P[q] : lo[q];

@@ -330,10 +330,10 @@ __global__ void __launch_bounds__(REP_THREADS) repeat_kernel(tight_dev a, int ro
  * lanes 0..3, one row each); each warp adds its lanes up at the end. The guard's verdict
  * comes from guard_kernel. */
 constexpr int RW = 8, RPW = 4, RROWS = RW * RPW, RL = 32;
+static_assert(RL == ABFT_TIGHT_ACUM_TILE, "a lane per term of the sums of |a|");
 __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk) {
     __shared__ double zs[RL][SK_Q + 1];
     __shared__ double xs[RROWS][RL + 1];
-    __shared__ double acs[RROWS][RL + 1];
     __shared__ int bads[RROWS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = blockIdx.y;
     const int64_t i0 = (int64_t)blockIdx.x * RROWS;
@@ -344,10 +344,10 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
     const double *gW = a.gw + (size_t)(NWIN - 1) * (size_t)a.k;
     const double kabs_u = ABFT_TIGHT_KABS * a.u;
     double P[RPW], lo[RPW], hi[RPW], wm[RPW], vs[RPW], sh[RPW], yc[RPW], ab[RPW];
-    double acum = 0.0; /* lanes 0..3: the sum of |a_il| so far of row warp·RPW + lane */
+    double base[RPW]; /* the sums of |a_il| before the tile, per row (abft_tight_acum_scan) */
 #pragma unroll
     for (int rr = 0; rr < RPW; ++rr)
-        P[rr] = lo[rr] = hi[rr] = wm[rr] = vs[rr] = sh[rr] = yc[rr] = ab[rr] = 0.0;
+        P[rr] = lo[rr] = hi[rr] = wm[rr] = vs[rr] = sh[rr] = yc[rr] = ab[rr] = base[rr] = 0.0;
     for (int64_t l0 = 0; l0 < a.k; l0 += RL) {
         const int ln = a.k - l0 < RL ? (int)(a.k - l0) : RL;
         __syncthreads();
@@ -362,11 +362,6 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
             xs[ri][li] = i < a.m && li < ln ? opa(a, i, l0 + li) : 0.0;
         }
         __syncthreads();
-        if (lane < RPW) /* the sums of |a_il| before each l of the tile, in order */
-            for (int li = 0; li < ln; ++li) {
-                acs[warp * RPW + lane][li] = acum;
-                acum += fabs(xs[warp * RPW + lane][li]);
-            }
         /* the window ends' and the last rows' extra terms only where they fall */
         const int64_t lsp = a.ks ? a.ks - 1 : -1;
         for (int li = 0; li < ln; ++li) {
@@ -388,13 +383,25 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
 #pragma unroll
                 for (int rr = 0; rr < RPW; ++rr) vs[rr] += 2.0 * g * (P[rr] * P[rr]);
         }
-        __syncwarp();
+        /* the sums of |a_il| before each l of the tile: a Kogge-Stone scan over the lanes */
+        double acs[RPW];
+#pragma unroll
+        for (int rr = 0; rr < RPW; ++rr) {
+            double v = fabs(xs[warp * RPW + rr][lane]); /* 0 past k */
+            for (int s = 1; s < RL; s *= 2) {
+                const double up = __shfl_up_sync(0xffffffffu, v, s);
+                if (lane >= s) v += up;
+            }
+            const double ex = __shfl_up_sync(0xffffffffu, v, 1);
+            acs[rr] = base[rr] + (lane ? ex : 0.0);
+            base[rr] += __shfl_sync(0xffffffffu, v, RL - 1);
+        }
         if (lane < ln) { /* the exact terms and the small terms: lane li of the tile */
             const int64_t l = l0 + lane;
             const double b2 = a.B2[l * 2 + q] * a.Ws[l], y = a.Yb[l + q * a.ldyb];
 #pragma unroll
             for (int rr = 0; rr < RPW; ++rr) {
-                const double x = xs[warp * RPW + rr][lane], ac = acs[warp * RPW + rr][lane];
+                const double x = xs[warp * RPW + rr][lane], ac = acs[rr];
                 sh[rr] += x * x * b2;
                 yc[rr] += x * x * y * y;
                 if (x != 0.0 && ac > 0.0)
