@@ -120,18 +120,21 @@ ABFT_TIGHT_FN double abft_tight_ws(const double *gw, int64_t k, int64_t l) {
 
 /* The long nodes, whatever the GEMM's blocking. The GEMM cuts l = 0..k-1 into blocks of at
  * least WIN consecutive terms (k-blocks, split-k, the library's own split), sums each from
- * zero in the natural order, and adds the blocks' results in order. A node at l inside a
- * block that starts at b holds P(l) - P(b), for a sketch column's running sum P; whatever
- * b is, that is at most D = max(P - lo, hi - P), with [lo, hi] the range of P up to l (0
- * included). The node term is g·D^2 (g: the class weight gW(l)), at least the natural
- * order's g·P^2. Each block's end adds at most ABFT_TIGHT_COMB more nodes (its result,
- * scaled by alpha, and the running sum it joins), each also at most D at that l; blocks of
- * WIN or more terms end at most once per aligned window of WIN, so each window adds
- * ABFT_TIGHT_COMB times its largest node term. */
+ * zero in the natural order, and adds the blocks' results in order. A node at t inside a
+ * block that starts at b holds P(t) - P(b), for a sketch column's running sum P; whatever
+ * b is, that is at most max(P(t) - lo, hi - P(t)), with [lo, hi] the range of P up to t (0
+ * included), at least |P(t)|, the natural order's node. Per aligned window of WIN terms
+ * (len of them, fewer in the last) the pass keeps the window's own range [pmin, pmax] of
+ * P; with [lo, hi] taken through the window's end, D = max(pmax - lo, hi - pmin) bounds
+ * every node of the window. Each block's end adds at most ABFT_TIGHT_COMB more nodes (its
+ * result, scaled by alpha, and the running sum it joins), each also at most D; blocks of
+ * WIN or more terms end at most once per window. So a window adds
+ * (len + ABFT_TIGHT_COMB)·g·D^2, g the largest class weight gW of its terms. */
 #define ABFT_TIGHT_COMB 2.0
-ABFT_TIGHT_FN double abft_tight_node(double g, double p, double lo, double hi) {
-    const double d = p - lo > hi - p ? p - lo : hi - p;
-    return g * (d * d);
+ABFT_TIGHT_FN double abft_tight_window(double g, int len, double pmin, double pmax, double lo,
+                                       double hi) {
+    const double d = pmax - lo > hi - pmin ? pmax - lo : hi - pmin;
+    return ((double)len + ABFT_TIGHT_COMB) * g * (d * d);
 }
 
 /* Terms below a partial sum's rounding spacing. Rounding errors average out only where the

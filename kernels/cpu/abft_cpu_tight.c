@@ -6,11 +6,12 @@
  * variance proxy u^2·V. This pass computes an upper estimate of V from three parts:
  *
  *   1. the long nodes, each addition rounding u·|node|: sketched with SK_Q Gaussian vectors
- *      (Z = op(B)·diag(w)·G, then running sums x_r of a_il·Z_lr along l), the node at t
- *      of any blocking into runs of WIN or more terms (k-blocks, split-k: P_t - P_b for
- *      the block's start b) is at most D_t = max(x_t - lo, hi - x_t) per sketch column
- *      ([lo, hi] the range of x up to t, 0 included): sum_t gW(t)·D_t^2, plus twice each
- *      aligned window's largest term for the blocks' ends (abft_tight_node), where gW(t)
+ *      (Z = op(B)·diag(w)·G, then running sums x_r of a_il·Z_lr along l), the nodes of any
+ *      blocking into runs of WIN or more terms (k-blocks, split-k: P_t - P_b for the
+ *      block's start b) are at most D = max(pmax - lo, hi - pmin) per sketch column over an
+ *      aligned window of WIN terms ([pmin, pmax] the window's range of x, [lo, hi] the range
+ *      up to its end, 0 included): (len + 2)·gW·D^2 per window, two for the blocks' ends
+ *      (abft_tight_window), where gW(t)
  *      bounds how many columns can share the rounding of the node ending at t (columns
  *      equal up to one sign and power of two on the WIN rows up to t: rounding commutes
  *      with both, and a rounding shared by g columns adds at most g times their squares);
@@ -304,14 +305,14 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
                 ++risky;
                 continue;
             }
-            /* per sketch column: the running sum P, its range [lo, hi] so far (0 included:
-             * the value before the first term), the window's largest node term wm, and the
-             * weighted sum of squares Vq (elementwise, so the loop vectorizes; summed over the
-             * columns at the end, in the GPU kernel's order). A block of the GEMM's order that
-             * starts at b holds P(l) - P(b) at l, at most D = max(P - lo, hi - P) whatever b
-             * is: the node term is g·D^2 (abft_tight_node). */
+            /* per sketch column: the running sum P, its range [lo, hi] through the last
+             * window (0 included) and [pn, px] in this one, and the weighted sum of squares Vq
+             * (elementwise, so the loop vectorizes; summed over the columns at the end, in
+             * the GPU kernel's order): a window's nodes, in any blocking, are
+             * abft_tight_window's. gw_max: the window's largest class weight. */
             double P[2 * SK_Q] = {0}, lo[2 * SK_Q] = {0}, hi[2 * SK_Q] = {0};
-            double wm[2 * SK_Q] = {0}, Vq[2 * SK_Q] = {0};
+            double pn[2 * SK_Q], px[2 * SK_Q], Vq[2 * SK_Q] = {0}, gw_max = 0.0;
+            for (int q = 0; q < 2 * SK_Q; ++q) pn[q] = INFINITY, px[q] = -INFINITY;
             double vs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0}, ab[2] = {0, 0};
             double base = 0.0, sc[ABFT_TIGHT_ACUM_TILE];
             const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
@@ -331,18 +332,22 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
                         Hc + ((size_t)l * NB + (size_t)abft_tight_tbin(ABFT_TIGHT_KABS * a->u * acum / fabs(x))) * 2;
                     ab[0] += x * h[0], ab[1] += x * h[1];
                 }
+                gw_max = g > gw_max ? g : gw_max;
                 for (int q = 0; q < 2 * SK_Q; ++q) {
                     P[q] += x * z[q];
-                    lo[q] = P[q] < lo[q] ? P[q] : lo[q];
-                    hi[q] = P[q] > hi[q] ? P[q] : hi[q];
-                    const double t = abft_tight_node(g, P[q], lo[q], hi[q]);
-                    Vq[q] += t;
-                    wm[q] = t > wm[q] ? t : wm[q];
+                    pn[q] = P[q] < pn[q] ? P[q] : pn[q];
+                    px[q] = P[q] > px[q] ? P[q] : px[q];
                 }
-                /* a window's end: the combination nodes of a block ending in it */
-                if (l % WIN == WIN - 1 || l == k - 1)
-                    for (int q = 0; q < 2 * SK_Q; ++q)
-                        Vq[q] += ABFT_TIGHT_COMB * wm[q], wm[q] = 0.0;
+                if (l % WIN == WIN - 1 || l == k - 1) { /* the window's end */
+                    const int len = (int)(l % WIN) + 1;
+                    for (int q = 0; q < 2 * SK_Q; ++q) {
+                        lo[q] = pn[q] < lo[q] ? pn[q] : lo[q];
+                        hi[q] = px[q] > hi[q] ? px[q] : hi[q];
+                        Vq[q] += abft_tight_window(gw_max, len, pn[q], px[q], lo[q], hi[q]);
+                        pn[q] = INFINITY, px[q] = -INFINITY;
+                    }
+                    gw_max = 0.0;
+                }
                 /* the final roundings (alpha·D, its sum with beta·C_old; after the library's
                  * split, also the first half's result, rounded as it is stored) */
                 if (l == k - 1 || l == ks - 1)

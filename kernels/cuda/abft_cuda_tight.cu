@@ -324,8 +324,8 @@ __global__ void __launch_bounds__(REP_THREADS) repeat_kernel(tight_dev a, int ro
 /* A block of 8 warps takes 32 rows for weight column q = blockIdx.y, each warp 4 of them;
  * lane r carries sketch column r of all 4 (its share of the squared partial sums is its
  * own), with the tiles of Z and of the rows of op(A) for 32 values of l in shared memory,
- * so that Z is read once per 32 rows. The node terms are abft_tight_node's (the range of the
- * running sum kept per lane). The exact terms and the small terms' allowance are dealt round
+ * so that Z is read once per 32 rows. The node terms are abft_tight_window's (the ranges of
+ * the running sum kept per lane). The exact terms and the small terms' allowance are dealt round
  * the lanes (lane li: l = l0 + li; the sums of |a_il| before each l in the CPU's order, by
  * lanes 0..3, one row each); each warp adds its lanes up at the end. The guard's verdict
  * comes from guard_kernel. */
@@ -343,11 +343,14 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
     }
     const double *gW = a.gw + (size_t)(NWIN - 1) * (size_t)a.k;
     const double kabs_u = ABFT_TIGHT_KABS * a.u;
-    double P[RPW], lo[RPW], hi[RPW], wm[RPW], vs[RPW], sh[RPW], yc[RPW], ab[RPW];
+    double P[RPW], lo[RPW], hi[RPW], pn[RPW], px[RPW], vs[RPW], sh[RPW], yc[RPW], ab[RPW];
     double base[RPW]; /* the sums of |a_il| before the tile, per row (abft_tight_acum_scan) */
 #pragma unroll
-    for (int rr = 0; rr < RPW; ++rr)
-        P[rr] = lo[rr] = hi[rr] = wm[rr] = vs[rr] = sh[rr] = yc[rr] = ab[rr] = base[rr] = 0.0;
+    for (int rr = 0; rr < RPW; ++rr) {
+        P[rr] = lo[rr] = hi[rr] = vs[rr] = sh[rr] = yc[rr] = ab[rr] = base[rr] = 0.0;
+        pn[rr] = INFINITY, px[rr] = -INFINITY;
+    }
+    double gw_max = 0.0;
     for (int64_t l0 = 0; l0 < a.k; l0 += RL) {
         const int ln = a.k - l0 < RL ? (int)(a.k - l0) : RL;
         __syncthreads();
@@ -362,23 +365,30 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
             xs[ri][li] = i < a.m && li < ln ? opa(a, i, l0 + li) : 0.0;
         }
         __syncthreads();
-        /* the window ends' and the last rows' extra terms only where they fall */
+        /* a window's nodes at its end (abft_tight_window), the last rows' extra terms only
+         * where they fall */
         const int64_t lsp = a.ks ? a.ks - 1 : -1;
         for (int li = 0; li < ln; ++li) {
             const int64_t l = l0 + li;
             const double z = zs[li][lane], g = gW[l];
+            gw_max = fmax(gw_max, g);
 #pragma unroll
             for (int rr = 0; rr < RPW; ++rr) {
                 P[rr] = fma(xs[warp * RPW + rr][li], z, P[rr]);
-                lo[rr] = fmin(lo[rr], P[rr]);
-                hi[rr] = fmax(hi[rr], P[rr]);
-                const double t = abft_tight_node(g, P[rr], lo[rr], hi[rr]);
-                vs[rr] += t;
-                wm[rr] = fmax(wm[rr], t);
+                pn[rr] = fmin(pn[rr], P[rr]);
+                px[rr] = fmax(px[rr], P[rr]);
             }
-            if ((l & (WIN - 1)) == WIN - 1 || l == a.k - 1)
+            if ((l & (WIN - 1)) == WIN - 1 || l == a.k - 1) {
+                const int len = (int)(l & (WIN - 1)) + 1;
 #pragma unroll
-                for (int rr = 0; rr < RPW; ++rr) vs[rr] += ABFT_TIGHT_COMB * wm[rr], wm[rr] = 0.0;
+                for (int rr = 0; rr < RPW; ++rr) {
+                    lo[rr] = fmin(lo[rr], pn[rr]);
+                    hi[rr] = fmax(hi[rr], px[rr]);
+                    vs[rr] += abft_tight_window(gw_max, len, pn[rr], px[rr], lo[rr], hi[rr]);
+                    pn[rr] = INFINITY, px[rr] = -INFINITY;
+                }
+                gw_max = 0.0;
+            }
             if (l == a.k - 1 || l == lsp)
 #pragma unroll
                 for (int rr = 0; rr < RPW; ++rr) vs[rr] += 2.0 * g * (P[rr] * P[rr]);
