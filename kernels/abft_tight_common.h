@@ -166,10 +166,17 @@ ABFT_TIGHT_FN int abft_tight_rbin(double b, double bmax) {
     frexp(fabs(b) / bmax, &e); /* r in [2^(e-1), 2^e) */
     return -e < 0 ? 0 : -e > ABFT_TIGHT_NB - 1 ? ABFT_TIGHT_NB - 1 : -e;
 }
-/* The first bin a threshold theta > 0 reaches (every bin from there to the last). */
-ABFT_TIGHT_FN int abft_tight_tbin(double theta) {
-    int e;
-    frexp(theta, &e); /* theta in [2^(e-1), 2^e): bin -e starts below it */
+/* The first bin the threshold theta = c·acum/ax reaches (every bin from there to the last),
+ * for c, acum, ax > 0, from their exponents and fractions (no rounded quotient, so both
+ * backends pick the same bin): theta in [2^(e-1), 2^e) gives bin -e. */
+ABFT_TIGHT_FN int abft_tight_tbin(double c, double acum, double ax) {
+    int ec, ea, ex;
+    const double mm = frexp(c, &ec) * frexp(acum, &ea), mx = frexp(ax, &ex); /* mm in [1/4, 1) */
+    int e = ec + ea - ex; /* theta = (mm / mx)·2^e, mm / mx in (1/4, 2) */
+    if (mm >= mx)
+        e += 1;
+    else if (2.0 * mm < mx)
+        e -= 1;
     return -e < 0 ? 0 : -e > ABFT_TIGHT_NB - 1 ? ABFT_TIGHT_NB - 1 : -e;
 }
 

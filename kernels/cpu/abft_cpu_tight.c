@@ -329,7 +329,7 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
                 const double acum = base + (li ? sc[li - 1] : 0.0);
                 if (x != 0.0 && acum > 0.0) {
                     const double *h =
-                        Hc + ((size_t)l * NB + (size_t)abft_tight_tbin(ABFT_TIGHT_KABS * a->u * acum / fabs(x))) * 2;
+                        Hc + ((size_t)l * NB + (size_t)abft_tight_tbin(ABFT_TIGHT_KABS * a->u, acum, fabs(x))) * 2;
                     ab[0] += x * h[0], ab[1] += x * h[1];
                 }
                 gw_max = g > gw_max ? g : gw_max;

@@ -334,6 +334,7 @@ static_assert(RL == ABFT_TIGHT_ACUM_TILE, "a lane per term of the sums of |a|");
 __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk) {
     __shared__ double zs[RL][SK_Q + 1];
     __shared__ double xs[RROWS][RL + 1];
+    __shared__ double hs[RL][NB + 1]; /* the tile's rows of the small terms' table, column q */
     __shared__ int bads[RROWS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = blockIdx.y;
     const int64_t i0 = (int64_t)blockIdx.x * RROWS;
@@ -363,6 +364,10 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
             const int ri = a.transa ? x / RL : x % RROWS, li = a.transa ? x % RL : x / RROWS;
             const int64_t i = i0 + ri;
             xs[ri][li] = i < a.m && li < ln ? opa(a, i, l0 + li) : 0.0;
+        }
+        for (int x = threadIdx.x; x < RL * NB; x += RW * 32) {
+            const int li = x / NB, b = x % NB;
+            hs[li][b] = li < ln ? a.Hc[((l0 + li) * NB + b) * 2 + q] : 0.0;
         }
         __syncthreads();
         /* a window's nodes at its end (abft_tight_window), the last rows' extra terms only
@@ -415,7 +420,7 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
                 sh[rr] += x * x * b2;
                 yc[rr] += x * x * y * y;
                 if (x != 0.0 && ac > 0.0)
-                    ab[rr] += x * a.Hc[(l * NB + abft_tight_tbin(kabs_u * ac / fabs(x))) * 2 + q];
+                    ab[rr] += x * hs[lane][abft_tight_tbin(kabs_u, ac, fabs(x))];
             }
         }
     }
