@@ -88,10 +88,14 @@ typedef long double quad;
 #define QUAD_NAME "long double"
 #endif
 
-enum { KINDS = 11 };
-static const char *kind_name[KINDS] = {"cancelling", "positive", "wide range", "sign-sorted",
-                                       "repeated", "two groups", "shared rows", "discrete",
-                                       "constant", "near-const", "periodic"};
+enum { KINDS = 13 };
+static const char *kind_name[KINDS] = {"cancelling", "positive",   "wide range", "sign-sorted",
+                                       "repeated",   "two groups", "shared rows", "discrete",
+                                       "constant",   "near-const", "periodic",    "dominant",
+                                       "pairs"};
+/* the small entries of "dominant" and "pairs": drawn with A, one of 2^-20, 2^-25 (below
+ * fp32's spacing of 1) and 2^-54 (below fp64's) */
+static double small_eps = 0x1p-25;
 
 static uint64_t rng_state;
 static uint64_t next_u64(void) {
@@ -124,6 +128,10 @@ static double lambda_q(void) {
 /* A rows x cols operand of a kind (column-major, ld = rows): A is m x k (b = 0), B k x n
  * (b = 1); the inner index l is A's column and B's row. */
 static void fill_rect(double *M, int64_t rows, int64_t cols, int kind, int b) {
+    if (!b) {
+        static const double eps[3] = {0x1p-20, 0x1p-25, 0x1p-54};
+        small_eps = eps[next_u64() % 3];
+    }
     for (int64_t j = 0; j < cols; ++j)
         for (int64_t i = 0; i < rows; ++i) {
             double v;
@@ -164,9 +172,21 @@ static void fill_rect(double *M, int64_t rows, int64_t cols, int kind, int b) {
                      * additions round alike from k of about 4096 on) */
                 v = (b ? 1.0 : 0.1) * (1.0 + 0x1p-12 * unit());
                 break;
-            default: /* periodic: the rows of A repeat three values along l (A's column
+            case 10: /* periodic: the rows of A repeat three values along l (A's column
                       * index), B all 1 */
                 v = b ? 1.0 : 0.1 * (1.0 + (double)(j % 3) / 3.0);
+                break;
+            case 11: /* dominant: A's first column 1, the rest small_eps·U(0, 1); B in
+                      * [0.5, 1]: every later product below the first's spacing (absorbed) */
+                v = b ? 0.5 + 0.5 * unit() : j == 0 ? 1.0 : small_eps * unit();
+                break;
+            default: /* pairs: A's columns l = 63, 64, 127, 128, ... are +1, -1, the rest
+                      * small_eps·U(0, 1); B's rows 64, 128, ... equal the rows before them:
+                      * cancelled in the natural order, not in a k-block that starts between */
+                if (b)
+                    v = i % 64 == 0 && i > 0 ? M[i - 1 + j * rows] : 0.5 + 0.5 * unit();
+                else
+                    v = j % 64 == 63 ? 1.0 : j % 64 == 0 && j > 0 ? -1.0 : small_eps * unit();
                 break;
             }
             M[i + j * rows] = v;
