@@ -326,8 +326,8 @@ __global__ void __launch_bounds__(REP_THREADS) repeat_kernel(tight_dev a, int ro
  * own), with the tiles of Z and of the rows of op(A) for 32 values of l in shared memory,
  * so that Z is read once per 32 rows. The node terms are abft_tight_window's (the ranges of
  * the running sum kept per lane). The exact terms and the small terms' allowance are dealt round
- * the lanes (lane li: l = l0 + li; the sums of |a_il| before each l in the CPU's order, by
- * lanes 0..3, one row each); each warp adds its lanes up at the end. The guard's verdict
+ * the lanes (lane li: l = l0 + li; the sums of |a_il| before each l by a Kogge-Stone scan
+ * over the lanes, abft_tight_acum_scan's order); each warp adds its lanes up at the end. The guard's verdict
  * comes from guard_kernel. */
 constexpr int RW = 8, RPW = 4, RROWS = RW * RPW, RL = 32;
 static_assert(RL == ABFT_TIGHT_ACUM_TILE, "a lane per term of the sums of |a|");
