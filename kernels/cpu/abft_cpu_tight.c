@@ -222,35 +222,33 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     }
     for (int64_t l = 0; l < k; ++l) Ws[l] = abft_tight_ws(gw, k, l);
 
-    /* the small terms' tables (abft_tight_rbin): each column's largest magnitude, then per
-     * row l of op(B) the signed sums of w_j·b_lj by the binade of |b_lj|/bmax_j, in the order
-     * of j, summed from the last bin up */
-    for (int64_t j = 0; j < n; ++j)
+    /* one loop over the columns of op(B), each read twice while it is in cache: its largest
+     * magnitude; then the guard's masks (which counts d_b occur on each block among the
+     * columns) and the small terms' tables (abft_tight_rbin: per row l the signed sums of
+     * w_j·b_lj by the binade of |b_lj|/bmax_j, added in the order of j) */
+    for (int64_t j = 0; j < n; ++j) {
         for (int64_t l = 0; l < k; ++l) {
             const double b = fabs(opb(a, l, j));
             if (b > bmax[j]) bmax[j] = b;
         }
-#pragma omp parallel for schedule(static)
-    for (int64_t l = 0; l < k; ++l) {
-        double *h = Hc + (size_t)l * NB * 2;
-        for (int64_t j = 0; j < n; ++j) {
-            const double b = opb(a, l, j);
-            if (b == 0.0) continue;
-            const int t = abft_tight_rbin(b, bmax[j]);
-            h[2 * t] += b, h[2 * t + 1] += (double)(j + 1) * b;
-        }
-        for (int t = NB - 2; t >= 0; --t) h[2 * t] += h[2 * t + 2], h[2 * t + 1] += h[2 * t + 3];
-    }
-
-    /* the guard's masks: which counts d_b occur on each block among the columns */
-    for (int64_t j = 0; j < n; ++j)
         for (int64_t w = 0; w < nblk; ++w) {
             uint64_t v[WIN];
             int len = 0;
-            for (int64_t l = w * WIN; l < k && l < (w + 1) * WIN; ++l)
-                v[len++] = abft_tight_qkey(opb(a, l, j), r);
+            for (int64_t l = w * WIN; l < k && l < (w + 1) * WIN; ++l) {
+                const double b = opb(a, l, j);
+                v[len++] = abft_tight_qkey(b, r);
+                if (b == 0.0) continue;
+                double *h = Hc + ((size_t)l * NB + (size_t)abft_tight_rbin(b, bmax[j])) * 2;
+                h[0] += b, h[1] += (double)(j + 1) * b;
+            }
             mask[w] |= 1u << (abft_tight_distinct(v, len) - 1);
         }
+    }
+    /* the tables summed from the last bin up */
+    for (int64_t l = 0; l < k; ++l) {
+        double *h = Hc + (size_t)l * NB * 2;
+        for (int t = NB - 2; t >= 0; --t) h[2 * t] += h[2 * t + 2], h[2 * t + 1] += h[2 * t + 3];
+    }
 
     /* long sums: the fewest distinct values a column of op(B) takes along l */
     const int long_guard = abft_tight_long_guard(a->u, k);
