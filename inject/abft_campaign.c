@@ -346,10 +346,6 @@ static abft_status_t gemm_restore(camp_t *c, int which) {
     return to_backend(c, c->B, c->dB, b_rows(t), b_cols(t), t->ldb, c->es);
 }
 
-/* The tight mode's part from the inputs (abft_tight_args_t), computed as the CPU backend's
- * protected call computes it: Yb = op(B)·V and Za = op(A)^T·V by the same tall-and-skinny
- * products (into yb and za, k x 2 each), then the tight pass for the rows into tr (m x 2)
- * and, full checksums, the columns into tcl (n x 2). */
 /* As the backend's pass: every row of a product whose tables the backend cannot hold
  * (rows x cols, inner dimension k) gets the worst case (T = -1, rows x 2). */
 static void worst_where_unfit(const camp_t *c, int64_t rows, int64_t cols, int64_t k, double u,
@@ -359,6 +355,10 @@ static void worst_where_unfit(const camp_t *c, int64_t rows, int64_t cols, int64
     for (int64_t i = 0; i < 2 * rows; ++i) T[i] = -1.0;
 }
 
+/* The tight mode's part from the inputs (abft_tight_args_t), computed as the CPU backend's
+ * protected call computes it: Yb = op(B)·V and Za = op(A)^T·V by the same tall-and-skinny
+ * products (into yb and za, k x 2 each), then the tight pass for the rows into tr (m x 2)
+ * and, full checksums, the columns into tcl (n x 2). */
 static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double *yb,
                                      double *za) {
     const abft_trial_config_t *t = &c->tc;
