@@ -391,14 +391,55 @@ static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double 
     return st;
 }
 
+/* The tight mode's small-terms allowance as the protocol adds it (abft_gemm.c,
+ * ensure_small): per entry of C abft_bound_tight_small, summed with the weights e and w over
+ * each row (sr, m x 2) and, full checksums, each column (sc, n x 2), unscaled and not yet
+ * capped by the |.| sums. Every entry gets it here: the protocol computes it for the
+ * entries that fail without it, so an undetected change is judged against the bound that
+ * let it pass. */
+static abft_status_t gemm_small_part(camp_t *c, double *sr, double *sc) {
+    const abft_trial_config_t *t = &c->tc;
+    const int64_t m = t->m, n = t->n, k = t->k;
+    double *ar = (double *)malloc(sizeof(double) * (size_t)(m + n) * (size_t)k + 1);
+    ABFT_RETURN_IF(ar == NULL, ABFT_STATUS_ALLOC_FAILED);
+    double *bc = ar + (size_t)m * (size_t)k; /* rows of op(A), columns of op(B): k each */
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t l = 0; l < k; ++l)
+            ar[i * k + l] = elem(c->prec, c->A, t->transa ? l + i * t->lda : i + l * t->lda);
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t l = 0; l < k; ++l)
+            bc[j * k + l] = elem(c->prec, c->B, t->transb ? j + l * t->ldb : l + j * t->ldb);
+    const int cols = t->checksum_kind == ABFT_CHECKSUM_FULL;
+    for (int side = 0; side <= cols; ++side) {
+        const int64_t nv = side ? n : m, len = side ? m : n;
+        double *out = side ? sc : sr;
+#pragma omp parallel for schedule(dynamic, 4)
+        for (int64_t v = 0; v < nv; ++v) {
+            double acc[2] = {0.0, 0.0};
+            for (int64_t x = 0; x < len; ++x) {
+                const double *a = side ? ar + x * k : ar + v * k, *b = side ? bc + v * k : bc + x * k;
+                const double e = abft_bound_tight_small(&c->arith, a, b, k);
+                acc[0] += e, acc[1] += (double)(x + 1) * e;
+            }
+            for (int q = 0; q < 2; ++q) out[v + q * nv] = acc[q] * (1.0 + (double)(len + 2) * 0x1p-52);
+        }
+    }
+    free(ar);
+    return ABFT_STATUS_SUCCESS;
+}
+
 /* One entry's bound in the tight mode where its tight part tt >= 0 (else the worst case's
- * wc): the compare's formula (abft_bound.h) with R, alpha·S and beta·P the golden's. */
+ * wc): the compare's formula (abft_bound.h) with R, alpha·S and beta·P the golden's, and the
+ * small terms' allowance sm (gemm_small_part) capped by the |.| sum sa as the protocol caps
+ * it (len entries in the vector, k terms each). */
 static double tight_tau(const abft_gemm_tight_t *tb, const abft_gemm_bound_t *b, double tt,
                         double wc, double alpha, double beta, double sa, double pa, double ra,
-                        double rs, double ss, double ps) {
+                        double rs, double ss, double ps, double sm, int64_t len, int64_t k) {
     if (!(tt >= 0.0)) return tt != tt ? NAN : wc;
+    const double cap = sa / (1.0 - 0x1p-53 * (double)(2 * (k + len) + 4));
     return tt + tb->coef_s * fabs(alpha) * sa + tb->coef_p * fabs(beta) * pa + tb->coef_r * ra +
-           tb->coef_x * (fabs(rs) + fabs(alpha * ss) + fabs(beta * ps)) + b->abs_floor;
+           tb->coef_x * (fabs(rs) + fabs(alpha * ss) + fabs(beta * ps)) + b->abs_floor +
+           fabs(alpha) * (sm < cap ? sm : cap);
 }
 
 /* The bounds of the checksums of C from the bound module, with the trial's alpha, beta,
@@ -426,12 +467,14 @@ static abft_status_t gemm_tolerance(camp_t *c) {
                       abft_bound_tight_applies(&c->arith);
     abft_gemm_tight_t tbr, tbc;
     const int comp = abft_bound_tight_comp(c->h->backend, c->prec); /* as abft_gemm.c */
-    double *tt = NULL, *yb = NULL, *za = NULL; /* m x 2 rows, n x 2 columns, k x 2, k x 2 */
+    /* m x 2 rows and n x 2 columns, k x 2, k x 2, then the small terms' m x 2 and n x 2 */
+    double *tt = NULL, *yb = NULL, *za = NULL, *sm = NULL;
     if (tight) {
-        tt = (double *)malloc(sizeof(double) * (size_t)(2 * (m + n) + 4 * k + 1));
+        tt = (double *)malloc(sizeof(double) * (size_t)(4 * (m + n) + 4 * k + 1));
         ABFT_RETURN_IF(tt == NULL, ABFT_STATUS_ALLOC_FAILED);
-        yb = tt + 2 * (m + n), za = yb + 2 * k;
+        yb = tt + 2 * (m + n), za = yb + 2 * k, sm = za + 2 * k;
         abft_status_t st = gemm_tight_part(c, tt, tt + 2 * m, yb, za);
+        if (st == ABFT_STATUS_SUCCESS) st = gemm_small_part(c, sm, sm + 2 * m);
         if (st != ABFT_STATUS_SUCCESS) {
             free(tt);
             return st;
@@ -477,7 +520,7 @@ static abft_status_t gemm_tolerance(camp_t *c) {
                          br.coef_r * ra[q] + br.abs_floor;
             if (tight)
                 tau = tight_tau(&tbr, &br, tt[i + q * m], tau, t->alpha, t->beta, sa[q], pa[q],
-                                ra[q], rs[q], ss[q], ps[q]);
+                                ra[q], rs[q], ss[q], ps[q], sm[i + q * m], n, k);
             if (use_ab) tau += abft_bound_gemm_amp(&br, q, a1, ysum[q]);
             c->tau[i + q * m] = tau;
         }
@@ -507,7 +550,7 @@ static abft_status_t gemm_tolerance(camp_t *c) {
                          bc.coef_r * ra[q] + bc.abs_floor;
             if (tight && t->checksum_kind == ABFT_CHECKSUM_FULL)
                 tau = tight_tau(&tbc, &bc, tt[2 * m + j + q * n], tau, t->alpha, t->beta, sa[q],
-                                pa[q], ra[q], rs[q], ss[q], ps[q]);
+                                pa[q], ra[q], rs[q], ss[q], ps[q], sm[2 * m + j + q * n], m, k);
             if (use_ab) tau += abft_bound_gemm_amp(&bc, q, b1, xsum[q]);
             tc[j + q * n] = tau;
         }

@@ -166,6 +166,31 @@ void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner
     }
 }
 
+double abft_bound_tight_small(const abft_arith_t *g, const double *a, const double *b, int64_t k) {
+    const double kd = (double)k;
+    /* the node as the GEMM holds it is off the exact one by at most gamma_k(u)·(its |x|
+     * sum); P, lo and hi here by at most gamma_k(2^-53) of the same sum each */
+    const double ku = kd * g->u;
+    if (!(ku < 0.5)) { /* every term may be one */
+        double s = 0.0;
+        for (int64_t l = 0; l < k; ++l) s += fabs(a[l] * b[l]);
+        return s * (1.0 + g->u) * (1.0 + (kd + 2.0) * 0x1p-52);
+    }
+    const double slack = ku / (1.0 - ku) + 3.0 * gamma_wc(kd + 1.0);
+    const double c = 2.0 * g->u * (1.0 + 0x1p-48);
+    double P = 0.0, lo = 0.0, hi = 0.0, l1 = 0.0, acc = 0.0;
+    for (int64_t l = 0; l < k; ++l) {
+        const double x = a[l] * b[l], ax = fabs(x);
+        const double d = fmax(P - lo, hi - P) + slack * l1;
+        if (ax < c * d || ax < g->eta) acc += ax;
+        P += x, l1 += ax;
+        lo = fmin(lo, P), hi = fmax(hi, P);
+    }
+    /* a product rounded before it is added errs by at most its rounded value; fp64
+     * products and the sum here, relatively (k + 2)·2^-52 */
+    return acc * (1.0 + g->u) * (1.0 + (kd + 2.0) * 0x1p-52);
+}
+
 int abft_bound_tight_applies(const abft_arith_t *g) { return g->u_in == 0.0; }
 
 int abft_bound_tight_comp(abft_backend_t backend, abft_prec_t prec) {

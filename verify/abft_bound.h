@@ -82,6 +82,20 @@ typedef struct abft_gemm_tight {
 } abft_gemm_tight_t;
 void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner, int64_t k,
                            int64_t out, int comp, abft_gemm_tight_t *t);
+/* The tight mode's allowance for products below the spacing of the partial sum they join,
+ * for one entry C_ij = sum_l a_l·b_l (a: row i of op(A), b: column j of op(B), k terms, as
+ * doubles; g: the GEMM's arithmetic). Such a product x is absorbed (an error of -x) or
+ * rounds the sum by one spacing (an error of spacing - |x|, of x's sign): not noise, and
+ * of any sign pattern, but never more than |x| (the sum itself is one of the values
+ * rounding could pick). The product of term l joins a node S = P(l) - P(b) of the exact
+ * prefix sums P, for the unknown start b of its block (any blocking, any split of k), so
+ * |S| <= max(P(l) - lo, hi - P(l)) with [lo, hi] the range of P(0..l), plus the GEMM's
+ * own error on the node; x can be such a product only where |x| < max(2·u·that, eta).
+ * Returns the sum of |x| over those terms, rounded up: the entry's part of the allowance
+ * (unscaled by |alpha|). The pass's T keeps a cheaper signed estimate of the same terms,
+ * which candidates of mixed sign can defeat; the protocol adds this sum to every entry it
+ * checks on the host, and the campaign to every entry (docs/bound.md, "Tight mode"). */
+double abft_bound_tight_small(const abft_arith_t *g, const double *a, const double *b, int64_t k);
 /* How a protected GEMM's checksums are summed in the tight mode on a backend, for data of
  * precision prec: the CPU backend's always compensated (SEQ); the CUDA backend's
  * compensated (TREE) for fp64 data, plain for fp32 data (where their worst case is

@@ -573,6 +573,8 @@ typedef struct gemm_side {
     int tight;        /* the tight bound applies (tb, and T: n x 2 host copy, fetched with S) */
     abft_gemm_tight_t tb;
     double *T;
+    double *sm;       /* n x 2: abft_bound_tight_small summed over the entry's vector with
+                       * the weights, unscaled; < 0: not computed yet (with T) */
     double ysum[2];   /* sum over the inner dimension of the other operand's |.|·V encoding */
     double ymin;      /* its smallest positive entry (first column) */
     int sig;          /* -1 not known yet; 1: the kept checksums changed since encoding */
@@ -687,6 +689,33 @@ static abft_status_t cb_put(void *ctx, int64_t i, int64_t j, double v, double *s
     return strip_io(g->p, at(g->p, g->C, i, j, g->ldc), 1, 1, &x, 1);
 }
 
+/* The tight mode's small-terms allowance of entry idx of side cs (abft_bound_tight_small over
+ * the entry's vector, weights e and w), into s->sm: from the inputs where the call has them,
+ * at most their encoded |.| sum Sa (the terms' whole |x| sum, which also holds where an
+ * input changed after encoding); without the inputs, Sa itself. */
+static void ensure_small(gemm_ctx_t *g, int cs, int64_t idx) {
+    gemm_side_t *s = &g->s[cs];
+    const struct abft_gemm_plan *p = g->p;
+    if (s->sm[idx] >= 0.0) return;
+    const int64_t k = p->k, len = s->len;
+    /* the encoded sums are rounded: within (2·(k + len) + 4)·2^-53 of the exact ones */
+    const double grow = 1.0 / (1.0 - 0x1p-53 * (double)(2 * (k + len) + 4));
+    double cap[2] = {s->Sa[idx] * grow, s->Sa[idx + s->n] * grow};
+    double acc[2] = {0.0, 0.0};
+    int ok = g->A != NULL && g->B != NULL;
+    if (ok) ok = (cs ? fetch_bcol(g, idx, g->vb) : fetch_arow(g, idx, g->va)) == ABFT_STATUS_SUCCESS;
+    for (int64_t j = 0; j < len && ok; ++j) {
+        ok = (cs ? fetch_arow(g, j, g->va) : fetch_bcol(g, j, g->vb)) == ABFT_STATUS_SUCCESS;
+        if (!ok) break;
+        const double e = abft_bound_tight_small(&p->arith, g->va, g->vb, k);
+        acc[0] += e, acc[1] += (double)(j + 1) * e;
+    }
+    for (int q = 0; q < 2; ++q) {
+        const double a = acc[q] * (1.0 + (double)(len + 2) * 0x1p-52);
+        s->sm[idx + q * s->n] = ok && a < cap[q] ? a : cap[q];
+    }
+}
+
 static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const double ra[2],
                       double s2[2], double t[2]) {
     gemm_ctx_t *g = (gemm_ctx_t *)ctx;
@@ -706,6 +735,10 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const d
             double pa = p->beta != 0.0 ? fabs(p->beta) * s->Pa[o] : 0.0;
             t[q] = tt + s->tb.coef_s * sa + s->tb.coef_p * pa + s->tb.coef_r * ra[q] +
                    s->tb.coef_x * (fabs(r[q]) + fabs(as) + fabs(bp)) + s->bc.abs_floor;
+            /* the small terms' allowance, from the inputs, where the entry would fail
+             * without it (then kept for every later check of the entry) */
+            if (!(fabs(r[q] - e) <= t[q]) && g->use_ab) ensure_small(g, cs, idx);
+            if (s->sm[o] >= 0.0) t[q] += fabs(p->alpha) * s->sm[o];
         } else if (tt != tt) {
             t[q] = NAN;
         } else {
@@ -1144,8 +1177,10 @@ static abft_status_t fetch_side(gemm_ctx_t *g, int cs) {
     gemm_side_t *s = &g->s[cs];
     ABFT_TRY(fetch_encodings(g, s, cs ? W_T : W_S, cs ? W_PC : W_P, cs ? W_ZAA : W_YBA));
     if (!s->tight) return ABFT_STATUS_SUCCESS;
-    s->T = (double *)malloc(sizeof(double) * (size_t)s->n * 2 + 1);
+    s->T = (double *)malloc(sizeof(double) * (size_t)s->n * 4 + 1);
     ABFT_RETURN_IF(s->T == NULL, ABFT_STATUS_ALLOC_FAILED);
+    s->sm = s->T + 2 * s->n;
+    for (int64_t i = 0; i < 2 * s->n; ++i) s->sm[i] = -1.0;
     return fetch_n2(g->p->h, s->T, g->p->w[cs ? W_TTC : W_TT], s->n, g->p->ld[cs ? W_TTC : W_TT]);
 }
 

@@ -403,6 +403,56 @@ static void test_small_terms(abft_handle_t h, uint64_t seed) {
     printf("small terms below the sums' spacing: largest residual/bound %.3g\n", worst);
 }
 
+/* Small terms of mixed sign whose errors share one sign: a first term fixes each column's
+ * running sum (1 or -2: spacings 2^-23 and 2^-22), then products of about 0.75·2^-23 that
+ * round up where the sum is 1 and are absorbed where it is -2 (errors +0.25 and +0.75 of
+ * 2^-23, while their signed sum cancels over each pair of columns); or, along l, tails
+ * alternating +0.56 and -0.42 spacings (rounding up, absorbed: both err upwards). A signed
+ * estimate of the small terms let these through (residual/bound 1.3 to 4); the protocol's
+ * per-entry allowance bounds them: none may be flagged. The columns' largest entries are
+ * made equal (a 2 in the last row of op(B)) in half the cases, so that no table by
+ * |b|/max|b| separates the two kinds of column. */
+static void test_mixed_tails(abft_handle_t h, uint64_t seed) {
+    tu_rng_t r;
+    tu_rng_init(&r, seed + 23);
+    abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
+    const int64_t m = 16, n = 64;
+    double worst = 0.0;
+    for (int c = 0; c < 8; ++c) {
+        const int64_t k = c & 1 ? 4096 : 1024;
+        const int along = c & 2, equal = c & 4;
+        const double cc = 0x1p-10, beta = (along ? 1.0 : 0.75) * 0x1p-23 / cc;
+        float *A = tu_alloc_s(m * k), *B = tu_alloc_s(k * n), *C = tu_alloc_s(m * n);
+        for (int64_t l = 0; l < k; ++l)
+            for (int64_t i = 0; i < m; ++i)
+                A[i + l * m] = (float)(l == 0 ? 1.0 : cc * tu_range(&r, along ? 0.95 : 0.8, 1.2));
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t l = 0; l < k; ++l) {
+                const int neg = !along && j % 2;
+                double v;
+                if (l == 0)
+                    v = neg ? -2.0 : 1.0;
+                else if (along)
+                    v = beta * (l % 2 ? tu_range(&r, 0.54, 0.58) : -tu_range(&r, 0.40, 0.44));
+                else
+                    v = (neg ? -beta : beta) * tu_range(&r, 0.97, 1.03);
+                if (equal && l == k - 1) v = neg ? -2.0 : 2.0;
+                B[l + j * k] = (float)v;
+            }
+        abft_report_t rep_;
+        abft_status_t st = abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f,
+                                      C, m, &rep_);
+        TU_CHECK(st == ABFT_STATUS_SUCCESS && rep_.detected == 0,
+                 "mixed-sign small terms, k %lld, %s%s: %s, flagged %lld, ratio %g",
+                 (long long)k, along ? "alternating along l" : "by column",
+                 equal ? ", equal column maxima" : "", abft_status_name(st),
+                 (long long)rep_.detected, rep_.max_ratio);
+        if (rep_.max_ratio > worst) worst = rep_.max_ratio;
+        free(A), free(B), free(C);
+    }
+    printf("mixed-sign small terms: largest residual/bound %.3g\n", worst);
+}
+
 int main(void) {
     uint64_t seed = tu_seed("test_tight");
     abft_handle_t h;
@@ -415,6 +465,7 @@ int main(void) {
     test_big_old_c(h, seed);
     test_few_values(h, seed);
     test_small_terms(h, seed);
+    test_mixed_tails(h, seed);
     abft_destroy(h);
     return tu_finish("test_tight");
 }
