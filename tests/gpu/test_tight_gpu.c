@@ -21,10 +21,11 @@
 #include "testutil_cuda.h"
 
 enum { K_UNIFORM, K_POSITIVE, K_REPEATED, K_CONSTANT, K_PERIODIC, K_DISCRETE, K_SHARED,
-       K_FEWSET, K_DOMINANT, K_PAIRS, K_COUNT };
+       K_FEWSET, K_DOMINANT, K_PAIRS, K_MIXCOL, K_MIXALONG, K_COUNT };
 static const char *kname[K_COUNT] = {"uniform",     "positive",      "repeated", "constant",
                                      "periodic",    "discrete",      "shared rows",
-                                     "twelve values", "dominant first", "cancelling pairs"};
+                                     "twelve values", "dominant first", "cancelling pairs",
+                                     "mixed-sign tails by column", "mixed-sign tails along l"};
 /* the small entries of K_DOMINANT and K_PAIRS: op(A)'s other entries are g_eps·U(0, 1) */
 static double g_eps = 3e-8;
 
@@ -55,6 +56,21 @@ static void fill(tu_rng_t *r, int kind, int isb, int64_t rows, int64_t cols, dou
                 else
                     v = l > 0 && l % 64 == 63 ? 1.0 : l > 0 && l % 64 == 0 ? -1.0
                                                        : g_eps * tu_range(r, 0.0, 1.0);
+                break;
+            case K_MIXCOL:   /* a first term 1 or -2 (by column), then 0.75·2^-23 of either
+                              * sign: rounding up where the sum is 1, absorbed where it is -2,
+                              * both erring upwards while the signed sum cancels (fp32) */
+            case K_MIXALONG: /* a first term 1, then +0.56 and -0.42 of 2^-23 alternating along
+                              * l: rounding up, absorbed, both erring upwards (fp32) */
+                if (!isb)
+                    v = l == 0 ? 1.0
+                               : 0x1p-10 * tu_range(r, kind == K_MIXCOL ? 0.8 : 0.95, 1.2);
+                else if (l == 0)
+                    v = kind == K_MIXCOL && j % 2 ? -2.0 : 1.0;
+                else if (kind == K_MIXCOL)
+                    v = (j % 2 ? -0.75 : 0.75) * 0x1p-13 * tu_range(r, 0.97, 1.03);
+                else
+                    v = 0x1p-13 * (l % 2 ? tu_range(r, 0.54, 0.58) : -tu_range(r, 0.40, 0.44));
                 break;
             default: /* odd rows of op(A) and odd columns of op(B) from 12 positive values (rich
                       * on 16-term blocks, repeated along long sums), the others uniform */
@@ -412,6 +428,25 @@ static void test_small_terms(abft_handle_t h, tu_rng_t *r) {
     g_eps = 3e-8;
     printf("small terms below the sums' spacing: 18 fp32 products, largest residual/bound %.3g\n",
            worst);
+    /* mixed-sign tails whose errors share one sign (a signed estimate of the small terms let
+     * them through); the checksums of rows and of columns */
+    worst = 0.0;
+    for (int c = 0; c < 8; ++c) {
+        const int kind = c % 2 ? K_MIXALONG : K_MIXCOL;
+        const int64_t k = (c / 2) % 2 ? 4096 : 1024;
+        abft_set_checksum_kind(h, c >= 4 ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
+        prob_t p;
+        make(&p, 0, r, kind, 64, 256, k, 0, 0, 0);
+        abft_report_t rep;
+        abft_status_t st = gemm(h, &p, 1.0, 0.0, &rep);
+        TU_CHECK(st == ABFT_STATUS_SUCCESS && rep.detected == 0,
+                 "%s 64x256x%lld: %s, flagged %lld, ratio %g", kname[kind], (long long)k,
+                 abft_status_name(st), (long long)rep.detected, rep.max_ratio);
+        if (st == ABFT_STATUS_SUCCESS && rep.max_ratio > worst) worst = rep.max_ratio;
+        release(&p);
+    }
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
+    printf("mixed-sign small terms: 8 fp32 products, largest residual/bound %.3g\n", worst);
 }
 
 int main(void) {
