@@ -735,10 +735,6 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const d
             double pa = p->beta != 0.0 ? fabs(p->beta) * s->Pa[o] : 0.0;
             t[q] = tt + s->tb.coef_s * sa + s->tb.coef_p * pa + s->tb.coef_r * ra[q] +
                    s->tb.coef_x * (fabs(r[q]) + fabs(as) + fabs(bp)) + s->bc.abs_floor;
-            /* the small terms' allowance, from the inputs, where the entry would fail
-             * without it (then kept for every later check of the entry) */
-            if (!(fabs(r[q] - e) <= t[q]) && g->use_ab) ensure_small(g, cs, idx);
-            if (s->sm[o] >= 0.0) t[q] += fabs(p->alpha) * s->sm[o];
         } else if (tt != tt) {
             t[q] = NAN;
         } else {
@@ -751,6 +747,16 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const d
             t[q] += abft_bound_gemm_amp(&s->bc, q, l1, s->ysum[q]);
         }
     }
+    /* the tight mode's small-terms allowance (both columns), from the inputs, once either
+     * column would fail without it; then kept for every later check of the entry */
+    if (!s->tight || !g->use_ab) return;
+    int need = 0;
+    for (int q = 0; q < 2; ++q)
+        need |= s->T[idx + q * s->n] >= 0.0 && !(fabs(r[q] - s2[q]) <= t[q]);
+    if (need && s->sm[idx] < 0.0) ensure_small(g, cs, idx);
+    for (int q = 0; q < 2; ++q)
+        if (s->T[idx + q * s->n] >= 0.0 && s->sm[idx] >= 0.0)
+            t[q] += fabs(p->alpha) * s->sm[idx + q * s->n];
 }
 
 /* Element (i, j) recomputed from the inputs (beta = 0 only: the old C is gone), with a bound

@@ -250,6 +250,7 @@ static abft_status_t gemm(abft_handle_t h, const prob_t *p, double alpha, double
 static void test_clean(abft_handle_t h, tu_rng_t *r, int dp, int count) {
     static const float alphas[] = {1.0f, -0.7f, 3.5f}, betas[] = {0.0f, 1.0f, -0.3f};
     double worst = 0.0;
+    char where[160] = "none";
     for (int t = 0; t < count; ++t) {
         const int kind = t % K_COUNT;
         int64_t m = tu_int(r, 1, 120), n = tu_int(r, 1, 120), k = tu_int(r, 1, 300);
@@ -265,11 +266,16 @@ static void test_clean(abft_handle_t h, tu_rng_t *r, int dp, int count) {
                  "fp%d %s %lldx%lldx%lld t%d%d alpha %g beta %g: %s, flagged %lld, ratio %g",
                  dp ? 64 : 32, kname[kind], (long long)m, (long long)n, (long long)k, ta, tb,
                  alpha, beta, abft_status_name(st), (long long)rep.detected, rep.max_ratio);
-        if (st == ABFT_STATUS_SUCCESS && rep.max_ratio > worst) worst = rep.max_ratio;
+        if (st == ABFT_STATUS_SUCCESS && rep.max_ratio > worst) {
+            worst = rep.max_ratio;
+            snprintf(where, sizeof where, "%s %lldx%lldx%lld t%d%d alpha %g beta %g",
+                     kname[kind], (long long)m, (long long)n, (long long)k, ta, tb, alpha, beta);
+        }
         release(&p);
     }
     abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
-    printf("clean: %d fp%d products, largest residual/bound %.3g\n", count, dp ? 64 : 32, worst);
+    printf("clean: %d fp%d products, largest residual/bound %.3g (%s)\n", count, dp ? 64 : 32,
+           worst, where);
 }
 
 typedef struct add1 {
