@@ -137,48 +137,11 @@ ABFT_TIGHT_FN double abft_tight_window(double g, int len, double pmin, double pm
     return ((double)len + ABFT_TIGHT_COMB) * g * (d * d);
 }
 
-/* Terms below a partial sum's rounding spacing. Rounding errors average out only where the
- * added term has many bits below the spacing of the sum it joins; a term x with
- * |x| < ABFT_TIGHT_KABS·u·|S| (S the node it joins) is absorbed (fl(S + x) = S, an error of
- * exactly -x) or rounds by one step whatever its low bits are, so terms of one sign there
- * bias the sum instead of adding noise (a dominant term followed by many small ones of one
- * sign; positive data at large n·k in fp32). The pass bounds that bias by the signed sum of
- * the candidates, 2·|sum_l a_il·sum_j w_j·b_lj·[(l, j) a candidate]|: with
- * |S_j| <= Acum_i(l)·bmax_j (Acum the sum of |a_it| over t < l, bmax_j the largest |b_tj| of
- * column j), (l, j) can be one only where r_lj = |b_lj|/bmax_j < theta = KABS·u·Acum/|a_il|.
- * Each row l of op(B) keeps the signed sums of w_j·b_lj by the binade of r_lj (bin t: r in
- * [2^-(t+1), 2^-t), the last bin also everything smaller), summed from the smallest r up
- * (Hc); theta picks the bins from its own binade down. */
-#define ABFT_TIGHT_KABS 2.0
-/* Acum is summed by tiles of 32 terms (l = 32·c ..): within a tile a Kogge-Stone scan
- * (v_x += v_(x - s) for s = 1, 2, 4, 8, 16), as a warp does it, so both backends pick the
- * same bins: in place on v[0..31] (|a| of the tile, 0 past k), then
- * Acum(32·c + x) = base + (x ? v[x - 1] : 0) and the next base = base + v[31]. */
-enum { ABFT_TIGHT_ACUM_TILE = 32 };
-ABFT_TIGHT_FN void abft_tight_acum_scan(double *v) {
-    for (int s = 1; s < ABFT_TIGHT_ACUM_TILE; s *= 2)
-        for (int x = ABFT_TIGHT_ACUM_TILE - 1; x >= s; --x) v[x] += v[x - s];
-}
-enum { ABFT_TIGHT_NB = 32 };
-/* The bin of r = |b|/bmax in (0, 1]. */
-ABFT_TIGHT_FN int abft_tight_rbin(double b, double bmax) {
-    int e;
-    frexp(fabs(b) / bmax, &e); /* r in [2^(e-1), 2^e) */
-    return -e < 0 ? 0 : -e > ABFT_TIGHT_NB - 1 ? ABFT_TIGHT_NB - 1 : -e;
-}
-/* The first bin the threshold theta = c·acum/ax reaches (every bin from there to the last),
- * for c, acum, ax > 0, from their exponents and fractions (no rounded quotient, so both
- * backends pick the same bin): theta in [2^(e-1), 2^e) gives bin -e. */
-ABFT_TIGHT_FN int abft_tight_tbin(double c, double acum, double ax) {
-    int ec, ea, ex;
-    const double mm = frexp(c, &ec) * frexp(acum, &ea), mx = frexp(ax, &ex); /* mm in [1/4, 1) */
-    int e = ec + ea - ex; /* theta = (mm / mx)·2^e, mm / mx in (1/4, 2) */
-    if (mm >= mx)
-        e += 1;
-    else if (2.0 * mm < mx)
-        e -= 1;
-    return -e < 0 ? 0 : -e > ABFT_TIGHT_NB - 1 ? ABFT_TIGHT_NB - 1 : -e;
-}
+/* Terms below a partial sum's rounding spacing (absorbed, or rounding the sum by one step
+ * whatever their low bits) err by up to their own size with any sign pattern: not the
+ * model's noise. They are bounded per entry of C, from its own exact prefix sums, by the
+ * protocol on the host (abft_bound_tight_small, verify/abft_bound.h) for every entry the
+ * compare flags against this pass's T; T itself leaves them out. */
 
 /* Long sums of few values. Sign-coherent products that take few distinct values along l
  * (periodic rows, quantized data) round alike over long stretches once the partial sums

@@ -689,31 +689,78 @@ static abft_status_t cb_put(void *ctx, int64_t i, int64_t j, double v, double *s
     return strip_io(g->p, at(g->p, g->C, i, j, g->ldc), 1, 1, &x, 1);
 }
 
-/* The tight mode's small-terms allowance of entry idx of side cs (abft_bound_tight_small over
- * the entry's vector, weights e and w), into s->sm: from the inputs where the call has them,
- * at most their encoded |.| sum Sa (the terms' whole |x| sum, which also holds where an
- * input changed after encoding); without the inputs, Sa itself. */
+/* The tight mode's small-terms allowance of entry idx of side cs: abft_bound_tight_small of
+ * its vector own (row i of op(A), or column j of op(B)) against each vector of the other
+ * operand (oth(x) for x < len), summed with the weights e and w, into s->sm; at most the
+ * entry's encoded |.| sum Sa (the terms' whole |x| sum, which also holds where an input
+ * changed after encoding), and Sa itself where ok = 0 (no inputs, a fetch failed). */
+static void store_small(gemm_ctx_t *g, int cs, int64_t idx, const double acc[2], int ok) {
+    gemm_side_t *s = &g->s[cs];
+    const int64_t k = g->p->k, len = s->len;
+    /* the encoded sums are rounded: within (2·(k + len) + 4)·2^-53 of the exact ones */
+    const double grow = 1.0 / (1.0 - 0x1p-53 * (double)(2 * (k + len) + 4));
+    for (int q = 0; q < 2; ++q) {
+        const double cap = s->Sa[idx + q * s->n] * grow;
+        const double a = acc[q] * (1.0 + (double)(len + 2) * 0x1p-52);
+        s->sm[idx + q * s->n] = ok && a < cap ? a : cap;
+    }
+}
+
+/* One entry, fetching the other operand's vectors one at a time (g->va, g->vb). */
 static void ensure_small(gemm_ctx_t *g, int cs, int64_t idx) {
     gemm_side_t *s = &g->s[cs];
     const struct abft_gemm_plan *p = g->p;
     if (s->sm[idx] >= 0.0) return;
-    const int64_t k = p->k, len = s->len;
-    /* the encoded sums are rounded: within (2·(k + len) + 4)·2^-53 of the exact ones */
-    const double grow = 1.0 / (1.0 - 0x1p-53 * (double)(2 * (k + len) + 4));
-    double cap[2] = {s->Sa[idx] * grow, s->Sa[idx + s->n] * grow};
     double acc[2] = {0.0, 0.0};
     int ok = g->A != NULL && g->B != NULL;
     if (ok) ok = (cs ? fetch_bcol(g, idx, g->vb) : fetch_arow(g, idx, g->va)) == ABFT_STATUS_SUCCESS;
-    for (int64_t j = 0; j < len && ok; ++j) {
+    for (int64_t j = 0; j < s->len && ok; ++j) {
         ok = (cs ? fetch_arow(g, j, g->va) : fetch_bcol(g, j, g->vb)) == ABFT_STATUS_SUCCESS;
         if (!ok) break;
-        const double e = abft_bound_tight_small(&p->arith, g->va, g->vb, k);
+        const double e = abft_bound_tight_small(&p->arith, g->va, g->vb, p->k);
         acc[0] += e, acc[1] += (double)(j + 1) * e;
     }
-    for (int q = 0; q < 2; ++q) {
-        const double a = acc[q] * (1.0 + (double)(len + 2) * 0x1p-52);
-        s->sm[idx + q * s->n] = ok && a < cap[q] ? a : cap[q];
+    store_small(g, cs, idx, acc, ok);
+}
+
+/* The flagged entries of side cs at once, where there are several and the other operand
+ * fits SMALL_CACHE doubles on the host: the other operand fetched once, the entries in
+ * parallel (the same sums as ensure_small's, in the same order). Left to ensure_small
+ * otherwise, or where memory is short. */
+#define SMALL_BATCH 4
+#define SMALL_CACHE ((int64_t)1 << 25)
+static abft_status_t batch_small(gemm_ctx_t *g, int cs) {
+    gemm_side_t *s = &g->s[cs];
+    const struct abft_gemm_plan *p = g->p;
+    const int64_t k = p->k, len = s->len, nf = s->nflag;
+    if (!s->tight || !g->use_ab || g->A == NULL || g->B == NULL || nf < SMALL_BATCH ||
+        len > SMALL_CACHE / (k > 0 ? k : 1) || nf > SMALL_CACHE / (k > 0 ? k : 1))
+        return ABFT_STATUS_SUCCESS;
+    double *oth = (double *)malloc(sizeof(double) * (size_t)(len + nf) * (size_t)k + 1);
+    if (oth == NULL) return ABFT_STATUS_SUCCESS;
+    double *own = oth + (size_t)len * (size_t)k;
+    abft_status_t st = ABFT_STATUS_SUCCESS;
+    for (int64_t x = 0; x < len && st == ABFT_STATUS_SUCCESS; ++x)
+        st = cs ? fetch_arow(g, x, oth + (size_t)x * (size_t)k) : fetch_bcol(g, x, oth + (size_t)x * (size_t)k);
+    for (int64_t f = 0; f < nf && st == ABFT_STATUS_SUCCESS; ++f)
+        st = cs ? fetch_bcol(g, s->flags[f], own + (size_t)f * (size_t)k)
+                : fetch_arow(g, s->flags[f], own + (size_t)f * (size_t)k);
+    if (st == ABFT_STATUS_SUCCESS) {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int64_t f = 0; f < nf; ++f) {
+            double acc[2] = {0.0, 0.0};
+            const double *v = own + (size_t)f * (size_t)k;
+            for (int64_t x = 0; x < len; ++x) {
+                const double *o = oth + (size_t)x * (size_t)k;
+                const double e = cs ? abft_bound_tight_small(&p->arith, o, v, k)
+                                    : abft_bound_tight_small(&p->arith, v, o, k);
+                acc[0] += e, acc[1] += (double)(x + 1) * e;
+            }
+            store_small(g, cs, s->flags[f], acc, 1);
+        }
     }
+    free(oth);
+    return st;
 }
 
 static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const double ra[2],
@@ -1302,6 +1349,7 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
     for (int cs = 0; cs < g.nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
         st = fetch_side(&g, cs);
         if (st == ABFT_STATUS_SUCCESS) st = ensure_l1(&g, cs, g.s[cs].flags, g.s[cs].nflag);
+        if (st == ABFT_STATUS_SUCCESS) st = batch_small(&g, cs);
     }
     if (st == ABFT_STATUS_SUCCESS && p->rnd) st = fetch_rnd(&g);
     if (st == ABFT_STATUS_SUCCESS) {

@@ -3,9 +3,7 @@
  * mode"), in five kernels:
  *
  *   gauss_kernel   G (n x 32): the sketch's normal draws, from the same hash as the CPU's;
- *   colmax_kernel  bmax (n: the largest |b_lj| of each column of op(B));
- *   sketch_kernel  Z (k x 64: Z_l,qr = sum_j w_qj·G_jr·b_lj) and B2 (k x 2: sum_j w_qj^2·b_lj^2),
- *                  and the small terms' table Hc (k x NB x 2, abft_tight_rbin);
+ *   sketch_kernel  Z (k x 64: Z_l,qr = sum_j w_qj·G_jr·b_lj) and B2 (k x 2: sum_j w_qj^2·b_lj^2);
  *   class_kernel   per row l of op(B), one block: the largest class of columns equal up to one
  *                  sign and power of two on the windows of 1, 2, 4, 8, 16 rows ending at l,
  *                  counted in a hash table in shared memory (32-bit fingerprints of the CPU's
@@ -33,8 +31,7 @@
 
 namespace {
 
-constexpr int SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN, NB = ABFT_TIGHT_NB;
-static_assert(NB == 32, "a lane per bin of the small terms' table");
+constexpr int SK_Q = ABFT_TIGHT_Q, WIN = ABFT_TIGHT_WIN, NWIN = ABFT_TIGHT_NWIN;
 /* the long-sum guard's threads per block (abft_tight_long_slots leaves room for one value
  * each past the count's limit) */
 constexpr int REP_THREADS = ABFT_TIGHT_REP_THREADS;
@@ -45,7 +42,6 @@ struct tight_dev : abft_tight_args_t {
     int qbits;      /* the guard's quantization */
     int too_wide;   /* the tables do not fit in shared memory: every row to the worst case */
     double *G, *Z, *B2, *gw, *Ws;
-    double *bmax, *Hc; /* the small terms' tables (abft_tight_rbin) */
     uint32_t *mask;
     int *risky; /* m: the guards' verdict per row */
     int *brep;  /* the long-sum guard: some column of op(B) repeats its values */
@@ -68,47 +64,22 @@ __global__ void gauss_kernel(tight_dev a) {
 
 constexpr int SKL = 32, SKJ = 32, SKX = SKL / 8;
 
-/* bmax: tiles of 32 x 32 entries of op(B) read along the stored contiguous index, each
- * column's largest magnitude in the tile, then one atomicMax per column and tile on the bits
- * (nonnegative doubles order as their bits). bmax starts at 0. */
-__global__ void __launch_bounds__(256) colmax_kernel(tight_dev a) {
-    __shared__ double sb[SKL][SKJ + 1];
-    const int t = threadIdx.x;
-    const int64_t l0 = (int64_t)blockIdx.x * SKL, j0 = (int64_t)blockIdx.y * SKJ;
-    for (int x = t; x < SKL * SKJ; x += 256) {
-        int li = a.transb ? x / SKJ : x % SKL, ji = a.transb ? x % SKJ : x / SKL;
-        int64_t lj = l0 + li, jj = j0 + ji;
-        sb[li][ji] = lj < a.k && jj < a.n ? fabs(opb(a, lj, jj)) : 0.0;
-    }
-    __syncthreads();
-    if (t < SKJ && j0 + t < a.n) {
-        double mx = 0.0;
-        for (int li = 0; li < SKL; ++li) mx = fmax(mx, sb[li][t]);
-        atomicMax((unsigned long long *)&a.bmax[j0 + t], (unsigned long long)__double_as_longlong(mx));
-    }
-}
-
 /* 32 rows l per block of 256 threads: thread (l_loc = t / 32 + 8·x, x < 4; r = t % 32) sums Z
- * for weight 1 and weight j + 1; lane r = 0 also B2. Lane r also sums bin r of the small
- * terms' table for its rows (over j in order, as the CPU pass), then the warp sums the bins
- * from the last up, one lane after the other. */
+ * for weight 1 and weight j + 1; lane r = 0 also B2. */
 __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
     __shared__ double sb[SKL][SKJ + 1];
     __shared__ double sg[SKJ][SK_Q + 1];
-    __shared__ signed char sbin[SKL][SKJ + 1];
     const int t = threadIdx.x, ll = t / 32, r = t % 32;
     const int64_t l0 = (int64_t)blockIdx.x * SKL;
-    double z0[SKX], z1[SKX], b0[SKX], b1[SKX], h0[SKX], h1[SKX];
+    double z0[SKX], z1[SKX], b0[SKX], b1[SKX];
 #pragma unroll
-    for (int x = 0; x < SKX; ++x) z0[x] = z1[x] = b0[x] = b1[x] = h0[x] = h1[x] = 0.0;
+    for (int x = 0; x < SKX; ++x) z0[x] = z1[x] = b0[x] = b1[x] = 0.0;
     for (int64_t j0 = 0; j0 < a.n; j0 += SKJ) {
         for (int x = t; x < SKL * SKJ; x += 256) {
             /* adjacent threads along the stored matrix's contiguous index */
             int li = a.transb ? x / SKJ : x % SKL, ji = a.transb ? x % SKJ : x / SKL;
             int64_t lj = l0 + li, jj = j0 + ji;
-            const double b = lj < a.k && jj < a.n ? opb(a, lj, jj) : 0.0;
-            sb[li][ji] = b;
-            sbin[li][ji] = (signed char)(b != 0.0 ? abft_tight_rbin(b, a.bmax[jj]) : -1);
+            sb[li][ji] = lj < a.k && jj < a.n ? opb(a, lj, jj) : 0.0;
         }
         for (int x = t; x < SKJ * SK_Q; x += 256) {
             int ji = x / SK_Q, ri = x % SK_Q;
@@ -126,8 +97,6 @@ __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
                 z1[x] += w1 * b * g;
                 b0[x] += b * b;
                 b1[x] += w1 * w1 * b * b;
-                if (sbin[ll + 8 * x][ji] == r) /* unfused, as the CPU adds them */
-                    h0[x] = __dadd_rn(h0[x], b), h1[x] = __dadd_rn(h1[x], __dmul_rn(w1, b));
             }
         }
         __syncthreads();
@@ -135,13 +104,7 @@ __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
 #pragma unroll
     for (int x = 0; x < SKX; ++x) {
         const int64_t l = l0 + ll + 8 * x;
-        for (int b = NB - 2; b >= 0; --b) { /* Hc[b] = H[b] + Hc[b + 1], in that order */
-            const double n0 = __shfl_sync(0xffffffffu, h0[x], b + 1);
-            const double n1 = __shfl_sync(0xffffffffu, h1[x], b + 1);
-            if (r == b) h0[x] = __dadd_rn(h0[x], n0), h1[x] = __dadd_rn(h1[x], n1);
-        }
         if (l < a.k) {
-            a.Hc[(l * NB + r) * 2] = h0[x], a.Hc[(l * NB + r) * 2 + 1] = h1[x];
             a.Z[l * 2 * SK_Q + r] = z0[x];
             a.Z[l * 2 * SK_Q + SK_Q + r] = z1[x];
             if (r == 0) a.B2[l * 2] = b0[x], a.B2[l * 2 + 1] = b1[x];
@@ -325,16 +288,13 @@ __global__ void __launch_bounds__(REP_THREADS) repeat_kernel(tight_dev a, int ro
  * lane r carries sketch column r of all 4 (its share of the squared partial sums is its
  * own), with the tiles of Z and of the rows of op(A) for 32 values of l in shared memory,
  * so that Z is read once per 32 rows. The node terms are abft_tight_window's (the ranges of
- * the running sum kept per lane). The exact terms and the small terms' allowance are dealt round
- * the lanes (lane li: l = l0 + li; the sums of |a_il| before each l by a Kogge-Stone scan
- * over the lanes, abft_tight_acum_scan's order); each warp adds its lanes up at the end. The guard's verdict
- * comes from guard_kernel. */
+ * the running sum kept per lane). The exact terms are dealt round the lanes (lane li:
+ * l = l0 + li); each warp adds its lanes up at the end. The guard's verdict comes from
+ * guard_kernel. */
 constexpr int RW = 8, RPW = 4, RROWS = RW * RPW, RL = 32;
-static_assert(RL == ABFT_TIGHT_ACUM_TILE, "a lane per term of the sums of |a|");
 __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk) {
     __shared__ double zs[RL][SK_Q + 1];
     __shared__ double xs[RROWS][RL + 1];
-    __shared__ double hs[RL][NB + 1]; /* the tile's rows of the small terms' table, column q */
     __shared__ int bads[RROWS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = blockIdx.y;
     const int64_t i0 = (int64_t)blockIdx.x * RROWS;
@@ -343,12 +303,10 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
         bads[threadIdx.x] = a.too_wide || (i < a.m && a.risky[i]);
     }
     const double *gW = a.gw + (size_t)(NWIN - 1) * (size_t)a.k;
-    const double kabs_u = ABFT_TIGHT_KABS * a.u;
-    double P[RPW], lo[RPW], hi[RPW], pn[RPW], px[RPW], vs[RPW], sh[RPW], yc[RPW], ab[RPW];
-    double base[RPW]; /* the sums of |a_il| before the tile, per row (abft_tight_acum_scan) */
+    double P[RPW], lo[RPW], hi[RPW], pn[RPW], px[RPW], vs[RPW], sh[RPW], yc[RPW];
 #pragma unroll
     for (int rr = 0; rr < RPW; ++rr) {
-        P[rr] = lo[rr] = hi[rr] = vs[rr] = sh[rr] = yc[rr] = ab[rr] = base[rr] = 0.0;
+        P[rr] = lo[rr] = hi[rr] = vs[rr] = sh[rr] = yc[rr] = 0.0;
         pn[rr] = INFINITY, px[rr] = -INFINITY;
     }
     double gw_max = 0.0;
@@ -364,10 +322,6 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
             const int ri = a.transa ? x / RL : x % RROWS, li = a.transa ? x % RL : x / RROWS;
             const int64_t i = i0 + ri;
             xs[ri][li] = i < a.m && li < ln ? opa(a, i, l0 + li) : 0.0;
-        }
-        for (int x = threadIdx.x; x < RL * NB; x += RW * 32) {
-            const int li = x / NB, b = x % NB;
-            hs[li][b] = li < ln ? a.Hc[((l0 + li) * NB + b) * 2 + q] : 0.0;
         }
         __syncthreads();
         /* a window's nodes at its end (abft_tight_window), the last rows' extra terms only
@@ -398,40 +352,24 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
 #pragma unroll
                 for (int rr = 0; rr < RPW; ++rr) vs[rr] += 2.0 * g * (P[rr] * P[rr]);
         }
-        /* the sums of |a_il| before each l of the tile: a Kogge-Stone scan over the lanes */
-        double acs[RPW];
-#pragma unroll
-        for (int rr = 0; rr < RPW; ++rr) {
-            double v = fabs(xs[warp * RPW + rr][lane]); /* 0 past k */
-            for (int s = 1; s < RL; s *= 2) {
-                const double up = __shfl_up_sync(0xffffffffu, v, s);
-                if (lane >= s) v += up;
-            }
-            const double ex = __shfl_up_sync(0xffffffffu, v, 1);
-            acs[rr] = base[rr] + (lane ? ex : 0.0);
-            base[rr] += __shfl_sync(0xffffffffu, v, RL - 1);
-        }
-        if (lane < ln) { /* the exact terms and the small terms: lane li of the tile */
+        if (lane < ln) { /* the exact terms: lane li of the tile */
             const int64_t l = l0 + lane;
             const double b2 = a.B2[l * 2 + q] * a.Ws[l], y = a.Yb[l + q * a.ldyb];
 #pragma unroll
             for (int rr = 0; rr < RPW; ++rr) {
-                const double x = xs[warp * RPW + rr][lane], ac = acs[rr];
+                const double x = xs[warp * RPW + rr][lane];
                 sh[rr] += x * x * b2;
                 yc[rr] += x * x * y * y;
-                if (x != 0.0 && ac > 0.0)
-                    ab[rr] += x * hs[lane][abft_tight_tbin(kabs_u, ac, fabs(x))];
             }
         }
     }
 #pragma unroll
     for (int rr = 0; rr < RPW; ++rr) {
-        double v = vs[rr], h = sh[rr], c = yc[rr], s = ab[rr];
+        double v = vs[rr], h = sh[rr], c = yc[rr];
         for (int off = 16; off >= 1; off /= 2) {
             v += __shfl_xor_sync(0xffffffffu, v, off);
             h += __shfl_xor_sync(0xffffffffu, h, off);
             c += __shfl_xor_sync(0xffffffffu, c, off);
-            s += __shfl_xor_sync(0xffffffffu, s, off);
         }
         const int64_t i = i0 + warp * RPW + rr;
         if (lane == 0 && i < a.m) {
@@ -439,8 +377,7 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
                 a.T[i + q * a.ldt] = -1.0;
             } else {
                 const double V = a.u * a.u * (v / SK_Q + h) + a.u_chk * a.u_chk * c;
-                const double t = (a.lambda * fabs(a.alpha) * sqrt(V) + 2.0 * fabs(a.alpha) * fabs(s)) *
-                                 (1.0 + 0x1p-20);
+                const double t = a.lambda * fabs(a.alpha) * sqrt(V) * (1.0 + 0x1p-20);
                 a.T[i + q * a.ldt] = t < INFINITY ? t : -1.0;
             }
         }
@@ -484,8 +421,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
                    align256(sizeof(double) * (size_t)k * 2) +
                    align256(sizeof(double) * (size_t)k * NWIN) + align256(sizeof(double) * (size_t)k) +
                    align256(sizeof(uint32_t) * (size_t)nblk) + align256(sizeof(int) * (size_t)m) +
-                   align256(sizeof(int)) + align256(sizeof(double) * (size_t)n) +
-                   align256(sizeof(double) * (size_t)k * NB * 2);
+                   align256(sizeof(int));
     void *mem = NULL;
     ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &mem));
     tight_dev d;
@@ -504,18 +440,12 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     d.Ws = (double *)p, p += align256(sizeof(double) * (size_t)k);
     d.mask = (uint32_t *)p, p += align256(sizeof(uint32_t) * (size_t)nblk);
     d.risky = (int *)p, p += align256(sizeof(int) * (size_t)m);
-    d.brep = (int *)p, p += align256(sizeof(int));
-    d.bmax = (double *)p, p += align256(sizeof(double) * (size_t)n);
-    d.Hc = (double *)p;
+    d.brep = (int *)p;
     ABFT_CUDA_TRY(cudaMemsetAsync(d.mask, 0, sizeof(uint32_t) * (size_t)nblk, st));
     ABFT_CUDA_TRY(cudaMemsetAsync(d.risky, 0, sizeof(int) * (size_t)m, st));
     ABFT_CUDA_TRY(cudaMemsetAsync(d.brep, 0, sizeof(int), st));
-    ABFT_CUDA_TRY(cudaMemsetAsync(d.bmax, 0, sizeof(double) * (size_t)n, st));
     if (!d.too_wide) {
         gauss_kernel<<<(unsigned)((n * SK_Q + 255) / 256), 256, 0, st>>>(d);
-        ABFT_CUDA_LAUNCHED();
-        colmax_kernel<<<dim3((unsigned)((k + SKL - 1) / SKL), (unsigned)((n + SKJ - 1) / SKJ)), 256, 0,
-                        st>>>(d);
         ABFT_CUDA_LAUNCHED();
         sketch_kernel<<<(unsigned)((k + SKL - 1) / SKL), 256, 0, st>>>(d);
         ABFT_CUDA_LAUNCHED();
