@@ -453,6 +453,90 @@ static void test_mixed_tails(abft_handle_t h, uint64_t seed) {
     printf("mixed-sign small terms: largest residual/bound %.3g\n", worst);
 }
 
+/* C after the GEMM replaced by one row (n values) in every row: what the checks see no
+ * longer depends on how the BLAS ordered its sums for each row. */
+static abft_status_t put_row(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
+                             int64_t rows, int64_t cols, int64_t ld) {
+    const double *crow = (const double *)user;
+    (void)which;
+    if (site != ABFT_SITE_AFTER_GEMM) return ABFT_STATUS_SUCCESS;
+    for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < rows; ++i) {
+            if (prec == 'd')
+                ((double *)ptr)[i + j * ld] = crow[j];
+            else
+                ((float *)ptr)[i + j * ld] = (float)crow[j];
+        }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The per-entry allowance computed for many flagged rows at once (the other operand fetched
+ * once, the rows in parallel) equals the one computed row by row: a product of m equal rows,
+ * each absorbing its small terms (so every row is flagged against the pass's bound and
+ * refined), with C set to one sequential sum per column in every row, reports the same
+ * largest ratio for m = 2 (row by row) and m = 12 (at once), both precisions, op(A) = A and
+ * A^T. */
+static void test_small_batch(abft_handle_t h, uint64_t seed) {
+    tu_rng_t r;
+    tu_rng_init(&r, seed + 29);
+    abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
+    const int64_t n = 96, k = 700;
+    for (int c = 0; c < 4; ++c) {
+        const int dp = c & 1, ta = c >> 1;
+        const double eps = dp ? 1e-17 : 3e-8;
+        double *row = tu_alloc_d(k), *Bd = tu_alloc_d(k * n), *crow = tu_alloc_d(n);
+        for (int64_t l = 0; l < k; ++l) row[l] = l == 0 ? 1.0 : eps * tu_range(&r, 0.0, 1.0);
+        for (int64_t i = 0; i < k * n; ++i) Bd[i] = tu_range(&r, 0.5, 1.0);
+        if (!dp)
+            for (int64_t l = 0; l < k; ++l) row[l] = (float)row[l];
+        if (!dp)
+            for (int64_t i = 0; i < k * n; ++i) Bd[i] = (float)Bd[i];
+        for (int64_t j = 0; j < n; ++j) { /* in the data's precision, in order */
+            double sd = 0.0;
+            float sf = 0.0f;
+            for (int64_t l = 0; l < k; ++l) {
+                if (dp)
+                    sd = fma(row[l], Bd[l + j * k], sd);
+                else
+                    sf = fmaf((float)row[l], (float)Bd[l + j * k], sf);
+            }
+            crow[j] = dp ? sd : (double)sf;
+        }
+        double ratio[2] = {0.0, 0.0};
+        abft_set_hook(h, put_row, crow);
+        for (int v = 0; v < 2; ++v) {
+            const int64_t m = v ? 12 : 2, lda = ta ? k : m;
+            double *A = tu_alloc_d(m * k), *C = tu_alloc_d(m * n);
+            for (int64_t i = 0; i < m; ++i)
+                for (int64_t l = 0; l < k; ++l) A[ta ? l + i * lda : i + l * lda] = row[l];
+            abft_report_t rep_;
+            abft_status_t st;
+            if (dp) {
+                st = abft_dgemm(h, ta ? ABFT_OP_T : ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, A, lda, Bd,
+                                k, 0.0, C, m, &rep_);
+            } else {
+                float *As = tu_alloc_s(m * k), *Bs = tu_alloc_s(k * n), *Cs = tu_alloc_s(m * n);
+                for (int64_t i = 0; i < m * k; ++i) As[i] = (float)A[i];
+                for (int64_t i = 0; i < k * n; ++i) Bs[i] = (float)Bd[i];
+                st = abft_sgemm(h, ta ? ABFT_OP_T : ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0f, As, lda,
+                                Bs, k, 0.0f, Cs, m, &rep_);
+                free(As), free(Bs), free(Cs);
+            }
+            TU_CHECK(st == ABFT_STATUS_SUCCESS && rep_.detected == 0,
+                     "equal rows, fp%d, m %lld: %s, flagged %lld, ratio %g", dp ? 64 : 32,
+                     (long long)m, abft_status_name(st), (long long)rep_.detected, rep_.max_ratio);
+            ratio[v] = rep_.max_ratio;
+            free(A), free(C);
+        }
+        abft_set_hook(h, NULL, NULL);
+        TU_CHECK(ratio[0] == ratio[1] && ratio[0] > 0.0,
+                 "equal rows, fp%d, transa %d: ratio %.17g for 2 rows, %.17g for 12", dp ? 64 : 32,
+                 ta, ratio[0], ratio[1]);
+        free(row), free(Bd), free(crow);
+    }
+    printf("small terms, 2 and 12 equal rows: equal ratios\n");
+}
+
 int main(void) {
     uint64_t seed = tu_seed("test_tight");
     abft_handle_t h;
@@ -466,6 +550,7 @@ int main(void) {
     test_few_values(h, seed);
     test_small_terms(h, seed);
     test_mixed_tails(h, seed);
+    test_small_batch(h, seed);
     abft_destroy(h);
     return tu_finish("test_tight");
 }
