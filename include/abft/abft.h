@@ -154,7 +154,8 @@ ABFT_API abft_status_t abft_sgemm(abft_handle_t handle, abft_operation_t transa,
  *   ... the caller's GEMM writes C ...
  *   abft_dgemm_verify(handle, plan, A, lda, B, ldb, C, ldc, report)
  * The plan owns the encoded checksums (memory of the handle's backend). A, B are needed
- * again in verify only for recomputation. */
+ * again in verify only for recomputation and, in the tight bound mode, for the bound of an
+ * entry the compare flags (without them that entry's bound is looser, docs/api.md). */
 typedef struct abft_gemm_plan *abft_gemm_plan_t;
 ABFT_API abft_status_t abft_gemm_plan_create(abft_handle_t handle, char precision,
                                     abft_operation_t transa, abft_operation_t transb, int64_t m,
