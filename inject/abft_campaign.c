@@ -429,17 +429,20 @@ static abft_status_t gemm_small_part(camp_t *c, double *sr, double *sc) {
 }
 
 /* One entry's bound in the tight mode where its tight part tt >= 0 (else the worst case's
- * wc): the compare's formula (abft_bound.h) with R, alpha·S and beta·P the golden's, and the
- * small terms' allowance sm (gemm_small_part) capped by the |.| sum sa as the protocol caps
- * it (len entries in the vector, k terms each). */
+ * wc): the compare's formula (abft_bound.h) with R, alpha·S and beta·P the golden's, raised
+ * by the small terms' allowance sm (gemm_small_part, capped by the |.| sum sa as the protocol
+ * caps it; len entries in the vector, k terms each) up to the worst case's wc at most. */
 static double tight_tau(const abft_gemm_tight_t *tb, const abft_gemm_bound_t *b, double tt,
                         double wc, double alpha, double beta, double sa, double pa, double ra,
                         double rs, double ss, double ps, double sm, int64_t len, int64_t k) {
     if (!(tt >= 0.0)) return tt != tt ? NAN : wc;
     const double cap = sa / (1.0 - 0x1p-53 * (double)(2 * (k + len) + 4));
-    return tt + tb->coef_s * fabs(alpha) * sa + tb->coef_p * fabs(beta) * pa + tb->coef_r * ra +
-           tb->coef_x * (fabs(rs) + fabs(alpha * ss) + fabs(beta * ps)) + b->abs_floor +
-           fabs(alpha) * (sm < cap ? sm : cap);
+    const double t = tt + tb->coef_s * fabs(alpha) * sa + tb->coef_p * fabs(beta) * pa +
+                     tb->coef_r * ra + tb->coef_x * (fabs(rs) + fabs(alpha * ss) + fabs(beta * ps)) +
+                     b->abs_floor;
+    /* as the protocol: max(t, min(t + |alpha|·Sm, wc)) */
+    const double up = t + fabs(alpha) * (sm < cap ? sm : cap), lo = up < wc ? up : wc;
+    return lo > t ? lo : t;
 }
 
 /* The bounds of the checksums of C from the bound module, with the trial's alpha, beta,

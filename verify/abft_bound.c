@@ -181,10 +181,11 @@ double abft_bound_tight_small(const abft_arith_t *g, const double *a, const doub
     double P = 0.0, lo = 0.0, hi = 0.0, l1 = 0.0, acc = 0.0;
     for (int64_t l = 0; l < k; ++l) {
         const double x = a[l] * b[l], ax = fabs(x);
-        const double d = fmax(P - lo, hi - P) + slack * l1;
+        const double dl = P - lo, dh = hi - P; /* (comparisons, not fmax: inlined) */
+        const double d = (dl > dh ? dl : dh) + slack * l1;
         if (ax < c * d || ax < g->eta) acc += ax;
         P += x, l1 += ax;
-        lo = fmin(lo, P), hi = fmax(hi, P);
+        lo = P < lo ? P : lo, hi = P > hi ? P : hi;
     }
     /* a product rounded before it is added errs by at most its rounded value; fp64
      * products and the sum here, relatively (k + 2)·2^-52 */

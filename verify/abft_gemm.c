@@ -575,6 +575,8 @@ typedef struct gemm_side {
     double *T;
     double *sm;       /* n x 2: abft_bound_tight_small summed over the entry's vector with
                        * the weights, unscaled; < 0: not computed yet (with T) */
+    double *oth;      /* the other operand's len vectors of k on the host, once fetched for
+                       * the small terms (NULL: not fetched, or not to be) */
     double ysum[2];   /* sum over the inner dimension of the other operand's |.|·V encoding */
     double ymin;      /* its smallest positive entry (first column) */
     int sig;          /* -1 not known yet; 1: the kept checksums changed since encoding */
@@ -689,14 +691,51 @@ static abft_status_t cb_put(void *ctx, int64_t i, int64_t j, double v, double *s
     return strip_io(g->p, at(g->p, g->C, i, j, g->ldc), 1, 1, &x, 1);
 }
 
-/* The tight mode's small-terms allowance of entry idx of side cs: abft_bound_tight_small of
- * its vector own (row i of op(A), or column j of op(B)) against each vector of the other
- * operand (oth(x) for x < len), summed with the weights e and w, into s->sm; at most the
- * entry's encoded |.| sum Sa (the terms' whole |x| sum, which also holds where an input
- * changed after encoding), and Sa itself where ok = 0 (no inputs, a fetch failed). */
-static void store_small(gemm_ctx_t *g, int cs, int64_t idx, const double acc[2], int ok) {
+/* The tight mode's small-terms allowance of entry idx of side cs, into s->sm (both weight
+ * columns): abft_bound_tight_small of the entry's vector (row i of op(A), or column j of
+ * op(B)) against each vector x of the other operand, summed with the weights e and w in the
+ * order of x, at most the entry's encoded |.| sum Sa (the terms' whole |x| sum, which also
+ * holds where an input changed after encoding); Sa itself where the inputs are missing or a
+ * fetch failed (the caller's bound then falls back to the worst case). Where the side has
+ * SMALL_BATCH or more flagged entries and the other operand fits SMALL_CACHE doubles, that
+ * operand is copied to the host once (s->oth) and the vectors are taken in parallel;
+ * otherwise one at a time. Both give the same sums. */
+#define SMALL_BATCH 4
+#define SMALL_CACHE ((int64_t)1 << 25)
+static void ensure_small(gemm_ctx_t *g, int cs, int64_t idx) {
     gemm_side_t *s = &g->s[cs];
-    const int64_t k = g->p->k, len = s->len;
+    const struct abft_gemm_plan *p = g->p;
+    const int64_t k = p->k, len = s->len;
+    if (s->sm[idx] >= 0.0) return;
+    double acc[2] = {0.0, 0.0};
+    int ok = g->A != NULL && g->B != NULL;
+    if (ok) ok = (cs ? fetch_bcol(g, idx, g->vb) : fetch_arow(g, idx, g->va)) == ABFT_STATUS_SUCCESS;
+    const double *own = cs ? g->vb : g->va;
+    if (ok && s->oth == NULL && s->nflag >= SMALL_BATCH && k > 0 && len <= SMALL_CACHE / k) {
+        double *o = (double *)malloc(sizeof(double) * (size_t)len * (size_t)(k + 1) + 1);
+        abft_status_t st = o != NULL ? ABFT_STATUS_SUCCESS : ABFT_STATUS_ALLOC_FAILED;
+        for (int64_t x = 0; x < len && st == ABFT_STATUS_SUCCESS; ++x)
+            st = cs ? fetch_arow(g, x, o + (size_t)x * (size_t)k) : fetch_bcol(g, x, o + (size_t)x * (size_t)k);
+        if (st == ABFT_STATUS_SUCCESS) s->oth = o;
+        else free(o); /* one vector at a time below */
+    }
+    if (ok && s->oth != NULL) {
+        double *e = s->oth + (size_t)len * (size_t)k; /* len values, then summed in order */
+#pragma omp parallel for schedule(dynamic, 16)
+        for (int64_t x = 0; x < len; ++x) {
+            const double *o = s->oth + (size_t)x * (size_t)k;
+            e[x] = cs ? abft_bound_tight_small(&p->arith, o, own, k)
+                      : abft_bound_tight_small(&p->arith, own, o, k);
+        }
+        for (int64_t x = 0; x < len; ++x) acc[0] += e[x], acc[1] += (double)(x + 1) * e[x];
+    } else {
+        for (int64_t x = 0; x < len && ok; ++x) {
+            ok = (cs ? fetch_arow(g, x, g->va) : fetch_bcol(g, x, g->vb)) == ABFT_STATUS_SUCCESS;
+            if (!ok) break;
+            const double e = abft_bound_tight_small(&p->arith, g->va, g->vb, k);
+            acc[0] += e, acc[1] += (double)(x + 1) * e;
+        }
+    }
     /* the encoded sums are rounded: within (2·(k + len) + 4)·2^-53 of the exact ones */
     const double grow = 1.0 / (1.0 - 0x1p-53 * (double)(2 * (k + len) + 4));
     for (int q = 0; q < 2; ++q) {
@@ -706,68 +745,13 @@ static void store_small(gemm_ctx_t *g, int cs, int64_t idx, const double acc[2],
     }
 }
 
-/* One entry, fetching the other operand's vectors one at a time (g->va, g->vb). */
-static void ensure_small(gemm_ctx_t *g, int cs, int64_t idx) {
-    gemm_side_t *s = &g->s[cs];
-    const struct abft_gemm_plan *p = g->p;
-    if (s->sm[idx] >= 0.0) return;
-    double acc[2] = {0.0, 0.0};
-    int ok = g->A != NULL && g->B != NULL;
-    if (ok) ok = (cs ? fetch_bcol(g, idx, g->vb) : fetch_arow(g, idx, g->va)) == ABFT_STATUS_SUCCESS;
-    for (int64_t j = 0; j < s->len && ok; ++j) {
-        ok = (cs ? fetch_arow(g, j, g->va) : fetch_bcol(g, j, g->vb)) == ABFT_STATUS_SUCCESS;
-        if (!ok) break;
-        const double e = abft_bound_tight_small(&p->arith, g->va, g->vb, p->k);
-        acc[0] += e, acc[1] += (double)(j + 1) * e;
-    }
-    store_small(g, cs, idx, acc, ok);
-}
-
-/* The flagged entries of side cs at once, where there are several and the other operand
- * fits SMALL_CACHE doubles on the host: the other operand fetched once, the entries in
- * parallel (the same sums as ensure_small's, in the same order). Left to ensure_small
- * otherwise, or where memory is short. */
-#define SMALL_BATCH 4
-#define SMALL_CACHE ((int64_t)1 << 25)
-static abft_status_t batch_small(gemm_ctx_t *g, int cs) {
-    gemm_side_t *s = &g->s[cs];
-    const struct abft_gemm_plan *p = g->p;
-    const int64_t k = p->k, len = s->len, nf = s->nflag;
-    if (!s->tight || !g->use_ab || g->A == NULL || g->B == NULL || nf < SMALL_BATCH ||
-        len > SMALL_CACHE / (k > 0 ? k : 1) || nf > SMALL_CACHE / (k > 0 ? k : 1))
-        return ABFT_STATUS_SUCCESS;
-    double *oth = (double *)malloc(sizeof(double) * (size_t)(len + nf) * (size_t)k + 1);
-    if (oth == NULL) return ABFT_STATUS_SUCCESS;
-    double *own = oth + (size_t)len * (size_t)k;
-    abft_status_t st = ABFT_STATUS_SUCCESS;
-    for (int64_t x = 0; x < len && st == ABFT_STATUS_SUCCESS; ++x)
-        st = cs ? fetch_arow(g, x, oth + (size_t)x * (size_t)k) : fetch_bcol(g, x, oth + (size_t)x * (size_t)k);
-    for (int64_t f = 0; f < nf && st == ABFT_STATUS_SUCCESS; ++f)
-        st = cs ? fetch_bcol(g, s->flags[f], own + (size_t)f * (size_t)k)
-                : fetch_arow(g, s->flags[f], own + (size_t)f * (size_t)k);
-    if (st == ABFT_STATUS_SUCCESS) {
-#pragma omp parallel for schedule(dynamic, 1)
-        for (int64_t f = 0; f < nf; ++f) {
-            double acc[2] = {0.0, 0.0};
-            const double *v = own + (size_t)f * (size_t)k;
-            for (int64_t x = 0; x < len; ++x) {
-                const double *o = oth + (size_t)x * (size_t)k;
-                const double e = cs ? abft_bound_tight_small(&p->arith, o, v, k)
-                                    : abft_bound_tight_small(&p->arith, v, o, k);
-                acc[0] += e, acc[1] += (double)(x + 1) * e;
-            }
-            store_small(g, cs, s->flags[f], acc, 1);
-        }
-    }
-    free(oth);
-    return st;
-}
-
 static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const double ra[2],
                       double s2[2], double t[2]) {
     gemm_ctx_t *g = (gemm_ctx_t *)ctx;
     const struct abft_gemm_plan *p = g->p;
     const gemm_side_t *s = &g->s[cs];
+    double twc[2] = {0.0, 0.0}, amp[2] = {0.0, 0.0};
+    int tight[2] = {0, 0};
     for (int q = 0; q < 2; ++q) {
         int64_t o = idx + q * s->n;
         double e = 0.0, b = 0.0;
@@ -775,6 +759,7 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const d
         if (p->beta != 0.0) e += p->beta * s->P[o], b += fabs(p->beta) * s->Pa[o];
         s2[q] = e;
         const double tt = s->tight ? s->T[o] : -1.0;
+        twc[q] = s->bc.coef_s * b + s->bc.coef_r * ra[q] + s->bc.abs_floor; /* the worst case */
         if (tt >= 0.0) { /* the tight bound, with the vector's own sum for R */
             double as = g->use_ab ? p->alpha * s->S[o] : 0.0;
             double sa = g->use_ab ? fabs(p->alpha) * s->Sa[o] : 0.0;
@@ -782,28 +767,42 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const d
             double pa = p->beta != 0.0 ? fabs(p->beta) * s->Pa[o] : 0.0;
             t[q] = tt + s->tb.coef_s * sa + s->tb.coef_p * pa + s->tb.coef_r * ra[q] +
                    s->tb.coef_x * (fabs(r[q]) + fabs(as) + fabs(bp)) + s->bc.abs_floor;
+            tight[q] = 1;
         } else if (tt != tt) {
             t[q] = NAN;
         } else {
-            t[q] = s->bc.coef_s * b + s->bc.coef_r * ra[q] + s->bc.abs_floor;
+            t[q] = twc[q];
         }
         if (g->use_ab) {
             /* entries the compare never flagged have no fetched norm: the bound through
              * the encoding holds for them too */
             double l1 = s->l1[idx] >= 0.0 ? s->l1[idx] : l1_bound(g, s, idx);
-            t[q] += abft_bound_gemm_amp(&s->bc, q, l1, s->ysum[q]);
+            amp[q] = abft_bound_gemm_amp(&s->bc, q, l1, s->ysum[q]);
         }
     }
-    /* the tight mode's small-terms allowance (both columns), from the inputs, once either
-     * column would fail without it; then kept for every later check of the entry */
-    if (!s->tight || !g->use_ab) return;
+    /* The tight mode's small terms (docs/bound.md, item 5): the entry's bound is
+     * max(Tt, min(Tt + |alpha|·Sm, Twc)), Tt the tight bound without them, Twc the worst
+     * case's (both valid where the model holds, Twc always; the compare flagged the entry
+     * against Tt). Sm costs O(len·k), so it is computed only where it decides the verdict,
+     * Tt < |d| <= Twc for a column, and kept for every later check of the entry; where it is
+     * not known, Sa stands for it (its cap), which leaves about the worst case. */
     int need = 0;
-    for (int q = 0; q < 2; ++q)
-        need |= s->T[idx + q * s->n] >= 0.0 && !(fabs(r[q] - s2[q]) <= t[q]);
-    if (need && s->sm[idx] < 0.0) ensure_small(g, cs, idx);
-    for (int q = 0; q < 2; ++q)
-        if (s->T[idx + q * s->n] >= 0.0 && s->sm[idx] >= 0.0)
-            t[q] += fabs(p->alpha) * s->sm[idx + q * s->n];
+    for (int q = 0; q < 2; ++q) {
+        const double d = fabs(r[q] - s2[q]);
+        need |= tight[q] && d > t[q] && d <= twc[q];
+    }
+    if (need && g->use_ab && s->sm[idx] < 0.0) ensure_small(g, cs, idx);
+    for (int q = 0; q < 2; ++q) {
+        if (tight[q]) {
+            const double sm = !g->use_ab                ? 0.0
+                              : s->sm[idx + q * s->n] >= 0.0 ? s->sm[idx + q * s->n]
+                                                         : s->Sa[idx + q * s->n];
+            const double up = t[q] + fabs(p->alpha) * sm;
+            const double lo = up < twc[q] ? up : twc[q];
+            t[q] = lo > t[q] ? lo : t[q];
+        }
+        t[q] += amp[q];
+    }
 }
 
 /* Element (i, j) recomputed from the inputs (beta = 0 only: the old C is gone), with a bound
@@ -1276,6 +1275,7 @@ static void ctx_free(gemm_ctx_t *g) {
     for (int cs = 0; cs < 2; ++cs) {
         free(g->s[cs].S);
         free(g->s[cs].T);
+        free(g->s[cs].oth);
         free(g->s[cs].flags);
     }
     free(g->va);
@@ -1349,7 +1349,6 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
     for (int cs = 0; cs < g.nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
         st = fetch_side(&g, cs);
         if (st == ABFT_STATUS_SUCCESS) st = ensure_l1(&g, cs, g.s[cs].flags, g.s[cs].nflag);
-        if (st == ABFT_STATUS_SUCCESS) st = batch_small(&g, cs);
     }
     if (st == ABFT_STATUS_SUCCESS && p->rnd) st = fetch_rnd(&g);
     if (st == ABFT_STATUS_SUCCESS) {
