@@ -537,6 +537,46 @@ static void test_small_batch(abft_handle_t h, uint64_t seed) {
     printf("small terms, 2 and 12 equal rows: equal ratios\n");
 }
 
+/* A plan verified without its inputs (A, B NULL) in the tight mode cannot bound a flagged
+ * entry's small terms from them: that entry's bound falls back to the worst case, so a
+ * change the worst case sees is still detected (a review found a bound of the whole |x| sum
+ * letting a change of 5 times the element pass). */
+static void test_verify_without_inputs(uint64_t seed) {
+    tu_rng_t r;
+    tu_rng_init(&r, seed + 31);
+    const int64_t m = 64, n = 64, k = 256;
+    float *A = tu_alloc_s(m * k), *B = tu_alloc_s(k * n), *C = tu_alloc_s(m * n);
+    for (int64_t i = 0; i < m * k; ++i) A[i] = (float)tu_range(&r, 0.0, 1.0);
+    for (int64_t i = 0; i < k * n; ++i) B[i] = (float)tu_range(&r, 0.0, 1.0);
+    for (int mode = 0; mode < 2; ++mode) {
+        abft_handle_t h;
+        TU_CHECK_STATUS(abft_create(&h, ABFT_BACKEND_CPU), ABFT_STATUS_SUCCESS);
+        abft_set_bound_mode(h, mode ? ABFT_BOUND_TIGHT : ABFT_BOUND_WORST_CASE, 1.0);
+        abft_gemm_plan_t p;
+        TU_CHECK_STATUS(abft_gemm_plan_create(h, 's', ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, 0.0, &p),
+                        ABFT_STATUS_SUCCESS);
+        TU_CHECK_STATUS(abft_sgemm_encode(h, p, A, m, B, k, NULL, m), ABFT_STATUS_SUCCESS);
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t i = 0; i < m; ++i) {
+                float acc = 0.0f;
+                for (int64_t l = 0; l < k; ++l) acc = fmaf(A[i + l * m], B[l + j * k], acc);
+                C[i + j * m] = acc;
+            }
+        const int64_t i0 = (int64_t)tu_int(&r, 0, m - 1), j0 = (int64_t)tu_int(&r, 0, n - 1);
+        C[i0 + j0 * m] *= 6.0f;
+        abft_report_t rep_;
+        abft_status_t st = abft_sgemm_verify(h, p, NULL, m, NULL, k, C, m, &rep_);
+        TU_CHECK(st == ABFT_STATUS_SUCCESS && rep_.detected >= 1,
+                 "%s, verify without inputs, element (%lld, %lld) times 6: %s, detected %lld, ratio %g",
+                 mode ? "tight" : "worst case", (long long)i0, (long long)j0, abft_status_name(st),
+                 (long long)rep_.detected, rep_.max_ratio);
+        abft_gemm_plan_destroy(p);
+        abft_destroy(h);
+    }
+    free(A), free(B), free(C);
+    printf("verify without inputs: a change of 5 times an element detected in both modes\n");
+}
+
 int main(void) {
     uint64_t seed = tu_seed("test_tight");
     abft_handle_t h;
@@ -551,6 +591,7 @@ int main(void) {
     test_small_terms(h, seed);
     test_mixed_tails(h, seed);
     test_small_batch(h, seed);
+    test_verify_without_inputs(seed);
     abft_destroy(h);
     return tu_finish("test_tight");
 }
