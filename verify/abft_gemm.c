@@ -783,21 +783,20 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const d
     /* The tight mode's small terms (docs/bound.md, item 5): the entry's bound is
      * max(Tt, min(Tt + |alpha|·Sm, Twc)), Tt the tight bound without them, Twc the worst
      * case's (both valid where the model holds, Twc always; the compare flagged the entry
-     * against Tt). Sm costs O(len·k), so it is computed only where it decides the verdict,
-     * Tt < |d| <= Twc for a column, and kept for every later check of the entry; where it is
-     * not known, Sa stands for it (its cap), which leaves about the worst case. */
+     * against Tt). Sm costs O(len·k): it is computed for an entry once a column exceeds Tt
+     * (every entry the engine judges, locates from or takes a value from does) and kept for
+     * every later check; an entry within Tt passes whatever Sm is, and gets Tt until then.
+     * The bound stays the tight one wherever Sm is known, so that the engine's noises (what
+     * a checksum's value for an element may be off by) are as tight as the compare's bound,
+     * not raised to the worst case for want of Sm (452d680 raised them so; its GPU
+     * full-space campaign had one miscorrection in fp64, suspected to come from there).
+     * Without the inputs Sm is Sa (ensure_small): about the worst case. */
     int need = 0;
-    for (int q = 0; q < 2; ++q) {
-        const double d = fabs(r[q] - s2[q]);
-        need |= tight[q] && d > t[q] && d <= twc[q];
-    }
+    for (int q = 0; q < 2; ++q) need |= tight[q] && fabs(r[q] - s2[q]) > t[q];
     if (need && g->use_ab && s->sm[idx] < 0.0) ensure_small(g, cs, idx);
     for (int q = 0; q < 2; ++q) {
-        if (tight[q]) {
-            const double sm = !g->use_ab                ? 0.0
-                              : s->sm[idx + q * s->n] >= 0.0 ? s->sm[idx + q * s->n]
-                                                         : s->Sa[idx + q * s->n];
-            const double up = t[q] + fabs(p->alpha) * sm;
+        if (tight[q] && g->use_ab && s->sm[idx + q * s->n] >= 0.0) {
+            const double up = t[q] + fabs(p->alpha) * s->sm[idx + q * s->n];
             const double lo = up < twc[q] ? up : twc[q];
             t[q] = lo > t[q] ? lo : t[q];
         }
