@@ -5,8 +5,9 @@
  *   2. locate and confirm: a flagged vector whose two residuals point at one element gets a
  *      candidate value from its checksum; it is written only when an independent check
  *      confirms it: the element recomputed from the inputs agrees (and the recomputation is
- *      what is written), or, with no recomputation, the crossing vector's checksum gives the
- *      same value within the smaller of the two noises (a value that absorbed a second
+ *      what is written), or, with no recomputation and not in the tight bound mode
+ *      (cfg->no_cross), the crossing vector's checksum gives the same value within the
+ *      smaller of the two noises (a value that absorbed a second
  *      error of its vector disagrees). Row checksums alone never correct;
  *   3. re-verify: after a round of writes every checksum is recomputed (recheck) and every
  *      entry is checked against its own bound, with no allowance for the written values (a
@@ -228,8 +229,12 @@ static abft_status_t try_vector(engine_t *e, int cs, int64_t idx, int *wrote) {
          * checksum must give the same value for this element within the smaller of the two
          * noises: a value that absorbed a second error of its vector disagrees with the
          * other side's (unless that error hides within the noise), and a crossing vector
-         * without an error there gives the old value. The smaller-noise value is written. */
-        if (cfg->nsides != 2) return ABFT_STATUS_SUCCESS;
+         * without an error there gives the old value. The smaller-noise value is written.
+         * That value may still be off by the larger noise (the crossing value's own rounding
+         * can cancel most of a second error the smaller-noise value absorbed), harmless where
+         * the lines' real errors are far below their bounds, not where the bounds are as
+         * tight as the real errors: there (no_cross) only the recomputation confirms. */
+        if (cfg->nsides != 2 || cfg->no_cross) return ABFT_STATUS_SUCCESS;
         double cand2, noise2;
         ABFT_TRY(e->ops->get(e->ctx, !cs, j, e->v2));
         from_checksum(e, !cs, j, e->v2, idx, &cand2, &noise2);

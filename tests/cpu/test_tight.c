@@ -577,6 +577,79 @@ static void test_verify_without_inputs(uint64_t seed) {
     printf("verify without inputs: a change of 5 times an element detected in both modes\n");
 }
 
+typedef struct two_err {
+    int64_t i, j1, j2;
+    double d1, d2;
+} two_err_t;
+static abft_status_t add_two(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
+                             int64_t rows, int64_t cols, int64_t ld) {
+    const two_err_t *e = (const two_err_t *)user;
+    (void)which, (void)rows, (void)cols, (void)prec;
+    if (site != ABFT_SITE_AFTER_GEMM) return ABFT_STATUS_SUCCESS;
+    double *C = (double *)ptr;
+    C[e->i + e->j1 * ld] += e->d1;
+    if (e->d2 != 0.0) C[e->i + e->j2 * ld] += e->d2;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* No correction by the crossing checksum alone in the tight mode (a review's construction):
+ * full checksums, beta = 1 (no recomputation), row i of A at scale 1 and the other rows at
+ * 100 (columns' bounds about 100 times row i's), a large error in (i, j1) and a second one of
+ * 2 to 3.5 times row i's bound in (i, j2). Row i's value for (i, j1) absorbs the second
+ * error; column j1's carries its own rounding, which can cancel most of it, so the two could
+ * agree within the smaller noise and the second error stay in row i unreported. Every trial
+ * must end with row i's leftover within twice its bound or with the row reported. */
+static void test_no_cross_in_tight(uint64_t seed) {
+    tu_rng_t r;
+    tu_rng_init(&r, seed + 37);
+    const int64_t m = 96, n = 80, k = 112, i = 5;
+    double *A = tu_alloc_d(m * k), *B = tu_alloc_d(k * n), *G = tu_alloc_d(m * n), *C = tu_alloc_d(m * n);
+    for (int64_t l = 0; l < k; ++l)
+        for (int64_t x = 0; x < m; ++x) A[x + l * m] = tu_range(&r, -1.0, 1.0) * (x == i ? 1.0 : 100.0);
+    for (int64_t x = 0; x < k * n; ++x) B[x] = tu_range(&r, -1.0, 1.0);
+    abft_handle_t h;
+    TU_CHECK_STATUS(abft_create(&h, ABFT_BACKEND_CPU), ABFT_STATUS_SUCCESS);
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_FULL);
+    abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
+    abft_report_t rep_;
+    memset(G, 0, sizeof(double) * (size_t)(m * n));
+    TU_CHECK_STATUS(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, A, m, B, k, 1.0, G, m, &rep_),
+                    ABFT_STATUS_SUCCESS);
+    double rms = 0.0;
+    for (int64_t j = 0; j < n; ++j) rms += G[i + j * m] * G[i + j * m];
+    rms = sqrt(rms / (double)n);
+    /* row i's bound: one change of 1e-9 of the RMS in (i, 0), against its ratio */
+    two_err_t e = {i, 0, 0, 1e-9 * rms, 0.0};
+    abft_set_hook(h, add_two, &e);
+    memset(C, 0, sizeof(double) * (size_t)(m * n));
+    abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, A, m, B, k, 1.0, C, m, &rep_);
+    const double tau = e.d1 / rep_.max_ratio;
+    int bad = 0, trials = 0;
+    double worst = 0.0;
+    static const int64_t pairs[4][2] = {{78, 79}, {70, 71}, {10, 60}, {40, 3}};
+    e.d1 = 1e-3 * rms;
+    for (int pr = 0; pr < 4; ++pr)
+    for (double c = -3.5; c <= 3.5; c += 0.25) {
+        if (fabs(c) < 2.0) continue;
+        e.j1 = pairs[pr][0], e.j2 = pairs[pr][1];
+        e.d2 = c * tau;
+        memset(C, 0, sizeof(double) * (size_t)(m * n));
+        abft_status_t st = abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, A, m, B, k, 1.0, C, m, &rep_);
+        double left = 0.0;
+        for (int64_t j = 0; j < n; ++j) left = fmax(left, fabs(C[i + j * m] - G[i + j * m]) / tau);
+        ++trials;
+        if (st != ABFT_STATUS_SUCCESS || (rep_.uncorrectable == 0 && left > 2.0)) {
+            ++bad;
+            worst = fmax(worst, left);
+        }
+    }
+    TU_CHECK(bad == 0, "two errors in one row, tight mode, no recomputation: %d of %d trials "
+             "left up to %.3g times row %lld's bound unreported", bad, trials, worst, (long long)i);
+    abft_destroy(h);
+    free(A), free(B), free(G), free(C);
+    printf("two errors in one row, tight mode, no recomputation: %d trials, none left unreported\n", trials);
+}
+
 int main(void) {
     uint64_t seed = tu_seed("test_tight");
     abft_handle_t h;
@@ -592,6 +665,7 @@ int main(void) {
     test_mixed_tails(h, seed);
     test_small_batch(h, seed);
     test_verify_without_inputs(seed);
+    test_no_cross_in_tight(seed);
     abft_destroy(h);
     return tu_finish("test_tight");
 }
