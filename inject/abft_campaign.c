@@ -421,7 +421,7 @@ static abft_status_t gemm_small_part(camp_t *c, double *sr, double *sc) {
                 const double e = abft_bound_tight_small(&c->arith, a, b, k);
                 acc[0] += e, acc[1] += (double)(x + 1) * e;
             }
-            for (int q = 0; q < 2; ++q) out[v + q * nv] = acc[q] * (1.0 + (double)(len + 2) * 0x1p-52);
+            for (int q = 0; q < 2; ++q) out[v + q * nv] = acc[q];
         }
     }
     free(ar);
@@ -436,13 +436,10 @@ static double tight_tau(const abft_gemm_tight_t *tb, const abft_gemm_bound_t *b,
                         double wc, double alpha, double beta, double sa, double pa, double ra,
                         double rs, double ss, double ps, double sm, int64_t len, int64_t k) {
     if (!(tt >= 0.0)) return tt != tt ? NAN : wc;
-    const double cap = sa / (1.0 - 0x1p-53 * (double)(2 * (k + len) + 4));
     const double t = tt + tb->coef_s * fabs(alpha) * sa + tb->coef_p * fabs(beta) * pa +
                      tb->coef_r * ra + tb->coef_x * (fabs(rs) + fabs(alpha * ss) + fabs(beta * ps)) +
                      b->abs_floor;
-    /* as the protocol: max(t, min(t + |alpha|·Sm, wc)) */
-    const double up = t + fabs(alpha) * (sm < cap ? sm : cap), lo = up < wc ? up : wc;
-    return lo > t ? lo : t;
+    return abft_bound_tight_raise(t, wc, alpha, sm, sa, len, k); /* as the protocol */
 }
 
 /* The bounds of the checksums of C from the bound module, with the trial's alpha, beta,

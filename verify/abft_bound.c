@@ -192,6 +192,16 @@ double abft_bound_tight_small(const abft_arith_t *g, const double *a, const doub
     return acc * (1.0 + g->u) * (1.0 + (kd + 2.0) * 0x1p-52);
 }
 
+double abft_bound_tight_raise(double t, double wc, double alpha, double sm, double sa,
+                              int64_t len, int64_t k) {
+    /* sm's own summation, relatively (len + 2)·2^-52; sa rounded within
+     * (2·(k + len) + 4)·2^-53 of the exact |.| sum */
+    const double a = sm * (1.0 + (double)(len + 2) * 0x1p-52);
+    const double cap = sa / (1.0 - 0x1p-53 * (double)(2 * (k + len) + 4));
+    const double up = t + fabs(alpha) * (a < cap ? a : cap), lo = up < wc ? up : wc;
+    return lo > t ? lo : t;
+}
+
 int abft_bound_tight_applies(const abft_arith_t *g) { return g->u_in == 0.0; }
 
 int abft_bound_tight_comp(abft_backend_t backend, abft_prec_t prec) {

@@ -92,10 +92,16 @@ void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner
  * |S| <= max(P(l) - lo, hi - P(l)) with [lo, hi] the range of P(0..l), plus the GEMM's
  * own error on the node; x can be such a product only where |x| < max(2·u·that, eta).
  * Returns the sum of |x| over those terms, rounded up: the entry's part of the allowance
- * (unscaled by |alpha|). The pass's T keeps a cheaper signed estimate of the same terms,
- * which candidates of mixed sign can defeat; the protocol adds this sum to every entry it
- * checks on the host, and the campaign to every entry (docs/bound.md, "Tight mode"). */
+ * (unscaled by |alpha|). The pass's T leaves these terms out; the protocol adds the
+ * allowance to the entries its compare flags, the campaign to every entry, both through
+ * abft_bound_tight_raise (docs/bound.md, "Tight mode"). */
 double abft_bound_tight_small(const abft_arith_t *g, const double *a, const double *b, int64_t k);
+/* A checksum entry's tight bound t raised by its small terms: max(t, min(t + |alpha|·Sm, wc)),
+ * wc the worst case's bound, Sm the weighted sum sum_x w_x·abft_bound_tight_small over the
+ * entry's len vectors (as summed in fp64; INFINITY where unknown), at most the entry's
+ * |.| sum sa (the encoded sum_l |a_l|·(|op(B)|·w)_l, k terms). */
+double abft_bound_tight_raise(double t, double wc, double alpha, double sm, double sa,
+                              int64_t len, int64_t k);
 /* How a protected GEMM's checksums are summed in the tight mode on a backend, for data of
  * precision prec: the CPU backend's always compensated (SEQ); the CUDA backend's
  * compensated (TREE) for fp64 data, plain for fp32 data (where their worst case is

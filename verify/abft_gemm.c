@@ -574,7 +574,8 @@ typedef struct gemm_side {
     abft_gemm_tight_t tb;
     double *T;
     double *sm;       /* n x 2: abft_bound_tight_small summed over the entry's vector with
-                       * the weights, unscaled; < 0: not computed yet (with T) */
+                       * the weights, unscaled (INFINITY: unknown, capped by Sa in
+                       * abft_bound_tight_raise); < 0: not computed yet (with T) */
     double *oth;      /* the other operand's len vectors of k on the host, once fetched for
                        * the small terms (NULL: not fetched, or not to be) */
     double ysum[2];   /* sum over the inner dimension of the other operand's |.|·V encoding */
@@ -694,9 +695,9 @@ static abft_status_t cb_put(void *ctx, int64_t i, int64_t j, double v, double *s
 /* The tight mode's small-terms allowance of entry idx of side cs, into s->sm (both weight
  * columns): abft_bound_tight_small of the entry's vector (row i of op(A), or column j of
  * op(B)) against each vector x of the other operand, summed with the weights e and w in the
- * order of x, at most the entry's encoded |.| sum Sa (the terms' whole |x| sum, which also
- * holds where an input changed after encoding); Sa itself where the inputs are missing or a
- * fetch failed (the caller's bound then falls back to the worst case). Where the side has
+ * order of x (capped by the entry's encoded |.| sum Sa in abft_bound_tight_raise, which
+ * also holds where an input changed after encoding); INFINITY, so Sa itself, where the
+ * inputs are missing or a fetch failed (the bound then falls back to the worst case). Where the side has
  * SMALL_BATCH or more flagged entries and the other operand fits SMALL_CACHE doubles, that
  * operand is copied to the host once (s->oth) and the vectors are taken in parallel;
  * otherwise one at a time. Both give the same sums. */
@@ -736,13 +737,7 @@ static void ensure_small(gemm_ctx_t *g, int cs, int64_t idx) {
             acc[0] += e, acc[1] += (double)(x + 1) * e;
         }
     }
-    /* the encoded sums are rounded: within (2·(k + len) + 4)·2^-53 of the exact ones */
-    const double grow = 1.0 / (1.0 - 0x1p-53 * (double)(2 * (k + len) + 4));
-    for (int q = 0; q < 2; ++q) {
-        const double cap = s->Sa[idx + q * s->n] * grow;
-        const double a = acc[q] * (1.0 + (double)(len + 2) * 0x1p-52);
-        s->sm[idx + q * s->n] = ok && a < cap ? a : cap;
-    }
+    for (int q = 0; q < 2; ++q) s->sm[idx + q * s->n] = ok ? acc[q] : INFINITY;
 }
 
 static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const double ra[2],
@@ -795,11 +790,9 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const d
     for (int q = 0; q < 2; ++q) need |= tight[q] && fabs(r[q] - s2[q]) > t[q];
     if (need && g->use_ab && s->sm[idx] < 0.0) ensure_small(g, cs, idx);
     for (int q = 0; q < 2; ++q) {
-        if (tight[q] && g->use_ab && s->sm[idx + q * s->n] >= 0.0) {
-            const double up = t[q] + fabs(p->alpha) * s->sm[idx + q * s->n];
-            const double lo = up < twc[q] ? up : twc[q];
-            t[q] = lo > t[q] ? lo : t[q];
-        }
+        if (tight[q] && g->use_ab && s->sm[idx + q * s->n] >= 0.0)
+            t[q] = abft_bound_tight_raise(t[q], twc[q], p->alpha, s->sm[idx + q * s->n],
+                                          s->Sa[idx + q * s->n], s->len, p->k);
         t[q] += amp[q];
     }
 }
