@@ -170,20 +170,11 @@ double tu_lu_backward(int64_t m, int64_t n, const double *A0, const double *F, i
     return worst;
 }
 
-int tu_single_fault_resolved(abft_checksum_kind_t kind, double beta, int64_t m, int64_t n,
-                             const abft_report_t *rep) {
+int tu_single_fault_resolved(double beta, int64_t m, int64_t n, const abft_report_t *rep) {
     const double lim = 8.0 * (double)((m > n ? m : n) + 1);
-    if (kind == ABFT_CHECKSUM_ROW && beta != 0.0)
-        return rep->corrected == 0 && rep->uncorrectable == rep->detected;
-    /* full checksums with beta != 0: only the crossing checksum can confirm, and only when
-     * the row's and the column's values agree within the smaller of their two noises
-     * (docs/bound.md): a large error in a row of small elements crossing a column of large
-     * ones can disagree by more (test_gemm seed 13492287923674: 0.1065 within 4e-16 from the
-     * row, 9e-16 away from the column's value of noise 2e-13) and is then reported, every
-     * flagged entry uncorrectable, never written */
-    if (kind == ABFT_CHECKSUM_FULL && beta != 0.0 && rep->corrected == 0 &&
-        rep->uncorrectable == rep->detected)
-        return 1;
+    /* beta != 0: nothing can recompute the element, and only a recomputation confirms a
+     * correction (docs/bound.md, "Confirm"): every flagged entry reported, nothing written */
+    if (beta != 0.0) return rep->corrected == 0 && rep->uncorrectable == rep->detected;
     return (rep->corrected == 1 && rep->uncorrectable == 0) ||
            (rep->corrected == 0 && rep->nfaults > 0 && rep->faults[0].ratio <= lim);
 }

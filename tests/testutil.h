@@ -63,13 +63,12 @@ double tu_rel_diff(int64_t m, int64_t n, const double *A, const double *B, int64
 double tu_lu_backward(int64_t m, int64_t n, const double *A0, const double *F, int64_t ld,
                       const int64_t *ipiv, double u);
 
-/* Whether the report of a GEMM with one element of C corrupted (m x n, checksum kind, beta)
- * ended as documented (docs/bound.md): row checksums with beta != 0 never correct (nothing
- * can recompute the element), so every flagged entry is reported; otherwise the element is
- * corrected, or, when the error is too close to the noise to be located unambiguously
- * (|d|/t <= 8(len + 1)), recomputed or reported. */
-int tu_single_fault_resolved(abft_checksum_kind_t kind, double beta, int64_t m, int64_t n,
-                             const abft_report_t *rep);
+/* Whether the report of a GEMM with one element of C corrupted (m x n, beta) ended as
+ * documented (docs/bound.md, "Confirm"): with beta != 0 nothing can recompute the element
+ * and only a recomputation confirms a correction, so every flagged entry is reported and
+ * nothing written; otherwise the element is corrected, or, when the error is too close to
+ * the noise to be located unambiguously (|d|/t <= 8(len + 1)), recomputed or reported. */
+int tu_single_fault_resolved(double beta, int64_t m, int64_t n, const abft_report_t *rep);
 
 /* Exit 77 (skipped) when no GPU or no CUDA backend; otherwise return. */
 void tu_require_gpu(void);

@@ -3,18 +3,16 @@
  *   1. refine: every entry the compare flagged is checked again with the full bound (the
  *      protocol's expect); what passes was never an error;
  *   2. locate and confirm: a flagged vector whose two residuals point at one element gets a
- *      candidate value from its checksum; it is written only when an independent check
- *      confirms it: the element recomputed from the inputs agrees (and the recomputation is
- *      what is written), or, with no recomputation and not in the tight bound mode
- *      (cfg->no_cross), the crossing vector's checksum gives the same value within the
- *      smaller of the two noises (a value that absorbed a second
- *      error of its vector disagrees). Row checksums alone never correct;
+ *      candidate value from its checksum; it is written only when the element recomputed
+ *      from the inputs agrees (and the recomputation is what is written). Nothing else
+ *      confirms: neither row checksums alone nor the crossing vector's checksum (a value
+ *      confirmed by it is only known within the larger of the two lines' noises, which can
+ *      exceed the element's own bound many times over);
  *   3. re-verify: after a round of writes every checksum is recomputed (recheck) and every
  *      entry is checked against its own bound, with no allowance for the written values (a
  *      written value must fit its row's and its column's bound as any element does, so a
  *      correction can never widen a check and hide a second error); rounds repeat to a
- *      fixed point; if an entry crossing a write still fails at the end (for a write that
- *      only the crossing checksum confirmed: if any entry still fails), every write is
+ *      fixed point; if an entry crossing a write still fails at the end, every write is
  *      rolled back;
  *   4. what is left: a corrupted checksum when re-deriving it from its inputs explains the
  *      residual (data intact), else the vector recomputed from the inputs when allowed and
@@ -30,7 +28,6 @@ typedef struct wlog {
     double old, now;
     double ratio; /* |residual| / bound of the entry that located it */
     int side;
-    int crossed; /* confirmed by the crossing checksum alone (no recomputation) */
 } wlog_t;
 
 typedef struct engine {
@@ -214,54 +211,33 @@ static abft_status_t try_vector(engine_t *e, int cs, int64_t idx, int *wrote) {
     double old = v[j], cand, noise_c;
     from_checksum(e, cs, idx, v, j, &cand, &noise_c);
     if (!isfinite(cand) || !isfinite(noise_c)) return ABFT_STATUS_SUCCESS;
-    double value = cand;
+    /* confirmed only when the element recomputed from the inputs agrees with the
+     * checksum's value; the recomputation carries only its own rounding: it is written.
+     * Without a recomputation (beta != 0, or no inputs) nothing is written: the crossing
+     * vector's checksum would confirm a value only within the larger of the two lines'
+     * noises (its own rounding can cancel most of a second error this line's candidate
+     * absorbed), and that noise can exceed this element's bound many times over. */
+    if (e->ops->elem == NULL) return ABFT_STATUS_SUCCESS;
+    double value = 0.0, noise_r = 0.0;
     int ok = 0;
-    if (e->ops->elem != NULL) {
-        double rv = 0.0, noise_r = 0.0;
-        ABFT_TRY(e->ops->elem(e->ctx, row, col, &rv, &noise_r, &ok));
-        /* confirmed when the recomputation and the checksum's value agree; the
-         * recomputation carries only its own rounding: write it */
-        if (ok && !(fabs(rv - cand) <= noise_c + noise_r)) return ABFT_STATUS_SUCCESS;
-        if (ok) value = rv;
-    }
-    if (!ok) {
-        /* No recomputation: only the crossing checksum can confirm. The crossing vector's
-         * checksum must give the same value for this element within the smaller of the two
-         * noises: a value that absorbed a second error of its vector disagrees with the
-         * other side's (unless that error hides within the noise), and a crossing vector
-         * without an error there gives the old value. The smaller-noise value is written.
-         * That value may still be off by the larger noise (the crossing value's own rounding
-         * can cancel most of a second error the smaller-noise value absorbed), harmless where
-         * the lines' real errors are far below their bounds, not where the bounds are as
-         * tight as the real errors: there (no_cross) only the recomputation confirms. */
-        if (cfg->nsides != 2 || cfg->no_cross) return ABFT_STATUS_SUCCESS;
-        double cand2, noise2;
-        ABFT_TRY(e->ops->get(e->ctx, !cs, j, e->v2));
-        from_checksum(e, !cs, j, e->v2, idx, &cand2, &noise2);
-        double nmin = noise2 < noise_c ? noise2 : noise_c;
-        if (!isfinite(cand2) || !(fabs(cand2 - cand) <= nmin)) return ABFT_STATUS_SUCCESS;
-        if (noise2 < noise_c) value = cand2;
-    }
+    ABFT_TRY(e->ops->elem(e->ctx, row, col, &value, &noise_r, &ok));
+    if (!ok || !(fabs(value - cand) <= noise_c + noise_r)) return ABFT_STATUS_SUCCESS;
     double stored = value;
     ABFT_TRY(e->ops->put(e->ctx, row, col, value, &stored));
-    wlog_t w = {row, col, old, stored, ratio_of(d, t), cs, !ok};
+    wlog_t w = {row, col, old, stored, ratio_of(d, t), cs};
     ABFT_TRY(log_write(e, &w));
     *wrote = 1;
     return ABFT_STATUS_SUCCESS;
 }
 
-/* Does an entry still failing cross a kept write? A write confirmed by the crossing
- * checksum alone rests on its row and its column each holding one error; every entry of the
- * other side still failing crosses that row or column, so it may hold the second error that
- * made both agree on a wrong value: four equal errors around (i, j), at (i, j -+ a) and
- * (i -+ b, j), point row i and column j both at C_ij - 2·delta, and after that write row i
- * and column j pass, since the three errors left in each form a (1, -2, 1) pattern that the
- * weights [1, j+1] do not see; only the lines of the four errors stay open. */
+/* Does an entry still failing cross a kept write? A written value is the element
+ * recomputed from the inputs, but the location that chose it came from the vector's two
+ * residuals, which several errors can mislead; an entry still failing in the written row or
+ * column says that the vector held more than the one error the write removed: every write
+ * is then undone and the entries reported. */
 static int open_crosses_write(const engine_t *e) {
     const int two = e->cfg->nsides == 2;
-    const int any_open = e->nopen[0] > 0 || (two && e->nopen[1] > 0);
     for (int64_t k = 0; k < e->nw; ++k) {
-        if (e->w[k].crossed && any_open) return 1;
         if (in_list(e->open[0], e->nopen[0], e->w[k].i)) return 1;
         if (two && in_list(e->open[1], e->nopen[1], e->w[k].j)) return 1;
     }

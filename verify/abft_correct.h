@@ -62,8 +62,6 @@ typedef struct abft_corr_cfg {
     int64_t len[2];    /* length of each side's vectors (len[0] = n[1], len[1] = n[0]) */
     double u_store;    /* unit roundoff of the stored data */
     int recompute_vec; /* flagged vectors may be recomputed from the inputs */
-    int no_cross;      /* never confirm by the crossing checksum alone (bounds as tight as
-                        * the real error: the tight mode) */
 } abft_corr_cfg_t;
 
 /* Run the engine on the compare's flags (flags[cs], nflag[cs] entries, ascending; the

@@ -1351,7 +1351,6 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
         cfg.len[0] = p->n, cfg.len[1] = p->m;
         cfg.u_store = p->prec == ABFT_PREC_S ? 0x1p-24 : 0x1p-53;
         cfg.recompute_vec = h->recompute;
-        cfg.no_cross = g.s[0].tight || (g.nsides == 2 && g.s[1].tight);
         int64_t *flags[2] = {g.s[0].flags, g.s[1].flags};
         int64_t nflag[2] = {g.s[0].nflag, g.s[1].nflag};
         double refined = 0.0;

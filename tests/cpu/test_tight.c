@@ -592,29 +592,34 @@ static abft_status_t add_two(void *user, abft_hook_site_t site, int which, char 
     return ABFT_STATUS_SUCCESS;
 }
 
-/* No correction by the crossing checksum alone in the tight mode (a review's construction):
+/* No correction by the crossing checksum alone, in any bound mode (a review's construction):
  * full checksums, beta = 1 (no recomputation), row i of A at scale 1 and the other rows at
- * 100 (columns' bounds about 100 times row i's), a large error in (i, j1) and a second one of
- * 2 to 3.5 times row i's bound in (i, j2). Row i's value for (i, j1) absorbs the second
- * error; column j1's carries its own rounding, which can cancel most of it, so the two could
- * agree within the smaller noise and the second error stay in row i unreported. Every trial
- * must end with row i's leftover within twice its bound or with the row reported. */
-static void test_no_cross_in_tight(uint64_t seed) {
+ * scale S (the columns' bounds and real errors about S times row i's), a large error in
+ * (i, j1) and a second one of 2 to 20 times row i's bound in (i, j2). Row i's value for
+ * (i, j1) absorbs the second error; column j1's carries its own rounding, which can cancel
+ * most of it, so the two could agree within the smaller noise and the second error stay in
+ * row i unreported. In the tight mode S = 100 reached it; in the worst-case and probabilistic
+ * modes (bounds far above the real errors) S = 1e5 did, leaving up to 8 and 17 times row i's
+ * bound. Every trial must end with row i's leftover within twice its bound or with the row
+ * reported. */
+static void cross_case(uint64_t seed, abft_bound_mode_t mode, double param, double S,
+                       double cmax) {
     tu_rng_t r;
     tu_rng_init(&r, seed + 37);
     const int64_t m = 96, n = 80, k = 112, i = 5;
     double *A = tu_alloc_d(m * k), *B = tu_alloc_d(k * n), *G = tu_alloc_d(m * n), *C = tu_alloc_d(m * n);
     for (int64_t l = 0; l < k; ++l)
-        for (int64_t x = 0; x < m; ++x) A[x + l * m] = tu_range(&r, -1.0, 1.0) * (x == i ? 1.0 : 100.0);
+        for (int64_t x = 0; x < m; ++x) A[x + l * m] = tu_range(&r, -1.0, 1.0) * (x == i ? 1.0 : S);
     for (int64_t x = 0; x < k * n; ++x) B[x] = tu_range(&r, -1.0, 1.0);
     abft_handle_t h;
     TU_CHECK_STATUS(abft_create(&h, ABFT_BACKEND_CPU), ABFT_STATUS_SUCCESS);
     abft_set_checksum_kind(h, ABFT_CHECKSUM_FULL);
-    abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
+    TU_CHECK_STATUS(abft_set_bound_mode(h, mode, param), ABFT_STATUS_SUCCESS);
     abft_report_t rep_;
     memset(G, 0, sizeof(double) * (size_t)(m * n));
     TU_CHECK_STATUS(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, A, m, B, k, 1.0, G, m, &rep_),
                     ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep_.detected == 0, "cross, mode %d: the clean product flagged", (int)mode);
     double rms = 0.0;
     for (int64_t j = 0; j < n; ++j) rms += G[i + j * m] * G[i + j * m];
     rms = sqrt(rms / (double)n);
@@ -623,13 +628,15 @@ static void test_no_cross_in_tight(uint64_t seed) {
     abft_set_hook(h, add_two, &e);
     memset(C, 0, sizeof(double) * (size_t)(m * n));
     abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, A, m, B, k, 1.0, C, m, &rep_);
+    TU_CHECK(rep_.max_ratio > 1.0, "cross, mode %d: the probe change of row %lld not seen "
+             "(ratio %g)", (int)mode, (long long)i, rep_.max_ratio);
     const double tau = e.d1 / rep_.max_ratio;
-    int bad = 0, trials = 0;
+    int bad = 0, trials = 0, corrected = 0;
     double worst = 0.0;
     static const int64_t pairs[4][2] = {{78, 79}, {70, 71}, {10, 60}, {40, 3}};
     e.d1 = 1e-3 * rms;
     for (int pr = 0; pr < 4; ++pr)
-    for (double c = -3.5; c <= 3.5; c += 0.25) {
+    for (double c = -cmax; c <= cmax; c += 0.25) {
         if (fabs(c) < 2.0) continue;
         e.j1 = pairs[pr][0], e.j2 = pairs[pr][1];
         e.d2 = c * tau;
@@ -638,16 +645,27 @@ static void test_no_cross_in_tight(uint64_t seed) {
         double left = 0.0;
         for (int64_t j = 0; j < n; ++j) left = fmax(left, fabs(C[i + j * m] - G[i + j * m]) / tau);
         ++trials;
+        corrected += rep_.corrected > 0;
         if (st != ABFT_STATUS_SUCCESS || (rep_.uncorrectable == 0 && left > 2.0)) {
             ++bad;
             worst = fmax(worst, left);
         }
     }
-    TU_CHECK(bad == 0, "two errors in one row, tight mode, no recomputation: %d of %d trials "
-             "left up to %.3g times row %lld's bound unreported", bad, trials, worst, (long long)i);
+    TU_CHECK(bad == 0, "two errors in one row, mode %d, scale %g, no recomputation: %d of %d "
+             "trials left up to %.3g times row %lld's bound unreported", (int)mode, S, bad,
+             trials, worst, (long long)i);
+    TU_CHECK(corrected == 0, "mode %d, scale %g: %d trials corrected with nothing to "
+             "recompute", (int)mode, S, corrected);
     abft_destroy(h);
     free(A), free(B), free(G), free(C);
-    printf("two errors in one row, tight mode, no recomputation: %d trials, none left unreported\n", trials);
+    printf("two errors in one row, mode %d, scale %g, no recomputation: %d trials, none left "
+           "unreported\n", (int)mode, S, trials);
+}
+
+static void test_no_cross(uint64_t seed) {
+    cross_case(seed, ABFT_BOUND_TIGHT, 1.0, 100.0, 3.5);
+    cross_case(seed, ABFT_BOUND_WORST_CASE, 1.0, 1e5, 20.0);
+    cross_case(seed, ABFT_BOUND_PROBABILISTIC, 4.0, 1e5, 20.0);
 }
 
 int main(void) {
@@ -665,7 +683,7 @@ int main(void) {
     test_mixed_tails(h, seed);
     test_small_batch(h, seed);
     test_verify_without_inputs(seed);
-    test_no_cross_in_tight(seed);
+    test_no_cross(seed);
     abft_destroy(h);
     return tu_finish("test_tight");
 }

@@ -202,7 +202,7 @@ static void test_faults(abft_handle_t h, tu_rng_t *r, abft_checksum_kind_t kind)
                 n_det += rep.detected >= 1;
                 if (s <= 1) {
                     /* resolved as documented (tu_single_fault_resolved) */
-                    TU_CHECK(tu_single_fault_resolved(kind, p.beta, p.m, p.n, &rep), "kind=%d prec=%d site=%d: corrected %lld uncorrectable %lld "
+                    TU_CHECK(tu_single_fault_resolved(p.beta, p.m, p.n, &rep), "kind=%d prec=%d site=%d: corrected %lld uncorrectable %lld "
                              "recomputed %lld ratio %g", (int)kind, prec, s,
                              (long long)rep.corrected,
                              (long long)rep.uncorrectable, (long long)rep.recomputed,
