@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
     printf("injected: C(17,3) += 0.25\n");
 
     /* 3. verify; A and B let it confirm a correction by recomputing the element (without
-     * them row checksums can only report the error) */
+     * them the checksums can only report the error) */
     abft_report_t rep;
     st = abft_dgemm_verify(h, plan, A, n, B, n, C, n, &rep);
     CHECK(st == ABFT_STATUS_SUCCESS, "abft_dgemm_verify");

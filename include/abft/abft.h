@@ -135,8 +135,9 @@ ABFT_API abft_status_t abft_sdual(abft_handle_t handle, int64_t m, int64_t n, co
 
 /* C = alpha·op(A)·op(B) + beta·C with cublasDgemm's argument order (op(A) m x k, op(B)
  * k x n, C m x n), protected by checksums: encode, multiply, verify against the bound,
- * locate, correct single errors per row (per column too with FULL checksums), re-verify,
- * recompute what may be recomputed, report the rest. alpha, beta are host values.
+ * locate, correct single errors per row (per column too with FULL checksums) where the
+ * element recomputed from A and B confirms the value (beta = 0), re-verify, recompute what
+ * may be recomputed, report the rest. alpha, beta are host values.
  * report (host memory) may be NULL. NaN/Inf in A, B or (when beta != 0) C: status
  * NON_FINITE_INPUT, report->nonfinite_input = 1, C untouched. */
 ABFT_API abft_status_t abft_dgemm(abft_handle_t handle, abft_operation_t transa, abft_operation_t transb,
