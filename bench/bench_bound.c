@@ -75,6 +75,7 @@
 static int g_flag_ok; /* a flagged clean product is a measurement (the probabilistic mode's
                        * known failure on constant data), not an error */
 static int g_cuda; /* --backend cuda: the products run on the GPU (cuBLAS), device memory */
+static unsigned g_kinds = ~0u; /* --kinds: the data kinds --lib-only runs (a bit per kind) */
 static int g_no_host; /* --no-host: --lib-only without the host's count of risky rows (large n) */
 
 /* The residual's reference arithmetic: binary128 where the compiler has it (GCC and Clang
@@ -378,7 +379,10 @@ static double run_rect(abft_handle_t h, char prec, int64_t m, int64_t n, int64_t
         return -1.0;
     }
     if (rep.detected != 0 && !g_flag_ok) {
-        fprintf(stderr, "bench_bound: a clean product was flagged (ratio %g)\n", rep.max_ratio);
+        fprintf(stderr, "bench_bound: a clean product was flagged in the %s mode (%c, %lld x %lld "
+                        "x %lld, ratio %g)\n", mode == ABFT_BOUND_TIGHT ? "tight"
+                        : mode == ABFT_BOUND_WORST_CASE ? "worst-case" : "probabilistic", prec,
+                (long long)m, (long long)n, (long long)k, rep.max_ratio);
         return -1.0;
     }
     return rep.max_ratio;
@@ -776,6 +780,7 @@ static int lib_only(const int64_t (*shapes)[3], int nshapes, int reps, const cha
     for (const char *pc = precs; *pc; ++pc)
         for (int s = 0; s < nshapes; ++s)
             for (int kind = 0; kind < KINDS; ++kind) {
+                if (!(g_kinds >> kind & 1u)) continue;
                 const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
                 const size_t na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n;
                 double *A = malloc(na * sizeof(double) + 8), *B = malloc(nb * sizeof(double) + 8);
@@ -1234,12 +1239,25 @@ int main(int argc, char **argv) {
                 }
                 shapes[nshapes][0] = a, shapes[nshapes][1] = b, shapes[nshapes][2] = c, ++nshapes;
             }
+        } else if (strcmp(argv[i], "--kinds") == 0 && i + 1 < argc) {
+            /* --lib-only's data kinds, a comma list of their names */
+            g_kinds = 0;
+            for (char *t = strtok(argv[++i], ","); t != NULL; t = strtok(NULL, ",")) {
+                int found = -1;
+                for (int q = 0; q < KINDS; ++q)
+                    if (strcmp(t, kind_name[q]) == 0) found = q;
+                if (found < 0) {
+                    fprintf(stderr, "bench_bound: --kinds: no data kind \"%s\"\n", t);
+                    return 2;
+                }
+                g_kinds |= 1u << found;
+            }
         } else if (strcmp(argv[i], "--sweep") == 0 && i + 1 < argc) {
             sweep_n = atoll(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench_bound [--sizes 256,1024,2048] [--reps R] "
                             "[--precision s|d|both] [--backend cpu|cuda] [--out DIR] "
-                            "[--lib-only [--shapes MxNxK,...] [--no-host]] [--sweep N] "
+                            "[--lib-only [--shapes MxNxK,...] [--kinds a,b] [--no-host]] [--sweep N] "
                             "[--blocks N] [--volume N COUNT]\n");
             return 2;
         }
