@@ -1194,6 +1194,7 @@ int main(int argc, char **argv) {
     int64_t shapes[8][3];
     int64_t sweep_n = 0, blocks_n = 0, volume_n = 0, volume_count = 0;
     const char *out = "bench/results", *precs = "sd";
+    unsigned long long seed_arg = 0;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
             nsizes = 0;
@@ -1239,6 +1240,8 @@ int main(int argc, char **argv) {
                 }
                 shapes[nshapes][0] = a, shapes[nshapes][1] = b, shapes[nshapes][2] = c, ++nshapes;
             }
+        } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+            seed_arg = strtoull(argv[++i], NULL, 10); /* replays a printed seed */
         } else if (strcmp(argv[i], "--kinds") == 0 && i + 1 < argc) {
             /* --lib-only's data kinds, a comma list of their names */
             g_kinds = 0;
@@ -1257,7 +1260,7 @@ int main(int argc, char **argv) {
         } else {
             fprintf(stderr, "usage: bench_bound [--sizes 256,1024,2048] [--reps R] "
                             "[--precision s|d|both] [--backend cpu|cuda] [--out DIR] "
-                            "[--lib-only [--shapes MxNxK,...] [--kinds a,b] [--no-host]] [--sweep N] "
+                            "[--lib-only [--shapes MxNxK,...] [--kinds a,b] [--no-host]] [--seed S] [--sweep N] "
                             "[--blocks N] [--volume N COUNT]\n");
             return 2;
         }
@@ -1268,7 +1271,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     const char *commit = getenv("GIT_COMMIT");
-    uint64_t seed = (uint64_t)time(NULL);
+    uint64_t seed = seed_arg != 0 ? (uint64_t)seed_arg : (uint64_t)time(NULL);
     const char *bname = g_cuda ? "cuda" : "cpu";
     printf("bench_bound: seed %llu, %d reps, %s backend, residuals in %s\n",
            (unsigned long long)seed, reps, bname, QUAD_NAME);
