@@ -14,6 +14,12 @@
  *
  *   bench_order [k (16384)] [mode: 0 worst case, 1 probabilistic, 2 tight (2)]
  *               [eps exponent e: eps = 2^-e (20)] [mismatch exponent: 2^-e, 0 for none (0)]
+ *               [period T (0)]
+ *
+ * With a period T > 0 the data are instead signs that alternate every T terms of l: A's
+ * entries +-(0.5 + 0.5·U(0, 1)), the sign flipping after each T, B's 0.5 + 0.5·U(0, 1). In
+ * order a row's partial sums stay within about T; a sum split into slices that take every
+ * other tile of T terms gathers one sign per slice.
  *
  * m = n = 1024. Exit status 0 when every call succeeded (a flagged clean product is a
  * measurement here, printed, not a failure). */
@@ -46,9 +52,11 @@ int main(int argc, char **argv) {
     const double eps = ldexp(1.0, -(argc > 3 ? atoi(argv[3]) : 20));
     const int me = argc > 4 ? atoi(argv[4]) : 0;
     const double mis = me > 0 ? ldexp(1.0, -me) : 0.0;
+    const long T = argc > 5 ? atol(argv[5]) : 0;
     const int R = 8; /* rows against the reference */
-    if (k < 1 || k > 65536 || mode < 0 || mode > 2) {
-        fprintf(stderr, "usage: bench_order [k 1..65536] [mode 0|1|2] [eps exp] [mismatch exp]\n");
+    if (k < 1 || k > 65536 || mode < 0 || mode > 2 || T < 0) {
+        fprintf(stderr, "usage: bench_order [k 1..65536] [mode 0|1|2] [eps exp] [mismatch exp] "
+                        "[period T >= 0]\n");
         return 2;
     }
     float *A = malloc(sizeof(float) * m * k), *B = malloc(sizeof(float) * k * n);
@@ -57,11 +65,13 @@ int main(int argc, char **argv) {
     OK(A && B && C && Cp && ref);
     for (long l = 0; l < k; ++l)
         for (long i = 0; i < m; ++i)
-            A[i + l * m] = l % 64 == 63 ? 1.0f : (l % 64 == 0 && l > 0) ? -1.0f
-                                                                         : (float)(eps * urand());
+            A[i + l * m] = T > 0 ? (float)(((l / T) % 2 ? -1.0 : 1.0) * (0.5 + 0.5 * urand()))
+                         : l % 64 == 63 ? 1.0f
+                         : (l % 64 == 0 && l > 0) ? -1.0f
+                                                  : (float)(eps * urand());
     for (long j = 0; j < n; ++j)
         for (long l = 0; l < k; ++l)
-            B[l + j * k] = (l % 64 == 0 && l > 0)
+            B[l + j * k] = (T == 0 && l % 64 == 0 && l > 0)
                                ? (float)(B[l - 1 + j * k] * (1.0 + mis * urand()))
                                : (float)(0.5 + 0.5 * urand());
     float *dA = NULL, *dB = NULL, *dC = NULL;
@@ -85,8 +95,12 @@ int main(int argc, char **argv) {
             err = fmax(err, fabs(Cp[i + j * m] - (double)s));
             mag = fmax(mag, fabs((double)s));
         }
-    printf("bench_order: m = n = 1024, k = %ld, eps 2^-%d, mismatch %g, mode %d\n", k,
-           argc > 3 ? atoi(argv[3]) : 20, mis, mode);
+    if (T > 0)
+        printf("bench_order: m = n = 1024, k = %ld, signs alternating every %ld terms, mode %d\n",
+               k, T, mode);
+    else
+        printf("bench_order: m = n = 1024, k = %ld, pairs, eps 2^-%d, mismatch %g, mode %d\n", k,
+               argc > 3 ? atoi(argv[3]) : 20, mis, mode);
     printf("cublasSgemm: largest |error| over %d rows %.3g (largest |C| %.3g)\n", R, err, mag);
     abft_handle_t h;
     OK(abft_create(&h, ABFT_BACKEND_CUDA) == ABFT_STATUS_SUCCESS);
