@@ -14,12 +14,14 @@
  *
  *   bench_order [k (16384)] [mode: 0 worst case, 1 probabilistic, 2 tight (2)]
  *               [eps exponent e: eps = 2^-e (20)] [mismatch exponent: 2^-e, 0 for none (0)]
- *               [period T (0)]
+ *               [period T (0)] [SM count target S (0: cuBLAS's default)]
  *
  * With a period T > 0 the data are instead signs that alternate every T terms of l: A's
  * entries +-(0.5 + 0.5·U(0, 1)), the sign flipping after each T, B's 0.5 + 0.5·U(0, 1). In
  * order a row's partial sums stay within about T; a sum split into slices that take every
- * other tile of T terms gathers one sign per slice.
+ * other tile of T terms gathers one sign per slice. With S > 0 the cuBLAS handle (the plain
+ * call's, lent to the library with abft_set_cublas_handle) gets cublasSetSmCountTarget(S),
+ * which steers cuBLAS's choice of kernel, split-k among it.
  *
  * m = n = 1024. Exit status 0 when every call succeeded (a flagged clean product is a
  * measurement here, printed, not a failure). */
@@ -53,6 +55,7 @@ int main(int argc, char **argv) {
     const int me = argc > 4 ? atoi(argv[4]) : 0;
     const double mis = me > 0 ? ldexp(1.0, -me) : 0.0;
     const long T = argc > 5 ? atol(argv[5]) : 0;
+    const int sm = argc > 6 ? atoi(argv[6]) : 0;
     const int R = 8; /* rows against the reference */
     if (k < 1 || k > 65536 || mode < 0 || mode > 2 || T < 0) {
         fprintf(stderr, "usage: bench_order [k 1..65536] [mode 0|1|2] [eps exp] [mismatch exp] "
@@ -82,6 +85,7 @@ int main(int argc, char **argv) {
     OK(cudaMemcpy(dB, B, sizeof(float) * k * n, cudaMemcpyHostToDevice) == cudaSuccess);
     cublasHandle_t cb;
     OK(cublasCreate(&cb) == CUBLAS_STATUS_SUCCESS);
+    if (sm > 0) OK(cublasSetSmCountTarget(cb, sm) == CUBLAS_STATUS_SUCCESS);
     const float one = 1.0f, zero = 0.0f;
     OK(cublasSgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dA, m, dB, k, &zero, dC, m) ==
        CUBLAS_STATUS_SUCCESS);
@@ -95,6 +99,7 @@ int main(int argc, char **argv) {
             err = fmax(err, fabs(Cp[i + j * m] - (double)s));
             mag = fmax(mag, fabs((double)s));
         }
+    if (sm > 0) printf("cuBLAS SM count target %d\n", sm);
     if (T > 0)
         printf("bench_order: m = n = 1024, k = %ld, signs alternating every %ld terms, mode %d\n",
                k, T, mode);
@@ -104,6 +109,7 @@ int main(int argc, char **argv) {
     printf("cublasSgemm: largest |error| over %d rows %.3g (largest |C| %.3g)\n", R, err, mag);
     abft_handle_t h;
     OK(abft_create(&h, ABFT_BACKEND_CUDA) == ABFT_STATUS_SUCCESS);
+    if (sm > 0) OK(abft_set_cublas_handle(h, cb) == ABFT_STATUS_SUCCESS);
     OK(abft_set_bound_mode(h, mode == 2 ? ABFT_BOUND_TIGHT
                               : mode == 1 ? ABFT_BOUND_PROBABILISTIC : ABFT_BOUND_WORST_CASE,
                            mode == 1 ? 4.0 : 1.0) == ABFT_STATUS_SUCCESS);
