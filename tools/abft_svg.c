@@ -67,11 +67,13 @@ static void panel_text(int site, int slot, const char **what, const char **expec
         return;
     case ABFT_SITE_MID_GEMM:
         *what = "C between the two halves of a k-split GEMM";
-        *expect = "expected corrected (or not detected when below the bound)";
+        *expect = "expected corrected where beta = 0 and A, B are at hand, else reported "
+                  "(or not detected when below the bound)";
         return;
     case ABFT_SITE_AFTER_GEMM:
         *what = "C after the GEMM, before verification";
-        *expect = "expected corrected (or not detected when below the bound)";
+        *expect = "expected corrected where beta = 0 and A, B are at hand, else reported "
+                  "(or not detected when below the bound)";
         return;
     case ABFT_SITE_CHECKSUM:
         *what = "the encoded checksums";

@@ -6,14 +6,15 @@
  *      candidate value from its checksum; it is written only when the element recomputed
  *      from the inputs agrees (and the recomputation is what is written). Nothing else
  *      confirms: neither row checksums alone nor the crossing vector's checksum (a value
- *      confirmed by it is only known within the larger of the two lines' noises, which can
- *      exceed the element's own bound many times over);
+ *      confirmed by it is only known within the sum of the two lines' noises, and the
+ *      larger can exceed the element's own bound many times over);
  *   3. re-verify: after a round of writes every checksum is recomputed (recheck) and every
  *      entry is checked against its own bound, with no allowance for the written values (a
  *      written value must fit its row's and its column's bound as any element does, so a
  *      correction can never widen a check and hide a second error); rounds repeat to a
  *      fixed point; if an entry crossing a write still fails at the end, every write is
- *      rolled back;
+ *      rolled back (a reporting policy: a vector reported uncorrectable is left as the
+ *      GEMM gave it, whole);
  *   4. what is left: a corrupted checksum when re-deriving it from its inputs explains the
  *      residual (data intact), else the vector recomputed from the inputs when allowed and
  *      it then passes, else reported uncorrectable. */
@@ -208,20 +209,21 @@ static abft_status_t try_vector(engine_t *e, int cs, int64_t idx, int *wrote) {
     int64_t j = locate(v, len, d, t);
     if (j < 0) return ABFT_STATUS_SUCCESS;
     int64_t row = cs ? j : idx, col = cs ? idx : j;
-    double old = v[j], cand, noise_c;
-    from_checksum(e, cs, idx, v, j, &cand, &noise_c);
-    if (!isfinite(cand) || !isfinite(noise_c)) return ABFT_STATUS_SUCCESS;
     /* confirmed only when the element recomputed from the inputs agrees with the
      * checksum's value; the recomputation carries only its own rounding: it is written.
      * Without a recomputation (beta != 0, or no inputs) nothing is written: the crossing
-     * vector's checksum would confirm a value only within the larger of the two lines'
-     * noises (its own rounding can cancel most of a second error this line's candidate
-     * absorbed), and that noise can exceed this element's bound many times over. */
+     * vector's checksum would confirm a value only within the sum of the two lines' noises
+     * (its own rounding can cancel most of a second error this line's candidate absorbed),
+     * and the larger noise can exceed this element's bound many times over. */
     if (e->ops->elem == NULL) return ABFT_STATUS_SUCCESS;
     double value = 0.0, noise_r = 0.0;
     int ok = 0;
     ABFT_TRY(e->ops->elem(e->ctx, row, col, &value, &noise_r, &ok));
-    if (!ok || !(fabs(value - cand) <= noise_c + noise_r)) return ABFT_STATUS_SUCCESS;
+    if (!ok) return ABFT_STATUS_SUCCESS;
+    double old = v[j], cand, noise_c;
+    from_checksum(e, cs, idx, v, j, &cand, &noise_c);
+    if (!isfinite(cand) || !isfinite(noise_c)) return ABFT_STATUS_SUCCESS;
+    if (!(fabs(value - cand) <= noise_c + noise_r)) return ABFT_STATUS_SUCCESS;
     double stored = value;
     ABFT_TRY(e->ops->put(e->ctx, row, col, value, &stored));
     wlog_t w = {row, col, old, stored, ratio_of(d, t), cs};
@@ -230,11 +232,11 @@ static abft_status_t try_vector(engine_t *e, int cs, int64_t idx, int *wrote) {
     return ABFT_STATUS_SUCCESS;
 }
 
-/* Does an entry still failing cross a kept write? A written value is the element
- * recomputed from the inputs, but the location that chose it came from the vector's two
- * residuals, which several errors can mislead; an entry still failing in the written row or
- * column says that the vector held more than the one error the write removed: every write
- * is then undone and the entries reported. */
+/* Does an entry still failing cross a kept write? Every write is the element recomputed
+ * from the inputs, so it is right whatever else its vector holds; but an entry still failing
+ * in the written row or column says that vector held more than the one error the write
+ * removed, and the engine then undoes every write and reports the entries: a policy, not a
+ * need of soundness, so that what is reported uncorrectable is left as the GEMM gave it. */
 static int open_crosses_write(const engine_t *e) {
     const int two = e->cfg->nsides == 2;
     for (int64_t k = 0; k < e->nw; ++k) {

@@ -24,8 +24,10 @@ typedef enum abft_backend {
 typedef enum abft_operation { ABFT_OP_N = 0, ABFT_OP_T = 1 } abft_operation_t;
 
 typedef enum abft_checksum_kind {
-    ABFT_CHECKSUM_ROW = 0, /* C·V: one error per row located and corrected (default) */
-    ABFT_CHECKSUM_FULL = 1 /* C·V and V^T·C: several errors per row, checksum faults told apart */
+    ABFT_CHECKSUM_ROW = 0, /* C·V: one error per row located, corrected where the element can be
+                            * recomputed (beta = 0, A and B at hand), else reported (default) */
+    ABFT_CHECKSUM_FULL = 1 /* C·V and V^T·C: several errors per row located (by their columns),
+                            * corrected under the same condition */
 } abft_checksum_kind_t;
 
 typedef enum abft_bound_mode {

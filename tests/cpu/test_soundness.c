@@ -133,8 +133,7 @@ static void test_two_in_a_row(abft_handle_t h) {
                          "row, beta 0: recomputed %lld corrected %lld",
                          (long long)rep.recomputed, (long long)rep.corrected);
             /* full checksums, beta = 0: both errors confirmed by recomputation; beta != 0:
-             * each column's value disagrees with the row's (which holds the other error),
-             * so nothing is confirmed: reported, C untouched */
+             * nothing can recompute, so nothing is confirmed: reported, C untouched */
             if (kind == 1 && bz)
                 TU_CHECK(rep.corrected == 2 && rep.uncorrectable == 0,
                          "kind %d beta %g: corrected %lld uncorrectable %lld", kind, g.beta,
@@ -749,9 +748,9 @@ static void test_checksum_and_input(abft_handle_t h) {
  *     and column 5 both point at C(4, 5) with the value C(4, 5) - 2·delta, so the crossing
  *     confirmation agreed, and after that write row 4 and column 5 passed (each then holds
  *     a (1, -2, 1) pattern the weights [1, j+1] cannot see): C(4, 5), which was right, was
- *     reported corrected and left off by 0.5. A write that only the crossing checksum
- *     confirms is now rolled back while any entry still fails: nothing is written, and
- *     every line holding an error is reported. */
+ *     reported corrected and left off by 0.5. Only a recomputation confirms a correction
+ *     now, and without one nothing is written at all: every line holding an error is
+ *     reported. */
 static void test_plus_pattern(abft_handle_t h) {
     const int64_t i0 = 4, j0 = 5;
     add_hook_t a = {ABFT_SITE_AFTER_GEMM, 0, 4, {4, 4, 3, 5}, {4, 6, 5, 5},
@@ -799,9 +798,10 @@ static void test_plus_pattern(abft_handle_t h) {
             }
         }
     /* the same pattern of eight errors delta·s·s^T, s = (1, -2, 1), without its centre:
-     * only row 4 and column 5 see anything, and a write of C(4, 5) would leave delta·s·s^T,
-     * which no fixed-weight checksum sees (docs/bound.md). The random checksum refuses that
-     * write: C(4, 5) stays as it was. */
+     * only row 4 and column 5 see anything, and both point at C(4, 5) + 4·delta; a write
+     * there would leave delta·s·s^T, which no fixed-weight checksum sees (docs/bound.md).
+     * With beta = 0 the recomputation of C(4, 5) refuses that value (and the random
+     * checksum sees the pattern): C(4, 5) stays as it was, nothing is reported corrected. */
     add_hook_t b = {ABFT_SITE_AFTER_GEMM, 0, 0, {0}, {0}, {0}, -1};
     const int st[3] = {1, -2, 1};
     for (int x = 0; x < 3; ++x)
@@ -809,7 +809,7 @@ static void test_plus_pattern(abft_handle_t h) {
             if (x != 1 || y != 1)
                 b.r[b.n] = i0 - 1 + x, b.c[b.n] = j0 - 1 + y, b.delta[b.n++] = 0.25 * st[x] * st[y];
     gemm_t g;
-    make(&g, 1314, 1.0, 1.0);
+    make(&g, 1314, 1.0, 0.0);
     abft_set_random_checksum(h, 1, 78);
     golden(h, &g);
     abft_report_t rep;
@@ -824,7 +824,7 @@ static void test_plus_pattern(abft_handle_t h) {
     abft_set_random_checksum(h, 0, 0);
     abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
     printf("plus pattern: no write, every error in a reported line (4 configurations); "
-           "stencil square refused by the random checksum\n");
+           "stencil square: C(4, 5) not written\n");
 }
 
 /* 14. Absolute-value sums that overflow (|A| near 2^1017, 64 rows): the column's bound is
