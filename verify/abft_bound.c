@@ -166,6 +166,19 @@ void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner
     }
 }
 
+/* One running sum of a class of terms: its prefix P, the range [lo, hi] of P (0 included)
+ * and its |x| sum l1. Returns the largest node the next term x can join in it (any run of
+ * the class's consecutive terms ending there, plus the GEMM's own error on it, slack·l1),
+ * then adds x. (Comparisons, not fmax: inlined.) */
+typedef struct small_sum { double P, lo, hi, l1; } small_sum_t;
+static inline double small_node(small_sum_t *c, double x, double ax, double slack) {
+    const double dl = c->P - c->lo, dh = c->hi - c->P;
+    const double d = (dl > dh ? dl : dh) + slack * c->l1;
+    c->P += x, c->l1 += ax;
+    c->lo = c->P < c->lo ? c->P : c->lo, c->hi = c->P > c->hi ? c->P : c->hi;
+    return d;
+}
+
 double abft_bound_tight_small(const abft_arith_t *g, const double *a, const double *b, int64_t k) {
     const double kd = (double)k;
     /* the node as the GEMM holds it is off the exact one by at most gamma_k(u)·(its |x|
@@ -178,14 +191,20 @@ double abft_bound_tight_small(const abft_arith_t *g, const double *a, const doub
     }
     const double slack = ku / (1.0 - ku) + 3.0 * gamma_wc(kd + 1.0);
     const double c = 2.0 * g->u * (1.0 + 0x1p-48);
-    double P = 0.0, lo = 0.0, hi = 0.0, l1 = 0.0, acc = 0.0;
+    /* The orders whose nodes are bounded, the largest taken: the natural one (any
+     * contiguous blocking), two interleaved lanes (even and odd l: OpenBLAS's small-matrix
+     * kernels) and four slices taking tiles of 8 terms in turn (tile t to slice t mod 4:
+     * cuBLAS's fp32 split-k measured on an H100); docs/bound.md, "Where the model fails". */
+    small_sum_t nat = {0, 0, 0, 0}, lane[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}},
+                slice[4] = {{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
+    double acc = 0.0;
     for (int64_t l = 0; l < k; ++l) {
         const double x = a[l] * b[l], ax = fabs(x);
-        const double dl = P - lo, dh = hi - P; /* (comparisons, not fmax: inlined) */
-        const double d = (dl > dh ? dl : dh) + slack * l1;
+        const double d0 = small_node(&nat, x, ax, slack);
+        const double d1 = small_node(&lane[l & 1], x, ax, slack);
+        const double d2 = small_node(&slice[(l >> 3) & 3], x, ax, slack);
+        const double d01 = d0 > d1 ? d0 : d1, d = d01 > d2 ? d01 : d2;
         if (ax < c * d || ax < g->eta) acc += ax;
-        P += x, l1 += ax;
-        lo = P < lo ? P : lo, hi = P > hi ? P : hi;
     }
     /* a product rounded before it is added errs by at most its rounded value; fp64
      * products and the sum here, relatively (k + 2)·2^-52 */

@@ -88,9 +88,11 @@ void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner
  * rounds the sum by one spacing (an error of spacing - |x|, of x's sign): not noise, and
  * of any sign pattern, but never more than |x| (the sum itself is one of the values
  * rounding could pick). The product of term l joins a node S = P(l) - P(b) of the exact
- * prefix sums P, for the unknown start b of its block (any blocking, any split of k), so
+ * prefix sums P, for the unknown start b of its block (any contiguous blocking), so
  * |S| <= max(P(l) - lo, hi - P(l)) with [lo, hi] the range of P(0..l), plus the GEMM's
- * own error on the node; x can be such a product only where |x| < max(2·u·that, eta).
+ * own error on the node; the same over the prefix sums of the terms a sliced order deals
+ * to term l's slice (two interleaved lanes; four slices taking tiles of 8 in turn), the
+ * largest taken; x can be such a product only where |x| < max(2·u·that, eta).
  * Returns the sum of |x| over those terms, rounded up: the entry's part of the allowance
  * (unscaled by |alpha|). The pass's T leaves these terms out; the protocol adds the
  * allowance to the entries its compare flags, the campaign to every entry, both through

@@ -577,6 +577,60 @@ static void test_verify_without_inputs(uint64_t seed) {
     printf("verify without inputs: a change of 5 times an element detected in both modes\n");
 }
 
+/* Products that cancel in the natural order but not in a sliced one, with small terms that
+ * a slice's large sum absorbs (a review's construction against OpenBLAS's small-matrix
+ * kernels, which sum k in two interleaved lanes; docs/bound.md, "Where the model fails"):
+ * pairs (+1, -1) at l = 64q, 64q + 1 in the first half of k against equal entries of B
+ * (each pair cancels exactly in order, while the even lane gathers the +1 terms and the
+ * odd lane the -1 terms), then small positive terms of 2^-20 at those positions in the
+ * second half. In order the small terms survive; in lanes they vanish in sums of about
+ * k/170. The same data dealt in cuBLAS's fp32 split-k order (four slices taking tiles of
+ * 8 in turn; pairs at l = 8(4q) + 7, 8(4q + 1)) exercise its class. Every product must
+ * pass, at tiny m·n (OpenBLAS's small kernels) and at 64 x 64. */
+static void test_sliced_orders(abft_handle_t h, uint64_t seed) {
+    tu_rng_t r;
+    tu_rng_init(&r, seed + 41);
+    abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
+    static const int64_t shapes[4][2] = {{1, 1}, {3, 5}, {1, 16}, {64, 64}};
+    double worst = 0.0;
+    int count = 0;
+    for (int order = 0; order < 2; ++order)
+        for (int sh = 0; sh < 4; ++sh) {
+            const int64_t m = shapes[sh][0], n = shapes[sh][1], k = 16384;
+            float *A = tu_alloc_s(m * k), *B = tu_alloc_s(k * n), *C = tu_alloc_s(m * n);
+            for (int64_t l = 0; l < k; ++l) {
+                /* first/second member of a pair at l: lanes l % 64 = 0, 1; split-k tiles of
+                 * 8 in 4 slices: the last term of tile 4q + 3 and the first of tile 4q + 4
+                 * fall in slices 3 and 0 */
+                const int first = order == 0 ? l % 64 == 0 : l % 32 == 31;
+                const int second = order == 0 ? l % 64 == 1 : l % 32 == 0 && l > 0;
+                for (int64_t i = 0; i < m; ++i) {
+                    double v = 0.0;
+                    if (l < k / 2) v = first ? 1.0 : second ? -1.0 : 0.0;
+                    else if (first || second) v = 0x1p-20 * tu_range(&r, 0.5, 1.0);
+                    A[i + l * m] = (float)v;
+                }
+            }
+            for (int64_t j = 0; j < n; ++j)
+                for (int64_t l = 0; l < k; ++l) {
+                    const int second = order == 0 ? l % 64 == 1 : l % 32 == 0 && l > 0;
+                    B[l + j * k] = second ? B[l - 1 + j * k] : (float)tu_range(&r, 0.5, 1.0);
+                }
+            abft_report_t rep_;
+            abft_status_t st = abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0f, A, m, B, k,
+                                          0.0f, C, m, &rep_);
+            TU_CHECK(st == ABFT_STATUS_SUCCESS && rep_.detected == 0,
+                     "sliced order %d, %lld x %lld x %lld: status %s, detected %lld, ratio %g",
+                     order, (long long)m, (long long)n, (long long)k, abft_status_name(st),
+                     (long long)rep_.detected, rep_.max_ratio);
+            worst = fmax(worst, rep_.max_ratio);
+            ++count;
+            free(A), free(B), free(C);
+        }
+    printf("pairs that cancel in order, not in lanes or split-k slices: %d fp32 products, "
+           "largest residual/bound %.3g\n", count, worst);
+}
+
 typedef struct two_err {
     int64_t i, j1, j2;
     double d1, d2;
@@ -701,6 +755,7 @@ int main(void) {
     test_few_values(h, seed);
     test_small_terms(h, seed);
     test_mixed_tails(h, seed);
+    test_sliced_orders(h, seed);
     test_small_batch(h, seed);
     test_verify_without_inputs(seed);
     test_no_cross(seed);
