@@ -436,9 +436,9 @@ static double tight_tau(const abft_gemm_tight_t *tb, const abft_gemm_bound_t *b,
                         double wc, double alpha, double beta, double sa, double pa, double ra,
                         double rs, double ss, double ps, double sm, int64_t len, int64_t k) {
     if (!(tt >= 0.0)) return tt != tt ? NAN : wc;
-    const double t = tt + tb->coef_s * fabs(alpha) * sa + tb->coef_p * fabs(beta) * pa +
-                     tb->coef_r * ra + tb->coef_x * (fabs(rs) + fabs(alpha * ss) + fabs(beta * ps)) +
-                     b->abs_floor;
+    const double t = abft_bound_tight_entry(tb, b->abs_floor, tt, fabs(alpha) * sa,
+                                            fabs(beta) * pa, ra,
+                                            fabs(rs) + fabs(alpha * ss) + fabs(beta * ps));
     return abft_bound_tight_raise(t, wc, alpha, sm, sa, len, k); /* as the protocol */
 }
 

@@ -211,6 +211,11 @@ double abft_bound_tight_small(const abft_arith_t *g, const double *a, const doub
     return acc * (1.0 + g->u) * (1.0 + (kd + 2.0) * 0x1p-52);
 }
 
+double abft_bound_tight_entry(const abft_gemm_tight_t *tb, double abs_floor, double tt,
+                              double sa, double pa, double ra, double x) {
+    return tt + tb->coef_s * sa + tb->coef_p * pa + tb->coef_r * ra + tb->coef_x * x + abs_floor;
+}
+
 double abft_bound_tight_raise(double t, double wc, double alpha, double sm, double sa,
                               int64_t len, int64_t k) {
     /* sm's own summation, relatively (len + 2)·2^-52; sa rounded within

@@ -98,6 +98,12 @@ void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner
  * allowance to the entries its compare flags, the campaign to every entry, both through
  * abft_bound_tight_raise (docs/bound.md, "Tight mode"). */
 double abft_bound_tight_small(const abft_arith_t *g, const double *a, const double *b, int64_t k);
+/* A checksum entry's tight bound from the pass's part tt (>= 0): tt plus the checksums' own
+ * rounding, sa = |alpha|·Sa, pa = |beta|·Pa and ra the |.| sums, x = |R| + |alpha·S| +
+ * |beta·P| the values compared, and the subnormal floor (docs/bound.md, "Tight mode"); the
+ * compare kernels evaluate the same formula on the device. */
+double abft_bound_tight_entry(const abft_gemm_tight_t *tb, double abs_floor, double tt,
+                              double sa, double pa, double ra, double x);
 /* A checksum entry's tight bound t raised by its small terms: max(t, min(t + |alpha|·Sm, wc)),
  * wc the worst case's bound, Sm the weighted sum sum_x w_x·abft_bound_tight_small over the
  * entry's len vectors (as summed in fp64; INFINITY where unknown), at most the entry's

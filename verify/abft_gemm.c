@@ -760,8 +760,8 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const d
             double sa = g->use_ab ? fabs(p->alpha) * s->Sa[o] : 0.0;
             double bp = p->beta != 0.0 ? p->beta * s->P[o] : 0.0;
             double pa = p->beta != 0.0 ? fabs(p->beta) * s->Pa[o] : 0.0;
-            t[q] = tt + s->tb.coef_s * sa + s->tb.coef_p * pa + s->tb.coef_r * ra[q] +
-                   s->tb.coef_x * (fabs(r[q]) + fabs(as) + fabs(bp)) + s->bc.abs_floor;
+            t[q] = abft_bound_tight_entry(&s->tb, s->bc.abs_floor, tt, sa, pa, ra[q],
+                                          fabs(r[q]) + fabs(as) + fabs(bp));
             tight[q] = 1;
         } else if (tt != tt) {
             t[q] = NAN;
@@ -783,9 +783,8 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const d
      * every later check; an entry within Tt passes whatever Sm is, and gets Tt until then.
      * The bound stays the tight one wherever Sm is known, so that the engine's noises (what
      * a checksum's value for an element may be off by) are as tight as the compare's bound,
-     * not raised to the worst case for want of Sm (452d680 raised them so; its GPU
-     * full-space campaign had one miscorrection in fp64, suspected to come from there).
-     * Without the inputs Sm is Sa (ensure_small): about the worst case. */
+     * not raised to the worst case for want of Sm. Without the inputs Sm is Sa
+     * (ensure_small): about the worst case. */
     int need = 0;
     for (int q = 0; q < 2; ++q) need |= tight[q] && fabs(r[q] - s2[q]) > t[q];
     if (need && g->use_ab && s->sm[idx] < 0.0) ensure_small(g, cs, idx);
