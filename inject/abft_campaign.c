@@ -374,7 +374,8 @@ static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double 
     abft_status_t st = abft_cpu_tsmm(&none, &y);
     abft_bound_gemm_tight(c->h, &c->arith, n, k, n, comp, &tb);
     abft_tight_args_t a = {c->prec, t->transa, t->transb, m, n, k, c->A, t->lda, c->B, t->ldb,
-                           yb, k, t->alpha, tb.u, tb.u_chk, tb.lambda, tr, m, NULL, ksplit};
+                           yb, k, t->alpha, tb.u, tb.u_chk, tb.lambda, tr, m, NULL, ksplit, 0, {{0, 0}}};
+    abft_bound_tight_lanes(c->h->backend, &a); /* the lane orders of the library's backend */
     if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tight(&none, &a);
     worst_where_unfit(c, m, n, k, tb.u, tr);
     if (st == ABFT_STATUS_SUCCESS && t->checksum_kind == ABFT_CHECKSUM_FULL) {
@@ -384,7 +385,8 @@ static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double 
         abft_bound_gemm_tight(c->h, &c->arith, m, k, m, comp, &tb);
         abft_tight_args_t b = {c->prec, !t->transb, !t->transa, n, m, k, c->B, t->ldb, c->A,
                                t->lda, za, k, t->alpha, tb.u, tb.u_chk, tb.lambda, tcl, n, NULL,
-                               ksplit};
+                               ksplit, 0, {{0, 0}}};
+        abft_bound_tight_lanes(c->h->backend, &b);
         if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tight(&none, &b);
         worst_where_unfit(c, n, m, k, tb.u, tcl);
     }

@@ -162,6 +162,12 @@ typedef struct abft_compare_args {
  * the along-l guard (few distinct or near-constant values on both sides of a 16-term
  * window): the compare then uses the worst case. *nrisky (may be NULL) counts those rows.
  * The column side runs the same pass on C^T = op(B)^T·op(A)^T. */
+/* A lane order of the tight pass: S lanes (at most ABFT_TIGHT_MAXLANES), each taking tiles
+ * of b consecutive terms of k in turn. */
+enum { ABFT_TIGHT_MAXORD = 2, ABFT_TIGHT_MAXLANES = 16 };
+typedef struct abft_tight_order {
+    int S, b;
+} abft_tight_order_t;
 typedef struct abft_tight_args {
     abft_prec_t prec;
     int transa, transb;
@@ -179,6 +185,8 @@ typedef struct abft_tight_args {
     int64_t *nrisky;
     int64_t ksplit; /* > 0: the GEMM runs as two calls split at ksplit along k (the second
                      * with beta = 1), whose second half sums from ksplit afresh */
+    int nord;       /* the lane orders bounded beside the natural one (kernels/abft_tight_common.h) */
+    abft_tight_order_t ord[ABFT_TIGHT_MAXORD];
 } abft_tight_args_t;
 
 /* C = alpha·op(A)·op(B) + beta·C through the backend's BLAS (cuBLAS / host BLAS). */

@@ -55,6 +55,40 @@ ABFT_TIGHT_FN uint64_t abft_tight_key_step(uint64_t h, double b, double sg, int 
 }
 #define ABFT_TIGHT_KEY_SEED 0x6A09E667F3BCC909ull
 
+/* Lane orders (docs/bound.md, "Tight mode", item 3b). Besides the natural order in blocks,
+ * a BLAS may deal the k terms of each dot product to S lanes by tiles of b consecutive
+ * terms (tile t to lane t mod S; a vector register's lanes: b = 1; cuBLAS's fp32 split-k:
+ * S = 4, b = 8), sum each lane in order from zero, and combine the S results at the end in
+ * any order. Where the data cancel in the natural order but not within the lanes (signs
+ * alternating along l), the lanes' partial sums, and so their roundings, are far larger
+ * than the natural order's. The pass bounds each order of a backend's list
+ * (abft_bound_tight_lanes, verify/abft_bound.c) by its own sketch and takes the largest.
+ * The library's split at ksplit starts the lanes afresh (each half is a GEMM of its own).
+ * The list's type and limits: abft_tight_order_t, kernels/abft_kernels.h. */
+/* The lane of term l, in the segment that starts at base. */
+ABFT_TIGHT_FN int abft_tight_lane(int64_t l, int64_t base, int S, int b) {
+    return (int)(((l - base) / b) % S);
+}
+/* The row of the i-th term before l in l's lane (i = 0: l itself), or -1 where the lane has
+ * fewer terms since base. */
+ABFT_TIGHT_FN int64_t abft_tight_lane_row(int64_t l, int64_t base, int S, int b, int i) {
+    const int64_t d = l - base, per = (int64_t)S * b;
+    const int64_t mi = (d / per) * b + d % b - i; /* the index of the term within its lane */
+    if (mi < 0) return -1;
+    return base + (mi / b) * per + ((d / b) % S) * b + mi % b;
+}
+/* One step of a lane window's class key: the entry's magnitude scaled into [1, 2)
+ * (abft_tight_mant_key), i its distance from the window's end. Columns equal up to one sign
+ * and power of two on the window have equal keys (and so do columns whose entries agree only
+ * up to a scale of their own per row: a coarser class, so a larger count: safe). */
+ABFT_TIGHT_FN uint64_t abft_tight_lane_key_step(uint64_t h, double b, int i) {
+    return abft_tight_mix(h ^ abft_tight_mant_key(b)) + (uint64_t)i;
+}
+/* The combination of S lane results in any order: a binary tree whose internal nodes hold
+ * c = 2..S of them, each at most c times the sum of their squares (Cauchy-Schwarz), at most
+ * S·(S + 1)/2 - 1 times the sum over all lanes in all (a chain; a balanced tree holds less). */
+ABFT_TIGHT_FN double abft_tight_comb_lanes(int S) { return (double)S * (S + 1) / 2.0 - 1.0; }
+
 /* A standard normal draw for (j, r): Box-Muller on two hashed uniforms. The sketch's tail
  * bound holds for any fixed G independent of the rounding errors. */
 ABFT_TIGHT_FN double abft_tight_gauss(int64_t j, int r) {
@@ -64,6 +98,11 @@ ABFT_TIGHT_FN double abft_tight_gauss(int64_t j, int r) {
     double u1 = ((double)(z >> 11) + 0.5) * 0x1p-53;
     double u2 = (double)(abft_tight_mix(z ^ 0x5851F42D4C957F2Dull) >> 11) * 0x1p-53;
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+/* Lane s's draws for a lane order's sketch (lane 0: the natural order's): independent of
+ * the other lanes', so that the sketch sees each lane's partial sums apart. */
+ABFT_TIGHT_FN double abft_tight_gauss_lane(int64_t j, int r, int s) {
+    return abft_tight_gauss(j + ((int64_t)s << 40), r);
 }
 
 /* The guard's key: the magnitude of x with its fraction rounded to r bits (half up, on the

@@ -228,6 +228,17 @@ double abft_bound_tight_raise(double t, double wc, double alpha, double sm, doub
 
 int abft_bound_tight_applies(const abft_arith_t *g) { return g->u_in == 0.0; }
 
+void abft_bound_tight_lanes(abft_backend_t backend, abft_tight_args_t *a) {
+    if (backend == ABFT_BACKEND_CUDA) { /* cuBLAS's split-k: 4 slices taking tiles of 8 */
+        a->nord = 1;
+        a->ord[0] = (abft_tight_order_t){4, 8};
+    } else { /* a host BLAS's dot kernels: 8 or 16 lanes (two AVX2 registers of fp64, fp32) */
+        a->nord = 2;
+        a->ord[0] = (abft_tight_order_t){8, 1};
+        a->ord[1] = (abft_tight_order_t){16, 1};
+    }
+}
+
 int abft_bound_tight_comp(abft_backend_t backend, abft_prec_t prec) {
     if (backend != ABFT_BACKEND_CUDA) return ABFT_TIGHT_COMP_SEQ;
     return prec == ABFT_PREC_D ? ABFT_TIGHT_COMP_TREE : ABFT_TIGHT_COMP_PLAIN;

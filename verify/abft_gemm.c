@@ -431,13 +431,15 @@ static abft_status_t tight_pass(struct abft_gemm_plan *p, const void *A, int64_t
     abft_bound_gemm_tight(h, &p->arith, p->n, p->k, p->n, tight_compensated(p), &tb);
     abft_tight_args_t a = {p->prec, p->transa, p->transb, p->m, p->n, p->k, A, lda, B, ldb,
                            p->w[W_YB], p->ld[W_YB], p->alpha, tb.u, tb.u_chk, tb.lambda,
-                           p->w[W_TT], p->ld[W_TT], NULL, ksplit};
+                           p->w[W_TT], p->ld[W_TT], NULL, ksplit, 0, {{0, 0}}};
+    abft_bound_tight_lanes(h->backend, &a);
     ABFT_TRY(h->ops->tight(&h->kctx, &a));
     if (p->kind == ABFT_CHECKSUM_FULL) {
         abft_bound_gemm_tight(h, &p->arith, p->m, p->k, p->m, tight_compensated(p), &tb);
         abft_tight_args_t c = {p->prec, !p->transb, !p->transa, p->n, p->m, p->k, B, ldb, A,
                                lda, p->w[W_ZA], p->ld[W_ZA], p->alpha, tb.u, tb.u_chk,
-                               tb.lambda, p->w[W_TTC], p->ld[W_TTC], NULL, ksplit};
+                               tb.lambda, p->w[W_TTC], p->ld[W_TTC], NULL, ksplit, 0, {{0, 0}}};
+        abft_bound_tight_lanes(h->backend, &c);
         ABFT_TRY(h->ops->tight(&h->kctx, &c));
     }
     p->tight = 1;

@@ -91,15 +91,29 @@ static int64_t distinct_exact(const double *v, int64_t len, uint64_t *tab, int64
     return d;
 }
 
-/* Entry b = op(B)(l, j) into the sketch Z (row l: both weight columns) and B2. */
+/* Entry b = op(B)(l, j) into the sketch Z (row l: both weight columns) and, where B2 is not
+ * NULL, B2. */
 static inline void sketch_add(double *Z, double *B2, const double *G, int64_t k, int64_t l,
                               int64_t j, double b) {
     if (b == 0.0) return;
     const double w1 = (double)(j + 1), *g = G + j * SK_Q;
     double *z0 = Z + (size_t)l * 2 * SK_Q, *z1 = z0 + SK_Q;
     for (int q = 0; q < SK_Q; ++q) z0[q] += b * g[q], z1[q] += w1 * b * g[q];
+    if (B2 == NULL) return;
     B2[l] += b * b;
     B2[l + k] += w1 * w1 * b * b;
+}
+
+/* Entry b = op(B)(l, j) into each lane order's sketch: Zo (nord blocks of k x 2·SK_Q), with
+ * the draws GL of the lane of l in that order (Smax blocks of n x SK_Q). */
+static inline void sketch_lanes(const abft_tight_args_t *a, double *Zo, const double *GL,
+                                int64_t ks, int64_t l, int64_t j, double b) {
+    const int64_t k = a->k, base = ks > 0 && l >= ks ? ks : 0;
+    for (int o = 0; o < a->nord; ++o) {
+        const int s = abft_tight_lane(l, base, a->ord[o].S, a->ord[o].b);
+        sketch_add(Zo + (size_t)o * (size_t)k * 2 * SK_Q, NULL, GL + (size_t)s * (size_t)a->n * SK_Q,
+                   k, l, j, b);
+    }
 }
 
 abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
@@ -113,6 +127,15 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         return ABFT_STATUS_SUCCESS;
     }
     const int64_t nblk = (k + WIN - 1) / WIN;
+    const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
+    /* the lane orders (abft_tight_common.h): their sketches Zo, draws GL, class weights gl */
+    const int nord = a->nord > 0 ? (a->nord < ABFT_TIGHT_MAXORD ? a->nord : ABFT_TIGHT_MAXORD) : 0;
+    int smax = 1;
+    for (int o = 0; o < nord; ++o) {
+        if (a->ord[o].S < 1 || a->ord[o].S > ABFT_TIGHT_MAXLANES || a->ord[o].b < 1)
+            return ABFT_STATUS_INVALID_VALUE;
+        smax = a->ord[o].S > smax ? a->ord[o].S : smax;
+    }
     int64_t cap = 2;
     while (cap < 2 * n) cap *= 2;
     double *Z = malloc(sizeof(double) * (size_t)k * 2 * SK_Q);
@@ -127,10 +150,13 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     double *rb = malloc(sizeof(double) * (size_t)(CH + WIN) * (size_t)n);
     int64_t *cof = malloc(sizeof(int64_t) * (size_t)n), *sub = malloc(sizeof(int64_t) * (size_t)n);
     uint32_t *mask = calloc((size_t)nblk, sizeof(uint32_t));
+    double *Zo = nord ? calloc((size_t)nord * (size_t)k * 2 * SK_Q, sizeof(double)) : NULL;
+    double *GL = nord ? malloc(sizeof(double) * (size_t)smax * (size_t)n * SK_Q) : NULL;
+    double *gl = nord ? malloc(sizeof(double) * (size_t)nord * (size_t)k) : NULL;
     if (!Z || !B2 || !gw || !G || !key || !tab || !cnt || !lnz || !lnzv || !rb || !cof || !sub ||
-        !mask) {
+        !mask || (nord && (!Zo || !GL || !gl))) {
         free(Z), free(B2), free(gw), free(G), free(key), free(tab), free(cnt), free(lnz),
-            free(lnzv), free(rb), free(cof), free(sub), free(mask);
+            free(lnzv), free(rb), free(cof), free(sub), free(mask), free(Zo), free(GL), free(gl);
         return ABFT_STATUS_ALLOC_FAILED;
     }
     double *Ws = gw + (size_t)k * NWIN;
@@ -139,6 +165,10 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     /* Z = op(B)·diag(w)·G and B2 = (op(B)∘op(B))·w^2, both weight columns */
     for (int64_t j = 0; j < n; ++j)
         for (int q = 0; q < SK_Q; ++q) G[j * SK_Q + q] = abft_tight_gauss(j, q);
+    for (int s = 0; s < (nord ? smax : 0); ++s)
+        for (int64_t j = 0; j < n; ++j)
+            for (int q = 0; q < SK_Q; ++q)
+                GL[((size_t)s * (size_t)n + (size_t)j) * SK_Q + (size_t)q] = abft_tight_gauss_lane(j, q, s);
     memset(Z, 0, sizeof(double) * (size_t)k * 2 * SK_Q);
     memset(B2, 0, sizeof(double) * (size_t)k * 2);
     /* by blocks of CH rows of op(B), each walked along its stored contiguous index: down the
@@ -148,10 +178,18 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         const int64_t l1 = l0 + CH < k ? l0 + CH : k;
         if (a->transb) {
             for (int64_t l = l0; l < l1; ++l)
-                for (int64_t j = 0; j < n; ++j) sketch_add(Z, B2, G, k, l, j, opb(a, l, j));
+                for (int64_t j = 0; j < n; ++j) {
+                    const double b = opb(a, l, j);
+                    sketch_add(Z, B2, G, k, l, j, b);
+                    sketch_lanes(a, Zo, GL, ks, l, j, b);
+                }
         } else {
             for (int64_t j = 0; j < n; ++j)
-                for (int64_t l = l0; l < l1; ++l) sketch_add(Z, B2, G, k, l, j, opb(a, l, j));
+                for (int64_t l = l0; l < l1; ++l) {
+                    const double b = opb(a, l, j);
+                    sketch_add(Z, B2, G, k, l, j, b);
+                    sketch_lanes(a, Zo, GL, ks, l, j, b);
+                }
         }
     }
 
@@ -185,6 +223,27 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
             int64_t nsub = 0;
             for (int64_t j = 0; j < n; ++j)
                 if (cof[j] > 1) sub[nsub++] = j;
+            /* each lane order's node at l spans the lane's terms up to l: its class weight
+             * is counted on the lane's last WIN rows (the columns alone at row l stay alone) */
+            for (int o = 0; o < nord; ++o) {
+                double go = 1.0;
+                if (g > 1) {
+                    const int S = a->ord[o].S, bo = a->ord[o].b;
+                    const int64_t base = ks > 0 && l >= ks ? ks : 0;
+                    uint64_t *lk = key + n;
+                    for (int64_t x = 0; x < nsub; ++x) {
+                        uint64_t h = ABFT_TIGHT_KEY_SEED;
+                        for (int i = 0; i < WIN; ++i) {
+                            const int64_t row = abft_tight_lane_row(l, base, S, bo, i);
+                            if (row < 0) break;
+                            h = abft_tight_lane_key_step(h, opb(a, row, sub[x]), i);
+                        }
+                        lk[x] = h;
+                    }
+                    go = (double)class_counts(lk, nsub, tab, cnt, cap, NULL);
+                }
+                gl[(size_t)o * (size_t)k + (size_t)l] = go;
+            }
             for (int p = 1; p < NWIN; ++p) {
                 if (g == 1) {
                     gw[l + p * k] = 1.0;
@@ -288,10 +347,9 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
              * the GPU kernel's order): a window's nodes, in any blocking, are
              * abft_tight_window's. gw_max: the window's largest class weight. */
             double P[2 * SK_Q] = {0}, lo[2 * SK_Q] = {0}, hi[2 * SK_Q] = {0};
-            double pn[2 * SK_Q], px[2 * SK_Q], Vq[2 * SK_Q] = {0}, gw_max = 0.0;
+            double pn[2 * SK_Q], px[2 * SK_Q], Vq[2 * SK_Q] = {0}, Fq[2 * SK_Q] = {0}, gw_max = 0.0;
             for (int q = 0; q < 2 * SK_Q; ++q) pn[q] = INFINITY, px[q] = -INFINITY;
-            double vs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0};
-            const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
+            double vs[2] = {0, 0}, fs[2] = {0, 0}, sh[2] = {0, 0}, yc[2] = {0, 0};
             for (int64_t l = 0; l < k; ++l) {
                 const double x = row[l], *z = Z + (size_t)l * 2 * SK_Q, g = gW[l];
                 gw_max = g > gw_max ? g : gw_max;
@@ -313,14 +371,43 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
                 /* the final roundings (alpha·D, its sum with beta·C_old; after the library's
                  * split, also the first half's result, rounded as it is stored) */
                 if (l == k - 1 || l == ks - 1)
-                    for (int q = 0; q < 2 * SK_Q; ++q) Vq[q] += 2.0 * g * (P[q] * P[q]);
+                    for (int q = 0; q < 2 * SK_Q; ++q) Fq[q] += 2.0 * g * (P[q] * P[q]);
                 sh[0] += x * x * B2[l] * Ws[l], sh[1] += x * x * B2[l + k] * Ws[l];
                 const double y0 = a->Yb[l], y1 = a->Yb[l + a->ldyb];
                 yc[0] += x * x * y0 * y0, yc[1] += x * x * y1 * y1;
             }
             for (int q = 0; q < SK_Q; ++q) vs[0] += Vq[q], vs[1] += Vq[SK_Q + q];
+            for (int q = 0; q < SK_Q; ++q) fs[0] += Fq[q], fs[1] += Fq[SK_Q + q];
+            /* each lane order: every node's square (the sketch sums all the lanes at l, one
+             * of which holds the node), then the combination of the lanes' results at each
+             * segment's end, weighted by the largest class among the lanes' last nodes; the
+             * largest order's sum replaces the natural order's */
+            for (int o = 0; o < nord; ++o) {
+                const int S = a->ord[o].S;
+                const int64_t per = (int64_t)S * a->ord[o].b;
+                const double *zo = Zo + (size_t)o * (size_t)k * 2 * SK_Q, *go = gl + (size_t)o * (size_t)k;
+                double Y[2 * SK_Q] = {0}, Vo[2 * SK_Q] = {0}, gend = 0.0, vo[2] = {0, 0};
+                for (int64_t l = 0; l < k; ++l) {
+                    if (l == ks && ks > 0) /* the second half's lanes start from zero */
+                        for (int q = 0; q < 2 * SK_Q; ++q) Y[q] = 0.0;
+                    const int64_t end = ks > 0 && l < ks ? ks - 1 : k - 1;
+                    const double x = row[l], *z = zo + (size_t)l * 2 * SK_Q, g = go[l];
+                    if (end - l < per && g > gend) gend = g;
+                    for (int q = 0; q < 2 * SK_Q; ++q) {
+                        Y[q] += x * z[q];
+                        Vo[q] += g * (Y[q] * Y[q]);
+                    }
+                    if (l == end) {
+                        const double c = abft_tight_comb_lanes(S) * gend;
+                        for (int q = 0; q < 2 * SK_Q; ++q) Vo[q] += c * (Y[q] * Y[q]);
+                        gend = 0.0;
+                    }
+                }
+                for (int q = 0; q < SK_Q; ++q) vo[0] += Vo[q], vo[1] += Vo[SK_Q + q];
+                for (int q = 0; q < 2; ++q) vs[q] = vo[q] > vs[q] ? vo[q] : vs[q];
+            }
             for (int q = 0; q < 2; ++q) {
-                double V = u2 * (vs[q] / SK_Q + sh[q]) + uc2 * yc[q];
+                double V = u2 * ((vs[q] + fs[q]) / SK_Q + sh[q]) + uc2 * yc[q];
                 /* these sums' own rounding: relative (2·SK_Q + 4)·k·2^-53 at most, far below */
                 double t = a->lambda * aal * sqrt(V) * (1.0 + 0x1p-20);
                 /* squares that overflowed (or a NaN input): the worst case decides */
@@ -331,6 +418,6 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     }
     if (a->nrisky) *a->nrisky = risky;
     free(Z), free(B2), free(gw), free(G), free(key), free(tab), free(cnt), free(lnz), free(lnzv),
-        free(rb), free(cof), free(sub), free(mask);
+        free(rb), free(cof), free(sub), free(mask), free(Zo), free(GL), free(gl);
     return ABFT_STATUS_SUCCESS;
 }

@@ -115,7 +115,7 @@ static void test_pass(abft_handle_t h, tu_rng_t *r) {
             }
             abft_tight_args_t a = {ABFT_PREC_S, ta, tb, m, n, k, A, lda, B, ldb, yb, k, -1.5,
                                    0x1p-24, 0x1p-53, 12.5, Tc, m, NULL,
-                                   (int64_t)tu_int(r, 0, 1) * (k / 2)};
+                                   (int64_t)tu_int(r, 0, 1) * (k / 2), 0, {{0, 0}}};
             int64_t nr = 0;
             a.nrisky = &nr;
             abft_kctx_t none;
@@ -173,7 +173,7 @@ static void test_too_long(abft_handle_t h, tu_rng_t *r) {
     TU_CUDA_OK(cudaMemcpy(dB, B, sizeof(float) * (size_t)(k * n), cudaMemcpyHostToDevice));
     TU_CUDA_OK(cudaMemcpy(dY, yb, sizeof(double) * (size_t)(2 * k), cudaMemcpyHostToDevice));
     abft_tight_args_t g = {ABFT_PREC_S, 0, 0, m, n, k, dA, m, dB, k, (const double *)dY, k, 1.0,
-                           0x1p-24, 0x1p-53, 12.5, (double *)dT, m, NULL, 0};
+                           0x1p-24, 0x1p-53, 12.5, (double *)dT, m, NULL, 0, 0, {{0, 0}}};
     TU_CHECK_STATUS(abft_cuda_tight(&h->kctx, &g), ABFT_STATUS_SUCCESS);
     TU_CUDA_OK(cudaMemcpy(T, dT, sizeof T, cudaMemcpyDeviceToHost));
     for (int x = 0; x < 6; ++x) TU_CHECK(T[x] == -1.0, "k = %lld: T[%d] = %g, not the worst case", (long long)k, x, T[x]);
