@@ -42,6 +42,7 @@ struct tight_dev : abft_tight_args_t {
     int qbits;      /* the guard's quantization */
     int too_wide;   /* the tables do not fit in shared memory: every row to the worst case */
     double *G, *Z, *B2, *gw, *Ws;
+    double *GL, *Zo, *gl; /* the lane orders: draws per lane, sketches, class weights */
     uint32_t *mask;
     int *risky; /* m: the guards' verdict per row */
     int *brep;  /* the long-sum guard: some column of op(B) repeats its values */
@@ -56,21 +57,39 @@ __device__ __forceinline__ double opb(const tight_dev &a, int64_t l, int64_t j) 
     return a.prec == ABFT_PREC_D ? ((const double *)a.B)[o] : (double)((const float *)a.B)[o];
 }
 
-__global__ void gauss_kernel(tight_dev a) {
+/* G (lanes = 0), or the lane orders' draws GL of lanes 0..lanes-1 */
+__global__ void gauss_kernel(tight_dev a, int lanes) {
     const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= a.n * SK_Q) return;
-    a.G[t] = abft_tight_gauss(t / SK_Q, (int)(t % SK_Q));
+    if (lanes == 0) {
+        if (t < a.n * SK_Q) a.G[t] = abft_tight_gauss(t / SK_Q, (int)(t % SK_Q));
+        return;
+    }
+    if (t >= lanes * a.n * SK_Q) return;
+    const int64_t s = t / (a.n * SK_Q), js = t % (a.n * SK_Q);
+    a.GL[t] = abft_tight_gauss_lane(js / SK_Q, (int)(js % SK_Q), (int)s);
 }
 
 constexpr int SKL = 32, SKJ = 32, SKX = SKL / 8;
 
+/* Which rows of op(B) a sketch covers: those of lane s of a lane order (S lanes, tiles of
+ * b) in the segment [base, end): the x-th is base + (x / b)·S·b + s·b + x % b; the natural
+ * sketch is S = b = 1, s = 0 over [0, k). */
+struct rowmap {
+    int64_t base, end;
+    int S, b, s;
+    __device__ int64_t row(int64_t x) const {
+        return base + (x / b) * (int64_t)S * b + (int64_t)s * b + x % b;
+    }
+};
+
 /* 32 rows l per block of 256 threads: thread (l_loc = t / 32 + 8·x, x < 4; r = t % 32) sums Z
- * for weight 1 and weight j + 1; lane r = 0 also B2. */
-__global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
+ * for weight 1 and weight j + 1 with the draws G; lane r = 0 also B2 (where b2). */
+__global__ void __launch_bounds__(256) sketch_kernel(tight_dev a, const double *G, double *Z,
+                                                     int b2, rowmap rm) {
     __shared__ double sb[SKL][SKJ + 1];
     __shared__ double sg[SKJ][SK_Q + 1];
     const int t = threadIdx.x, ll = t / 32, r = t % 32;
-    const int64_t l0 = (int64_t)blockIdx.x * SKL;
+    const int64_t x0 = (int64_t)blockIdx.x * SKL;
     double z0[SKX], z1[SKX], b0[SKX], b1[SKX];
 #pragma unroll
     for (int x = 0; x < SKX; ++x) z0[x] = z1[x] = b0[x] = b1[x] = 0.0;
@@ -78,13 +97,13 @@ __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
         for (int x = t; x < SKL * SKJ; x += 256) {
             /* adjacent threads along the stored matrix's contiguous index */
             int li = a.transb ? x / SKJ : x % SKL, ji = a.transb ? x % SKJ : x / SKL;
-            int64_t lj = l0 + li, jj = j0 + ji;
-            sb[li][ji] = lj < a.k && jj < a.n ? opb(a, lj, jj) : 0.0;
+            int64_t lj = rm.row(x0 + li), jj = j0 + ji;
+            sb[li][ji] = lj < rm.end && jj < a.n ? opb(a, lj, jj) : 0.0;
         }
         for (int x = t; x < SKJ * SK_Q; x += 256) {
             int ji = x / SK_Q, ri = x % SK_Q;
             int64_t jj = j0 + ji;
-            sg[ji][ri] = jj < a.n ? a.G[jj * SK_Q + ri] : 0.0;
+            sg[ji][ri] = jj < a.n ? G[jj * SK_Q + ri] : 0.0;
         }
         __syncthreads();
         const int jn = a.n - j0 < SKJ ? (int)(a.n - j0) : SKJ;
@@ -103,11 +122,11 @@ __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a) {
     }
 #pragma unroll
     for (int x = 0; x < SKX; ++x) {
-        const int64_t l = l0 + ll + 8 * x;
-        if (l < a.k) {
-            a.Z[l * 2 * SK_Q + r] = z0[x];
-            a.Z[l * 2 * SK_Q + SK_Q + r] = z1[x];
-            if (r == 0) a.B2[l * 2] = b0[x], a.B2[l * 2 + 1] = b1[x];
+        const int64_t l = rm.row(x0 + ll + 8 * x);
+        if (l < rm.end) {
+            Z[l * 2 * SK_Q + r] = z0[x];
+            Z[l * 2 * SK_Q + SK_Q + r] = z1[x];
+            if (b2 && r == 0) a.B2[l * 2] = b0[x], a.B2[l * 2 + 1] = b1[x];
         }
     }
 }
@@ -131,26 +150,41 @@ __device__ uint64_t window_key(const tight_dev &a, int64_t l, int64_t j, int p) 
     return h;
 }
 
-/* The key of column j for window p (0: the entry alone, its magnitude scaled into [1, 2)). */
+/* The key of column j for the window of lane order o's last WIN rows up to l, as the CPU
+ * computes it. */
+__device__ uint64_t lane_key(const tight_dev &a, int64_t l, int64_t j, int o) {
+    const int64_t base = a.ks > 0 && l >= a.ks ? a.ks : 0;
+    uint64_t h = ABFT_TIGHT_KEY_SEED;
+    for (int i = 0; i < WIN; ++i) {
+        const int64_t row = abft_tight_lane_row(l, base, a.ord[o].S, a.ord[o].b, i);
+        if (row < 0) break;
+        h = abft_tight_lane_key_step(h, opb(a, row, j), i);
+    }
+    return h;
+}
+
+/* The key of column j for window p (0: the entry alone, its magnitude scaled into [1, 2);
+ * -1: lane order o's window). */
 template <int P>
-__device__ __forceinline__ uint64_t key_of(const tight_dev &a, int64_t l, int64_t j) {
-    return P == 0 ? abft_tight_mant_key(opb(a, l, j)) : window_key(a, l, j, P);
+__device__ __forceinline__ uint64_t key_of(const tight_dev &a, int64_t l, int64_t j, int o) {
+    return P < 0 ? lane_key(a, l, j, o)
+         : P == 0 ? abft_tight_mant_key(opb(a, l, j)) : window_key(a, l, j, P);
 }
 
 /* The largest class among the keys of one window, over the columns not yet known to be
- * alone (done[j] = 0); then every column alone in this window is marked done, since a
- * longer window only refines the classes (block-wide; the table in dynamic shared memory:
- * nslot fingerprints, then nslot counts). */
+ * alone (done[j] = 0); then, for the natural windows, every column alone in this window is
+ * marked done, since a longer window only refines the classes (block-wide; the table in
+ * dynamic shared memory: nslot fingerprints, then nslot counts). o: the lane order of P = -1. */
 template <int P>
 __device__ int64_t largest(const tight_dev &a, int64_t l, uint32_t *fp, uint32_t *cnt,
-                           int64_t nslot, uint8_t *done, uint32_t *smax) {
+                           int64_t nslot, uint8_t *done, uint32_t *smax, int o = 0) {
     for (int64_t s = threadIdx.x; s < nslot; s += blockDim.x) fp[s] = 0u, cnt[s] = 0u;
     if (threadIdx.x == 0) *smax = 0u;
     __syncthreads();
     uint32_t mine = 0u; /* this thread's largest count seen */
     for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) {
         if (done[j]) continue;
-        const uint64_t h = abft_tight_mix(key_of<P>(a, l, j));
+        const uint64_t h = abft_tight_mix(key_of<P>(a, l, j, o));
         const uint32_t f = (uint32_t)(h >> 32) | 1u; /* 0 marks an empty slot */
         int64_t s = (int64_t)((h & 0xffffffffull) % (uint64_t)nslot);
         for (;;) {
@@ -172,10 +206,10 @@ __device__ int64_t largest(const tight_dev &a, int64_t l, uint32_t *fp, uint32_t
     if ((threadIdx.x & 31) == 0) atomicMax(smax, mine);
     __syncthreads();
     const int64_t g = (int64_t)*smax;
-    if (g > 1 && P + 1 < NWIN) /* mark the columns alone in their class */
+    if (g > 1 && P >= 0 && P + 1 < NWIN) /* mark the columns alone in their class */
         for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) {
             if (done[j]) continue;
-            const uint64_t h = abft_tight_mix(key_of<P>(a, l, j));
+            const uint64_t h = abft_tight_mix(key_of<P>(a, l, j, o));
             const uint32_t f = (uint32_t)(h >> 32) | 1u;
             int64_t s = (int64_t)((h & 0xffffffffull) % (uint64_t)nslot);
             while (fp[s] != f) s = s + 1 == nslot ? 0 : s + 1;
@@ -195,6 +229,10 @@ __global__ void __launch_bounds__(256) class_kernel(tight_dev a, int64_t nslot) 
     __syncthreads();
     int64_t g[NWIN] = {1, 1, 1, 1, 1};
     g[0] = largest<0>(a, l, fp, cnt, nslot, done, &smax);
+    for (int o = 0; o < a.nord; ++o) { /* the lane orders' windows (columns alone at l stay so) */
+        const int64_t go = g[0] > 1 ? largest<-1>(a, l, fp, cnt, nslot, done, &smax, o) : 1;
+        if (threadIdx.x == 0) a.gl[o * a.k + l] = (double)go;
+    }
     if (g[0] > 1) g[1] = largest<1>(a, l, fp, cnt, nslot, done, &smax);
     if (g[1] > 1) g[2] = largest<2>(a, l, fp, cnt, nslot, done, &smax);
     if (g[2] > 1) g[3] = largest<3>(a, l, fp, cnt, nslot, done, &smax);
@@ -286,14 +324,16 @@ __global__ void __launch_bounds__(REP_THREADS) repeat_kernel(tight_dev a, int ro
 
 /* A block of 8 warps takes 32 rows for weight column q = blockIdx.y, each warp 4 of them;
  * lane r carries sketch column r of all 4 (its share of the squared partial sums is its
- * own), with the tiles of Z and of the rows of op(A) for 32 values of l in shared memory,
- * so that Z is read once per 32 rows. The node terms are abft_tight_window's (the ranges of
- * the running sum kept per lane). The exact terms are dealt round the lanes (lane li:
- * l = l0 + li); each warp adds its lanes up at the end. The guard's verdict comes from
- * guard_kernel. */
+ * own), with the tiles of Z (and of the lane orders' Zo) and of the rows of op(A) for 32
+ * values of l in shared memory, so that Z is read once per 32 rows. The node terms are
+ * abft_tight_window's (the ranges of the running sum kept per lane); each lane order's are
+ * every node's square and the combination at each segment's end, as on the CPU. The exact
+ * terms are dealt round the lanes (lane li: l = l0 + li); each warp adds its lanes up at
+ * the end. The guard's verdict comes from guard_kernel. */
 constexpr int RW = 8, RPW = 4, RROWS = RW * RPW, RL = 32;
 __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk) {
     __shared__ double zs[RL][SK_Q + 1];
+    __shared__ double zos[ABFT_TIGHT_MAXORD][RL][SK_Q + 1];
     __shared__ double xs[RROWS][RL + 1];
     __shared__ int bads[RROWS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = blockIdx.y;
@@ -303,12 +343,18 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
         bads[threadIdx.x] = a.too_wide || (i < a.m && a.risky[i]);
     }
     const double *gW = a.gw + (size_t)(NWIN - 1) * (size_t)a.k;
-    double P[RPW], lo[RPW], hi[RPW], pn[RPW], px[RPW], vs[RPW], sh[RPW], yc[RPW];
+    double P[RPW], lo[RPW], hi[RPW], pn[RPW], px[RPW], vs[RPW], fs[RPW], sh[RPW], yc[RPW];
+    double Y[ABFT_TIGHT_MAXORD][RPW], vo[ABFT_TIGHT_MAXORD][RPW], gend[ABFT_TIGHT_MAXORD];
+    const int nord = a.too_wide ? 0 : a.nord;
 #pragma unroll
     for (int rr = 0; rr < RPW; ++rr) {
-        P[rr] = lo[rr] = hi[rr] = vs[rr] = sh[rr] = yc[rr] = 0.0;
+        P[rr] = lo[rr] = hi[rr] = vs[rr] = fs[rr] = sh[rr] = yc[rr] = 0.0;
         pn[rr] = INFINITY, px[rr] = -INFINITY;
+#pragma unroll
+        for (int o = 0; o < ABFT_TIGHT_MAXORD; ++o) Y[o][rr] = vo[o][rr] = 0.0;
     }
+#pragma unroll
+    for (int o = 0; o < ABFT_TIGHT_MAXORD; ++o) gend[o] = 0.0;
     double gw_max = 0.0;
     for (int64_t l0 = 0; l0 < a.k; l0 += RL) {
         const int ln = a.k - l0 < RL ? (int)(a.k - l0) : RL;
@@ -316,6 +362,8 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
         for (int x = threadIdx.x; x < RL * SK_Q; x += RW * 32) {
             const int li = x / SK_Q, r = x % SK_Q;
             zs[li][r] = li < ln ? a.Z[(l0 + li) * 2 * SK_Q + q * SK_Q + r] : 0.0;
+            for (int o = 0; o < nord; ++o)
+                zos[o][li][r] = li < ln ? a.Zo[((size_t)o * a.k + l0 + li) * 2 * SK_Q + q * SK_Q + r] : 0.0;
         }
         for (int x = threadIdx.x; x < RROWS * RL; x += RW * 32) {
             /* adjacent threads along the stored matrix's contiguous index */
@@ -350,7 +398,27 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
             }
             if (l == a.k - 1 || l == lsp)
 #pragma unroll
-                for (int rr = 0; rr < RPW; ++rr) vs[rr] += 2.0 * g * (P[rr] * P[rr]);
+                for (int rr = 0; rr < RPW; ++rr) fs[rr] += 2.0 * g * (P[rr] * P[rr]);
+            const int64_t end = a.ks && l < a.ks ? a.ks - 1 : a.k - 1;
+#pragma unroll
+            for (int o = 0; o < ABFT_TIGHT_MAXORD; ++o) {
+                if (o >= nord) break;
+                const double zo = zos[o][li][lane], go = a.gl[o * a.k + l];
+                if (end - l < (int64_t)a.ord[o].S * a.ord[o].b) gend[o] = fmax(gend[o], go);
+                const int fresh = a.ks && l == a.ks; /* the second half's lanes start from zero */
+#pragma unroll
+                for (int rr = 0; rr < RPW; ++rr) {
+                    const double y = fma(xs[warp * RPW + rr][li], zo, fresh ? 0.0 : Y[o][rr]);
+                    Y[o][rr] = y;
+                    vo[o][rr] = fma(go, y * y, vo[o][rr]);
+                }
+                if (l == end) {
+                    const double c = abft_tight_comb_lanes(a.ord[o].S) * gend[o];
+#pragma unroll
+                    for (int rr = 0; rr < RPW; ++rr) vo[o][rr] = fma(c, Y[o][rr] * Y[o][rr], vo[o][rr]);
+                    gend[o] = 0.0;
+                }
+            }
         }
         if (lane < ln) { /* the exact terms: lane li of the tile */
             const int64_t l = l0 + lane;
@@ -365,18 +433,25 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
     }
 #pragma unroll
     for (int rr = 0; rr < RPW; ++rr) {
-        double v = vs[rr], h = sh[rr], c = yc[rr];
+        double v = vs[rr], f = fs[rr], h = sh[rr], c = yc[rr], w[ABFT_TIGHT_MAXORD];
+#pragma unroll
+        for (int o = 0; o < ABFT_TIGHT_MAXORD; ++o) w[o] = vo[o][rr];
         for (int off = 16; off >= 1; off /= 2) {
             v += __shfl_xor_sync(0xffffffffu, v, off);
+            f += __shfl_xor_sync(0xffffffffu, f, off);
             h += __shfl_xor_sync(0xffffffffu, h, off);
             c += __shfl_xor_sync(0xffffffffu, c, off);
+#pragma unroll
+            for (int o = 0; o < ABFT_TIGHT_MAXORD; ++o) w[o] += __shfl_xor_sync(0xffffffffu, w[o], off);
         }
+        /* the largest order's node sum (the natural order's, or a lane order's) */
+        for (int o = 0; o < nord; ++o) v = fmax(v, w[o]);
         const int64_t i = i0 + warp * RPW + rr;
         if (lane == 0 && i < a.m) {
             if (bads[warp * RPW + rr]) {
                 a.T[i + q * a.ldt] = -1.0;
             } else {
-                const double V = a.u * a.u * (v / SK_Q + h) + a.u_chk * a.u_chk * c;
+                const double V = a.u * a.u * ((v + f) / SK_Q + h) + a.u_chk * a.u_chk * c;
                 const double t = a.lambda * fabs(a.alpha) * sqrt(V) * (1.0 + 0x1p-20);
                 a.T[i + q * a.ldt] = t < INFINITY ? t : -1.0;
             }
@@ -416,7 +491,17 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
         return ABFT_STATUS_SUCCESS;
     }
     const int64_t nblk = (k + WIN - 1) / WIN;
+    const int nord = a->nord > 0 ? (a->nord < ABFT_TIGHT_MAXORD ? a->nord : ABFT_TIGHT_MAXORD) : 0;
+    int smax = 0;
+    for (int o = 0; o < nord; ++o) {
+        if (a->ord[o].S < 1 || a->ord[o].S > ABFT_TIGHT_MAXLANES || a->ord[o].b < 1)
+            return ABFT_STATUS_INVALID_VALUE;
+        smax = a->ord[o].S > smax ? a->ord[o].S : smax;
+    }
     size_t bytes = align256(sizeof(double) * (size_t)n * SK_Q) +
+                   align256(sizeof(double) * (size_t)smax * (size_t)n * SK_Q) +
+                   align256(sizeof(double) * (size_t)nord * (size_t)k * 2 * SK_Q) +
+                   align256(sizeof(double) * (size_t)nord * (size_t)k) +
                    align256(sizeof(double) * (size_t)k * 2 * SK_Q) +
                    align256(sizeof(double) * (size_t)k * 2) +
                    align256(sizeof(double) * (size_t)k * NWIN) + align256(sizeof(double) * (size_t)k) +
@@ -427,6 +512,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     tight_dev d;
     static_cast<abft_tight_args_t &>(d) = *a;
     d.ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
+    d.nord = nord;
     d.qbits = abft_tight_qbits(a->u, k);
     const int long_guard = abft_tight_long_guard(a->u, k);
     size_t smem = 0;
@@ -434,6 +520,9 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     d.too_wide = !abft_tight_tables_fit(n, k, a->u, smem);
     char *p = (char *)mem;
     d.G = (double *)p, p += align256(sizeof(double) * (size_t)n * SK_Q);
+    d.GL = (double *)p, p += align256(sizeof(double) * (size_t)smax * (size_t)n * SK_Q);
+    d.Zo = (double *)p, p += align256(sizeof(double) * (size_t)nord * (size_t)k * 2 * SK_Q);
+    d.gl = (double *)p, p += align256(sizeof(double) * (size_t)nord * (size_t)k);
     d.Z = (double *)p, p += align256(sizeof(double) * (size_t)k * 2 * SK_Q);
     d.B2 = (double *)p, p += align256(sizeof(double) * (size_t)k * 2);
     d.gw = (double *)p, p += align256(sizeof(double) * (size_t)k * NWIN);
@@ -445,10 +534,27 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     ABFT_CUDA_TRY(cudaMemsetAsync(d.risky, 0, sizeof(int) * (size_t)m, st));
     ABFT_CUDA_TRY(cudaMemsetAsync(d.brep, 0, sizeof(int), st));
     if (!d.too_wide) {
-        gauss_kernel<<<(unsigned)((n * SK_Q + 255) / 256), 256, 0, st>>>(d);
+        gauss_kernel<<<(unsigned)((n * SK_Q + 255) / 256), 256, 0, st>>>(d, 0);
         ABFT_CUDA_LAUNCHED();
-        sketch_kernel<<<(unsigned)((k + SKL - 1) / SKL), 256, 0, st>>>(d);
+        sketch_kernel<<<(unsigned)((k + SKL - 1) / SKL), 256, 0, st>>>(d, d.G, d.Z, 1,
+                                                                       rowmap{0, k, 1, 1, 0});
         ABFT_CUDA_LAUNCHED();
+        if (nord > 0) {
+            gauss_kernel<<<(unsigned)((smax * n * SK_Q + 255) / 256), 256, 0, st>>>(d, smax);
+            ABFT_CUDA_LAUNCHED();
+        }
+        for (int o = 0; o < nord; ++o) /* each segment's lanes, one launch each */
+            for (int seg = 0; seg < (d.ks ? 2 : 1); ++seg) {
+                const int64_t base = seg ? d.ks : 0, end = d.ks && !seg ? d.ks : k;
+                const int S = a->ord[o].S, b = a->ord[o].b;
+                const int64_t per = (int64_t)S * b, nx = (end - base + per - 1) / per * b;
+                for (int s = 0; s < S; ++s) {
+                    sketch_kernel<<<(unsigned)((nx + SKL - 1) / SKL), 256, 0, st>>>(
+                        d, d.GL + (size_t)s * (size_t)n * SK_Q, d.Zo + (size_t)o * (size_t)k * 2 * SK_Q,
+                        0, rowmap{base, end, S, b, s});
+                    ABFT_CUDA_LAUNCHED();
+                }
+            }
         const int64_t nslot = abft_tight_class_slots(n);
         size_t smem = sizeof(uint32_t) * 2 * (size_t)nslot + (size_t)n; /* + done[] */
         ABFT_CUDA_TRY(cudaFuncSetAttribute(class_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
