@@ -334,6 +334,7 @@ constexpr int RW = 8, RPW = 4, RROWS = RW * RPW, RL = 32;
 __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk) {
     __shared__ double zs[RL][SK_Q + 1];
     __shared__ double zos[ABFT_TIGHT_MAXORD][RL][SK_Q + 1];
+    __shared__ double gls[ABFT_TIGHT_MAXORD][RL];
     __shared__ double xs[RROWS][RL + 1];
     __shared__ int bads[RROWS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = blockIdx.y;
@@ -365,6 +366,10 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
             for (int o = 0; o < nord; ++o)
                 zos[o][li][r] = li < ln ? a.Zo[((size_t)o * a.k + l0 + li) * 2 * SK_Q + q * SK_Q + r] : 0.0;
         }
+        for (int x = threadIdx.x; x < nord * RL; x += RW * 32) {
+            const int o = x / RL, li = x % RL;
+            gls[o][li] = li < ln ? a.gl[o * a.k + l0 + li] : 0.0;
+        }
         for (int x = threadIdx.x; x < RROWS * RL; x += RW * 32) {
             /* adjacent threads along the stored matrix's contiguous index */
             const int ri = a.transa ? x / RL : x % RROWS, li = a.transa ? x % RL : x / RROWS;
@@ -378,10 +383,13 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
         for (int li = 0; li < ln; ++li) {
             const int64_t l = l0 + li;
             const double z = zs[li][lane], g = gW[l];
+            double x[RPW];
+#pragma unroll
+            for (int rr = 0; rr < RPW; ++rr) x[rr] = xs[warp * RPW + rr][li];
             gw_max = fmax(gw_max, g);
 #pragma unroll
             for (int rr = 0; rr < RPW; ++rr) {
-                P[rr] = fma(xs[warp * RPW + rr][li], z, P[rr]);
+                P[rr] = fma(x[rr], z, P[rr]);
                 pn[rr] = fmin(pn[rr], P[rr]);
                 px[rr] = fmax(px[rr], P[rr]);
             }
@@ -403,12 +411,12 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
 #pragma unroll
             for (int o = 0; o < ABFT_TIGHT_MAXORD; ++o) {
                 if (o >= nord) break;
-                const double zo = zos[o][li][lane], go = a.gl[o * a.k + l];
+                const double zo = zos[o][li][lane], go = gls[o][li];
                 if (end - l < (int64_t)a.ord[o].S * a.ord[o].b) gend[o] = fmax(gend[o], go);
                 const int fresh = a.ks && l == a.ks; /* the second half's lanes start from zero */
 #pragma unroll
                 for (int rr = 0; rr < RPW; ++rr) {
-                    const double y = fma(xs[warp * RPW + rr][li], zo, fresh ? 0.0 : Y[o][rr]);
+                    const double y = fma(x[rr], zo, fresh ? 0.0 : Y[o][rr]);
                     Y[o][rr] = y;
                     vo[o][rr] = fma(go, y * y, vo[o][rr]);
                 }
