@@ -71,19 +71,20 @@ __global__ void gauss_kernel(tight_dev a, int lanes) {
 
 constexpr int SKL = 32, SKJ = 32, SKX = SKL / 8;
 
-/* Which rows of op(B) a sketch covers: those of lane s of a lane order (S lanes, tiles of
- * b) in the segment [base, end): the x-th is base + (x / b)·S·b + s·b + x % b; the natural
- * sketch is S = b = 1, s = 0 over [0, k). */
+/* Which rows of op(B) a sketch covers: those of each lane s of a lane order (S lanes, tiles
+ * of b; s = blockIdx.y) in the segment [base, end): the x-th of lane s is
+ * base + (x / b)·S·b + s·b + x % b; the natural sketch is S = b = 1 over [0, k). */
 struct rowmap {
     int64_t base, end;
-    int S, b, s;
+    int S, b;
     __device__ int64_t row(int64_t x) const {
-        return base + (x / b) * (int64_t)S * b + (int64_t)s * b + x % b;
+        return base + (x / b) * (int64_t)S * b + (int64_t)blockIdx.y * b + x % b;
     }
 };
 
 /* 32 rows l per block of 256 threads: thread (l_loc = t / 32 + 8·x, x < 4; r = t % 32) sums Z
- * for weight 1 and weight j + 1 with the draws G; lane r = 0 also B2 (where b2). */
+ * for weight 1 and weight j + 1 with the draws G (of lane blockIdx.y: n x SK_Q each); lane
+ * r = 0 also B2 (where b2). */
 __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a, const double *G, double *Z,
                                                      int b2, rowmap rm) {
     __shared__ double sb[SKL][SKJ + 1];
@@ -103,7 +104,7 @@ __global__ void __launch_bounds__(256) sketch_kernel(tight_dev a, const double *
         for (int x = t; x < SKJ * SK_Q; x += 256) {
             int ji = x / SK_Q, ri = x % SK_Q;
             int64_t jj = j0 + ji;
-            sg[ji][ri] = jj < a.n ? G[jj * SK_Q + ri] : 0.0;
+            sg[ji][ri] = jj < a.n ? G[((int64_t)blockIdx.y * a.n + jj) * SK_Q + ri] : 0.0;
         }
         __syncthreads();
         const int jn = a.n - j0 < SKJ ? (int)(a.n - j0) : SKJ;
@@ -545,7 +546,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
         gauss_kernel<<<(unsigned)((n * SK_Q + 255) / 256), 256, 0, st>>>(d, 0);
         ABFT_CUDA_LAUNCHED();
         sketch_kernel<<<(unsigned)((k + SKL - 1) / SKL), 256, 0, st>>>(d, d.G, d.Z, 1,
-                                                                       rowmap{0, k, 1, 1, 0});
+                                                                       rowmap{0, k, 1, 1});
         ABFT_CUDA_LAUNCHED();
         if (nord > 0) {
             gauss_kernel<<<(unsigned)((smax * n * SK_Q + 255) / 256), 256, 0, st>>>(d, smax);
@@ -556,12 +557,9 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
                 const int64_t base = seg ? d.ks : 0, end = d.ks && !seg ? d.ks : k;
                 const int S = a->ord[o].S, b = a->ord[o].b;
                 const int64_t per = (int64_t)S * b, nx = (end - base + per - 1) / per * b;
-                for (int s = 0; s < S; ++s) {
-                    sketch_kernel<<<(unsigned)((nx + SKL - 1) / SKL), 256, 0, st>>>(
-                        d, d.GL + (size_t)s * (size_t)n * SK_Q, d.Zo + (size_t)o * (size_t)k * 2 * SK_Q,
-                        0, rowmap{base, end, S, b, s});
-                    ABFT_CUDA_LAUNCHED();
-                }
+                sketch_kernel<<<dim3((unsigned)((nx + SKL - 1) / SKL), (unsigned)S), 256, 0, st>>>(
+                    d, d.GL, d.Zo + (size_t)o * (size_t)k * 2 * SK_Q, 0, rowmap{base, end, S, b});
+                ABFT_CUDA_LAUNCHED();
             }
         const int64_t nslot = abft_tight_class_slots(n);
         size_t smem = sizeof(uint32_t) * 2 * (size_t)nslot + (size_t)n; /* + done[] */
