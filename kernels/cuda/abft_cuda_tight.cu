@@ -332,10 +332,13 @@ __global__ void __launch_bounds__(REP_THREADS) repeat_kernel(tight_dev a, int ro
  * terms are dealt round the lanes (lane li: l = l0 + li); each warp adds its lanes up at
  * the end. The guard's verdict comes from guard_kernel. */
 constexpr int RW = 8, RPW = 4, RROWS = RW * RPW, RL = 32;
-__global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk) {
+static_assert(ABFT_TIGHT_MAXORD == 2, "rows_kernel is instantiated for 0, 1 and 2 lane orders");
+template <int NO> /* the lane orders: a.nord, fixed at compile time (registers) */
+__global__ void __launch_bounds__(RW * 32, 2) rows_kernel(tight_dev a, int64_t nblk) {
+    constexpr int NA = NO > 0 ? NO : 1;
     __shared__ double zs[RL][SK_Q + 1];
-    __shared__ double zos[ABFT_TIGHT_MAXORD][RL][SK_Q + 1];
-    __shared__ double gls[ABFT_TIGHT_MAXORD][RL];
+    __shared__ double zos[NA][RL][SK_Q + 1];
+    __shared__ double gls[NA][RL];
     __shared__ double xs[RROWS][RL + 1];
     __shared__ int bads[RROWS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = blockIdx.y;
@@ -346,17 +349,17 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
     }
     const double *gW = a.gw + (size_t)(NWIN - 1) * (size_t)a.k;
     double P[RPW], lo[RPW], hi[RPW], pn[RPW], px[RPW], vs[RPW], fs[RPW], sh[RPW], yc[RPW];
-    double Y[ABFT_TIGHT_MAXORD][RPW], vo[ABFT_TIGHT_MAXORD][RPW], gend[ABFT_TIGHT_MAXORD];
-    const int nord = a.too_wide ? 0 : a.nord;
+    double Y[NA][RPW], vo[NA][RPW], gend[NA];
+    constexpr int nord = NO;
 #pragma unroll
     for (int rr = 0; rr < RPW; ++rr) {
         P[rr] = lo[rr] = hi[rr] = vs[rr] = fs[rr] = sh[rr] = yc[rr] = 0.0;
         pn[rr] = INFINITY, px[rr] = -INFINITY;
 #pragma unroll
-        for (int o = 0; o < ABFT_TIGHT_MAXORD; ++o) Y[o][rr] = vo[o][rr] = 0.0;
+        for (int o = 0; o < NA; ++o) Y[o][rr] = vo[o][rr] = 0.0;
     }
 #pragma unroll
-    for (int o = 0; o < ABFT_TIGHT_MAXORD; ++o) gend[o] = 0.0;
+    for (int o = 0; o < NA; ++o) gend[o] = 0.0;
     double gw_max = 0.0;
     for (int64_t l0 = 0; l0 < a.k; l0 += RL) {
         const int ln = a.k - l0 < RL ? (int)(a.k - l0) : RL;
@@ -410,8 +413,7 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
                 for (int rr = 0; rr < RPW; ++rr) fs[rr] += 2.0 * g * (P[rr] * P[rr]);
             const int64_t end = a.ks && l < a.ks ? a.ks - 1 : a.k - 1;
 #pragma unroll
-            for (int o = 0; o < ABFT_TIGHT_MAXORD; ++o) {
-                if (o >= nord) break;
+            for (int o = 0; o < NO; ++o) {
                 const double zo = zos[o][li][lane], go = gls[o][li];
                 if (end - l < (int64_t)a.ord[o].S * a.ord[o].b) gend[o] = fmax(gend[o], go);
                 const int fresh = a.ks && l == a.ks; /* the second half's lanes start from zero */
@@ -442,16 +444,16 @@ __global__ void __launch_bounds__(RW * 32) rows_kernel(tight_dev a, int64_t nblk
     }
 #pragma unroll
     for (int rr = 0; rr < RPW; ++rr) {
-        double v = vs[rr], f = fs[rr], h = sh[rr], c = yc[rr], w[ABFT_TIGHT_MAXORD];
+        double v = vs[rr], f = fs[rr], h = sh[rr], c = yc[rr], w[NA];
 #pragma unroll
-        for (int o = 0; o < ABFT_TIGHT_MAXORD; ++o) w[o] = vo[o][rr];
+        for (int o = 0; o < NA; ++o) w[o] = vo[o][rr];
         for (int off = 16; off >= 1; off /= 2) {
             v += __shfl_xor_sync(0xffffffffu, v, off);
             f += __shfl_xor_sync(0xffffffffu, f, off);
             h += __shfl_xor_sync(0xffffffffu, h, off);
             c += __shfl_xor_sync(0xffffffffu, c, off);
 #pragma unroll
-            for (int o = 0; o < ABFT_TIGHT_MAXORD; ++o) w[o] += __shfl_xor_sync(0xffffffffu, w[o], off);
+            for (int o = 0; o < NO; ++o) w[o] += __shfl_xor_sync(0xffffffffu, w[o], off);
         }
         /* the largest order's node sum (the natural order's, or a lane order's) */
         for (int o = 0; o < nord; ++o) v = fmax(v, w[o]);
@@ -584,7 +586,11 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
             ABFT_CUDA_LAUNCHED();
         }
     }
-    rows_kernel<<<dim3((unsigned)((m + RROWS - 1) / RROWS), 2), RW * 32, 0, st>>>(d, nblk);
+    const dim3 rg((unsigned)((m + RROWS - 1) / RROWS), 2);
+    const int no = d.too_wide ? 0 : nord; /* every row to the worst case: no scan needed */
+    if (no == 0) rows_kernel<0><<<rg, RW * 32, 0, st>>>(d, nblk);
+    else if (no == 1) rows_kernel<1><<<rg, RW * 32, 0, st>>>(d, nblk);
+    else rows_kernel<2><<<rg, RW * 32, 0, st>>>(d, nblk);
     ABFT_CUDA_LAUNCHED();
     return ABFT_STATUS_SUCCESS;
 }
