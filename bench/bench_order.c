@@ -1,7 +1,9 @@
 /* bench_order: the tight bound mode against the accumulation order of cuBLAS's SGEMM.
  *
- * The tight mode's small-terms allowance (docs/bound.md, items 3 and 5) assumes the GEMM sums
- * each element's k products in blocks of consecutive terms, each from zero and in order.
+ * The tight mode (docs/bound.md, items 3, 3b and 5) assumes the GEMM sums each element's k
+ * products in blocks of consecutive terms, each from zero and in order, or in one of the
+ * lane orders its backend lists (on the CUDA backend, 4 slices taking the k-tiles of 8 in
+ * turn, the split-k this program found in cuBLAS's fp32 GEMM).
  * This program builds fp32 data that tell that order from others: rows of A hold a pair
  * (+1, -1) at l = 63, 64 of every 64 terms, against rows of B that repeat (l = 64q equals
  * l = 64q - 1, times 1 + mismatch·U(0, 1)), and between the pairs small terms eps·U(0, 1).

@@ -232,7 +232,7 @@ void abft_bound_tight_lanes(abft_backend_t backend, abft_tight_args_t *a) {
     if (backend == ABFT_BACKEND_CUDA) { /* cuBLAS's split-k: 4 slices taking tiles of 8 */
         a->nord = 1;
         a->ord[0] = (abft_tight_order_t){4, 8};
-    } else { /* a host BLAS's dot kernels: 8 or 16 lanes (two AVX2 registers of fp64, fp32) */
+    } else { /* a host BLAS's vector kernels: 8 lanes (fp64) or 16 (fp32) of 64 bytes */
         a->nord = 2;
         a->ord[0] = (abft_tight_order_t){8, 1};
         a->ord[1] = (abft_tight_order_t){16, 1};

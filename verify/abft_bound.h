@@ -119,8 +119,8 @@ int abft_bound_tight_comp(abft_backend_t backend, abft_prec_t prec);
 /* The lane orders the tight pass bounds beside the natural one on a backend (a->nord,
  * a->ord; kernels/abft_tight_common.h): those measured for the BLAS it calls. The CUDA
  * backend: cuBLAS's fp32 split-k on an H100 (4 slices taking tiles of 8 terms in turn),
- * for both precisions. The CPU backend: OpenBLAS's dot kernels on AVX2 (8 lanes of fp64,
- * 16 of fp32, one term each in turn), both for both precisions. */
+ * for both precisions. The CPU backend: OpenBLAS's small kernels on this project's machine
+ * (8 lanes of fp64, 16 of fp32, one term each in turn), both for both precisions. */
 void abft_bound_tight_lanes(abft_backend_t backend, abft_tight_args_t *a);
 /* Does the tight pass apply to a GEMM in arithmetic g? Not for inputs the arithmetic
  * shortens (TF32, BF16x9): there the worst case is used. (Where it applies, a backend's pass

@@ -20,6 +20,11 @@
  *      value obeys S^2 <= s·(sum of its products^2): sum_l a_il^2·B2_l·Ws_l;
  *   3. the final roundings of alpha·D_ij (and their share of the sum with beta·C_old):
  *      2·gW(k-1)·sum_j w_j^2·P_(k-1)j^2 (the last prefix again);
+ *   1b. for each lane order of a->ord (abft_tight_common.h: S lanes taking tiles of b terms
+ *      in turn, each summed from zero, combined at the end), in place of part 1 where it is
+ *      the larger: a sketch Zo with independent draws per lane, every term's gL·y^2 (y the
+ *      running sum of a_il·Zo_l: all lanes at once) and the combination's
+ *      (S(S+1)/2 - 1)·gL·y^2 at each segment's end, gL counted on the lane's last WIN rows;
  *
  * and the rounding of Yb = op(B)·w as stored (each entry off by at most u_chk·|Yb_l|,
  * independently), which alpha·op(A) carries into the reference: sum_l a_il^2·Yb_l^2.

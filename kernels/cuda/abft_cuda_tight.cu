@@ -4,8 +4,11 @@
  *
  *   gauss_kernel   G (n x 32): the sketch's normal draws, from the same hash as the CPU's;
  *   sketch_kernel  Z (k x 64: Z_l,qr = sum_j w_qj·G_jr·b_lj) and B2 (k x 2: sum_j w_qj^2·b_lj^2);
+ *                  then each lane order's Zo, with the draws of each row's lane (the lanes
+ *                  along the grid's y, one launch per segment);
  *   class_kernel   per row l of op(B), one block: the largest class of columns equal up to one
- *                  sign and power of two on the windows of 1, 2, 4, 8, 16 rows ending at l,
+ *                  sign and power of two on the windows of 1, 2, 4, 8, 16 rows ending at l
+ *                  (and for each lane order, on the lane's last 16 rows up to l),
  *                  counted in a hash table in shared memory (32-bit fingerprints of the CPU's
  *                  64-bit keys: a collision merges classes, so a count can only grow);
  *   ws_kernel      the short-node weights Ws from the class sizes;

@@ -634,7 +634,7 @@ static void test_sliced_orders(abft_handle_t h, uint64_t seed) {
 /* Signs alternating along l (item 3b, lane orders): a row of A of +-(0.5 + 0.5·U), its sign
  * flipping after every T terms, against B of 0.5 + 0.5·U. In the natural order the partial
  * sums stay within about T terms; a host BLAS whose dot kernels deal the terms to 8 or 16
- * lanes (OpenBLAS on AVX2, measured here at these small shapes) gathers one sign per lane
+ * lanes (OpenBLAS on this project's CPU machine, at these small shapes) gathers one sign per lane
  * for T = 1, 2, 4 (and 8 with 16 lanes), and its rounding errors grow with the lanes' sums.
  * Before the pass bounded the lane orders, these clean products were flagged at 1.1 to 2.5
  * times the bound (fp64 and fp32, 1 x 1 to 4 x 4 x 16384). Both precisions, both weights,
