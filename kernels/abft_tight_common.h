@@ -65,6 +65,21 @@ ABFT_TIGHT_FN uint64_t abft_tight_key_step(uint64_t h, double b, double sg, int 
  * (abft_bound_tight_lanes, verify/abft_bound.c) by its own sketch and takes the largest.
  * The library's split at ksplit starts the lanes afresh (each half is a GEMM of its own).
  * The list's type and limits: abft_tight_order_t, kernels/abft_kernels.h. */
+/* The pass's list of lane orders (abft_tight_args_t, kernels/abft_kernels.h, included
+ * before this header): *nord of them are used (at most ABFT_TIGHT_MAXORD), *smax the most
+ * lanes among them (1 where none). 0 where an order is not valid (S outside
+ * 1..ABFT_TIGHT_MAXLANES, or b < 1). */
+ABFT_TIGHT_FN int abft_tight_orders(const abft_tight_order_t *ord, int count, int *nord,
+                                    int *smax) {
+    *nord = count > 0 ? (count < ABFT_TIGHT_MAXORD ? count : ABFT_TIGHT_MAXORD) : 0;
+    *smax = 1;
+    for (int o = 0; o < *nord; ++o) {
+        if (ord[o].S < 1 || ord[o].S > ABFT_TIGHT_MAXLANES || ord[o].b < 1) return 0;
+        *smax = ord[o].S > *smax ? ord[o].S : *smax;
+    }
+    return 1;
+}
+
 /* The lane of term l, in the segment that starts at base. */
 ABFT_TIGHT_FN int abft_tight_lane(int64_t l, int64_t base, int S, int b) {
     return (int)(((l - base) / b) % S);

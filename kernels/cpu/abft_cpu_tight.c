@@ -134,13 +134,8 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     const int64_t nblk = (k + WIN - 1) / WIN;
     const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
     /* the lane orders (abft_tight_common.h): their sketches Zo, draws GL, class weights gl */
-    const int nord = a->nord > 0 ? (a->nord < ABFT_TIGHT_MAXORD ? a->nord : ABFT_TIGHT_MAXORD) : 0;
-    int smax = 1;
-    for (int o = 0; o < nord; ++o) {
-        if (a->ord[o].S < 1 || a->ord[o].S > ABFT_TIGHT_MAXLANES || a->ord[o].b < 1)
-            return ABFT_STATUS_INVALID_VALUE;
-        smax = a->ord[o].S > smax ? a->ord[o].S : smax;
-    }
+    int nord = 0, smax = 1;
+    if (!abft_tight_orders(a->ord, a->nord, &nord, &smax)) return ABFT_STATUS_INVALID_VALUE;
     int64_t cap = 2;
     while (cap < 2 * n) cap *= 2;
     double *Z = malloc(sizeof(double) * (size_t)k * 2 * SK_Q);

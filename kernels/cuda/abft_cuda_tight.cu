@@ -505,13 +505,9 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
         return ABFT_STATUS_SUCCESS;
     }
     const int64_t nblk = (k + WIN - 1) / WIN;
-    const int nord = a->nord > 0 ? (a->nord < ABFT_TIGHT_MAXORD ? a->nord : ABFT_TIGHT_MAXORD) : 0;
-    int smax = 0;
-    for (int o = 0; o < nord; ++o) {
-        if (a->ord[o].S < 1 || a->ord[o].S > ABFT_TIGHT_MAXLANES || a->ord[o].b < 1)
-            return ABFT_STATUS_INVALID_VALUE;
-        smax = a->ord[o].S > smax ? a->ord[o].S : smax;
-    }
+    int nord = 0, smax = 1;
+    if (!abft_tight_orders(a->ord, a->nord, &nord, &smax)) return ABFT_STATUS_INVALID_VALUE;
+    if (nord == 0) smax = 0; /* no lane draws */
     size_t bytes = align256(sizeof(double) * (size_t)n * SK_Q) +
                    align256(sizeof(double) * (size_t)smax * (size_t)n * SK_Q) +
                    align256(sizeof(double) * (size_t)nord * (size_t)k * 2 * SK_Q) +
