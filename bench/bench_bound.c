@@ -721,7 +721,7 @@ static double tight_host(abft_handle_t h, char prec, int64_t m, int64_t n, int64
     abft_tsmm_args_t y = {ABFT_PREC_D, 0, k, n, 2, B, k, NULL, 0, NULL, 0, yb, k, NULL, 0, 0};
     abft_tight_args_t t = {ABFT_PREC_D, 0, 0, m, n, k, A, m, B, k, yb, k, 1.0, tb.u, tb.u_chk,
                            tb.lambda, T, m, risky, 0, 0, {{0, 0}}};
-    abft_bound_tight_lanes(h->backend, &t); /* the lane orders of the results' backend */
+    t.nord = abft_bound_tight_lanes(h->backend, t.ord); /* the lane orders of the results' backend */
     abft_tsmm_args_t sx = {ABFT_PREC_D, 0, m, k, 2, A, m, yb, k, NULL, 0, S, m, Sa, m, 0};
     abft_tsmm_args_t rx = {ABFT_PREC_D, 0, m, n, 2, C, m, NULL, 0, NULL, 0, R, m, Ra, m, 0};
     if (abft_cpu_tsmm(&none, &y) != ABFT_STATUS_SUCCESS ||

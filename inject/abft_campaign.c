@@ -375,7 +375,7 @@ static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double 
     abft_bound_gemm_tight(c->h, &c->arith, n, k, n, comp, &tb);
     abft_tight_args_t a = {c->prec, t->transa, t->transb, m, n, k, c->A, t->lda, c->B, t->ldb,
                            yb, k, t->alpha, tb.u, tb.u_chk, tb.lambda, tr, m, NULL, ksplit, 0, {{0, 0}}};
-    abft_bound_tight_lanes(c->h->backend, &a); /* the lane orders of the library's backend */
+    a.nord = abft_bound_tight_lanes(c->h->backend, a.ord); /* the lane orders of the library's backend */
     if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tight(&none, &a);
     worst_where_unfit(c, m, n, k, tb.u, tr);
     if (st == ABFT_STATUS_SUCCESS && t->checksum_kind == ABFT_CHECKSUM_FULL) {
@@ -386,7 +386,7 @@ static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double 
         abft_tight_args_t b = {c->prec, !t->transb, !t->transa, n, m, k, c->B, t->ldb, c->A,
                                t->lda, za, k, t->alpha, tb.u, tb.u_chk, tb.lambda, tcl, n, NULL,
                                ksplit, 0, {{0, 0}}};
-        abft_bound_tight_lanes(c->h->backend, &b);
+        b.nord = abft_bound_tight_lanes(c->h->backend, b.ord);
         if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tight(&none, &b);
         worst_where_unfit(c, n, m, k, tb.u, tcl);
     }
@@ -412,6 +412,10 @@ static abft_status_t gemm_small_part(camp_t *c, double *sr, double *sc) {
         for (int64_t l = 0; l < k; ++l)
             bc[j * k + l] = elem(c->prec, c->B, t->transb ? j + l * t->ldb : l + j * t->ldb);
     const int cols = t->checksum_kind == ABFT_CHECKSUM_FULL;
+    abft_tight_order_t ord[ABFT_TIGHT_MAXORD];
+    const int nord = abft_bound_tight_lanes(c->h->backend, ord);
+    /* the trials run with the campaign's hook: the library splits their GEMM along k */
+    const int64_t ksplit = c->h->hook != NULL && k >= 2 ? k / 2 : 0;
     for (int side = 0; side <= cols; ++side) {
         const int64_t nv = side ? n : m, len = side ? m : n;
         double *out = side ? sc : sr;
@@ -420,7 +424,7 @@ static abft_status_t gemm_small_part(camp_t *c, double *sr, double *sc) {
             double acc[2] = {0.0, 0.0};
             for (int64_t x = 0; x < len; ++x) {
                 const double *a = side ? ar + x * k : ar + v * k, *b = side ? bc + v * k : bc + x * k;
-                const double e = abft_bound_tight_small(&c->arith, a, b, k);
+                const double e = abft_bound_tight_small(&c->arith, a, b, k, ord, nord, ksplit);
                 acc[0] += e, acc[1] += (double)(x + 1) * e;
             }
             for (int q = 0; q < 2; ++q) out[v + q * nv] = acc[q];

@@ -66,13 +66,14 @@ ABFT_TIGHT_FN uint64_t abft_tight_key_step(uint64_t h, double b, double sg, int 
  * The library's split at ksplit starts the lanes afresh (each half is a GEMM of its own).
  * The list's type and limits: abft_tight_order_t, kernels/abft_kernels.h. */
 /* The pass's list of lane orders (abft_tight_args_t, kernels/abft_kernels.h, included
- * before this header): *nord of them are used (at most ABFT_TIGHT_MAXORD), *smax the most
- * lanes among them (1 where none). 0 where an order is not valid (S outside
- * 1..ABFT_TIGHT_MAXLANES, or b < 1). */
+ * before this header): *nord of them, *smax the most lanes among them (1 where none). 0
+ * where the list is not valid (more than ABFT_TIGHT_MAXORD orders, or an order with S
+ * outside 1..ABFT_TIGHT_MAXLANES, or b < 1). */
 ABFT_TIGHT_FN int abft_tight_orders(const abft_tight_order_t *ord, int count, int *nord,
                                     int *smax) {
-    *nord = count > 0 ? (count < ABFT_TIGHT_MAXORD ? count : ABFT_TIGHT_MAXORD) : 0;
-    *smax = 1;
+    *nord = 0, *smax = 1;
+    if (count < 0 || count > ABFT_TIGHT_MAXORD) return 0;
+    *nord = count;
     for (int o = 0; o < *nord; ++o) {
         if (ord[o].S < 1 || ord[o].S > ABFT_TIGHT_MAXLANES || ord[o].b < 1) return 0;
         *smax = ord[o].S > *smax ? ord[o].S : *smax;
@@ -101,8 +102,10 @@ ABFT_TIGHT_FN uint64_t abft_tight_lane_key_step(uint64_t h, double b, int i) {
 }
 /* The combination of S lane results in any order: a binary tree whose internal nodes hold
  * c = 2..S of them, each at most c times the sum of their squares (Cauchy-Schwarz), at most
- * S·(S + 1)/2 - 1 times the sum over all lanes in all (a chain; a balanced tree holds less). */
-ABFT_TIGHT_FN double abft_tight_comb_lanes(int S) { return (double)S * (S + 1) / 2.0 - 1.0; }
+ * S·(S + 1)/2 - 1 times the sum over all lanes in all (a chain; a balanced tree holds less);
+ * and the root once more, S: its scaling by alpha, which the second half of the library's
+ * split rounds apart (as does a BLAS that scales each slice before the reduction). */
+ABFT_TIGHT_FN double abft_tight_comb_lanes(int S) { return (double)S * (S + 3) / 2.0 - 1.0; }
 
 /* A standard normal draw for (j, r): Box-Muller on two hashed uniforms. The sketch's tail
  * bound holds for any fixed G independent of the rounding errors. */

@@ -1,5 +1,6 @@
 /* abft bound module: one model of the arithmetic, every bound derived from it. */
 #include "abft_bound.h"
+#include "abft_tight_common.h"
 
 #include <math.h>
 
@@ -179,7 +180,8 @@ static inline double small_node(small_sum_t *c, double x, double ax, double slac
     return d;
 }
 
-double abft_bound_tight_small(const abft_arith_t *g, const double *a, const double *b, int64_t k) {
+double abft_bound_tight_small(const abft_arith_t *g, const double *a, const double *b, int64_t k,
+                              const abft_tight_order_t *ord, int nord, int64_t ksplit) {
     const double kd = (double)k;
     /* the node as the GEMM holds it is off the exact one by at most gamma_k(u)·(its |x|
      * sum); P, lo and hi here by at most gamma_k(2^-53) of the same sum each */
@@ -192,18 +194,29 @@ double abft_bound_tight_small(const abft_arith_t *g, const double *a, const doub
     const double slack = ku / (1.0 - ku) + 3.0 * gamma_wc(kd + 1.0);
     const double c = 2.0 * g->u * (1.0 + 0x1p-48);
     /* The orders whose nodes are bounded, the largest taken: the natural one (any
-     * contiguous blocking), two interleaved lanes (even and odd l: OpenBLAS's small-matrix
-     * kernels) and four slices taking tiles of 8 terms in turn (tile t to slice t mod 4:
-     * cuBLAS's fp32 split-k measured on an H100); docs/bound.md, "Where the model fails". */
-    small_sum_t nat = {0, 0, 0, 0}, lane[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}},
-                slice[4] = {{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
+     * contiguous blocking), two interleaved lanes (even and odd l) and four slices taking
+     * tiles of 8 terms in turn (tile t to slice t mod 4: cuBLAS's fp32 split-k measured on
+     * an H100), and the backend's lane orders (abft_bound_tight_lanes); docs/bound.md,
+     * "Where the model fails". Each lane order's lanes start afresh at the library's split
+     * (its second half is a GEMM of its own). */
+    enum { NO = 2 + ABFT_TIGHT_MAXORD };
+    abft_tight_order_t all[NO] = {{2, 1}, {4, 8}};
+    int no = 2;
+    for (int o = 0; o < nord && o < ABFT_TIGHT_MAXORD; ++o)
+        if (ord[o].S >= 1 && ord[o].S <= ABFT_TIGHT_MAXLANES && ord[o].b >= 1) all[no++] = ord[o];
+    const int64_t ks = ksplit > 0 && ksplit < k ? ksplit : 0;
+    small_sum_t nat = {0, 0, 0, 0}, lane[NO][ABFT_TIGHT_MAXLANES];
+    memset(lane, 0, sizeof lane);
     double acc = 0.0;
     for (int64_t l = 0; l < k; ++l) {
+        if (l == ks && ks > 0) memset(lane, 0, sizeof lane);
+        const int64_t base = ks > 0 && l >= ks ? ks : 0;
         const double x = a[l] * b[l], ax = fabs(x);
-        const double d0 = small_node(&nat, x, ax, slack);
-        const double d1 = small_node(&lane[l & 1], x, ax, slack);
-        const double d2 = small_node(&slice[(l >> 3) & 3], x, ax, slack);
-        const double d01 = d0 > d1 ? d0 : d1, d = d01 > d2 ? d01 : d2;
+        double d = small_node(&nat, x, ax, slack);
+        for (int o = 0; o < no; ++o) {
+            const double e = small_node(&lane[o][abft_tight_lane(l, base, all[o].S, all[o].b)], x, ax, slack);
+            d = e > d ? e : d;
+        }
         if (ax < c * d || ax < g->eta) acc += ax;
     }
     /* a product rounded before it is added errs by at most its rounded value; fp64
@@ -228,15 +241,15 @@ double abft_bound_tight_raise(double t, double wc, double alpha, double sm, doub
 
 int abft_bound_tight_applies(const abft_arith_t *g) { return g->u_in == 0.0; }
 
-void abft_bound_tight_lanes(abft_backend_t backend, abft_tight_args_t *a) {
+int abft_bound_tight_lanes(abft_backend_t backend, abft_tight_order_t ord[ABFT_TIGHT_MAXORD]) {
     if (backend == ABFT_BACKEND_CUDA) { /* cuBLAS's split-k: 4 slices taking tiles of 8 */
-        a->nord = 1;
-        a->ord[0] = (abft_tight_order_t){4, 8};
-    } else { /* a host BLAS's vector kernels: 8 lanes (fp64) or 16 (fp32) of 64 bytes */
-        a->nord = 2;
-        a->ord[0] = (abft_tight_order_t){8, 1};
-        a->ord[1] = (abft_tight_order_t){16, 1};
+        ord[0] = (abft_tight_order_t){4, 8};
+        return 1;
     }
+    /* a host BLAS's vector kernels: 8 lanes (fp64) or 16 (fp32) of 64 bytes */
+    ord[0] = (abft_tight_order_t){8, 1};
+    ord[1] = (abft_tight_order_t){16, 1};
+    return 2;
 }
 
 int abft_bound_tight_comp(abft_backend_t backend, abft_prec_t prec) {

@@ -91,13 +91,16 @@ void abft_bound_gemm_tight(abft_handle_t h, const abft_arith_t *g, int64_t inner
  * prefix sums P, for the unknown start b of its block (any contiguous blocking), so
  * |S| <= max(P(l) - lo, hi - P(l)) with [lo, hi] the range of P(0..l), plus the GEMM's
  * own error on the node; the same over the prefix sums of the terms a sliced order deals
- * to term l's slice (two interleaved lanes; four slices taking tiles of 8 in turn), the
- * largest taken; x can be such a product only where |x| < max(2·u·that, eta).
+ * to term l's slice (two interleaved lanes; four slices taking tiles of 8 in turn; the nord
+ * lane orders ord of the backend, abft_bound_tight_lanes, whose lanes start afresh at the
+ * library's split ksplit, 0 for none), the largest taken; x can be such a product only
+ * where |x| < max(2·u·that, eta).
  * Returns the sum of |x| over those terms, rounded up: the entry's part of the allowance
  * (unscaled by |alpha|). The pass's T leaves these terms out; the protocol adds the
  * allowance to the entries its compare flags, the campaign to every entry, both through
  * abft_bound_tight_raise (docs/bound.md, "Tight mode"). */
-double abft_bound_tight_small(const abft_arith_t *g, const double *a, const double *b, int64_t k);
+double abft_bound_tight_small(const abft_arith_t *g, const double *a, const double *b, int64_t k,
+                              const abft_tight_order_t *ord, int nord, int64_t ksplit);
 /* A checksum entry's tight bound from the pass's part tt (>= 0): tt plus the checksums' own
  * rounding, sa = |alpha|·Sa, pa = |beta|·Pa and ra the |.| sums, x = |R| + |alpha·S| +
  * |beta·P| the values compared, and the subnormal floor (docs/bound.md, "Tight mode"); the
@@ -116,12 +119,13 @@ double abft_bound_tight_raise(double t, double wc, double alpha, double sm, doub
  * negligible). The protocol asks its tsmm ops for compensated sums exactly where this is
  * TREE. */
 int abft_bound_tight_comp(abft_backend_t backend, abft_prec_t prec);
-/* The lane orders the tight pass bounds beside the natural one on a backend (a->nord,
- * a->ord; kernels/abft_tight_common.h): those measured for the BLAS it calls. The CUDA
+/* The lane orders the tight pass (and the small-terms allowance) bounds beside the natural
+ * one on a backend, into ord; returns their count (kernels/abft_tight_common.h): those
+ * measured for the BLAS it calls. The CUDA
  * backend: cuBLAS's fp32 split-k on an H100 (4 slices taking tiles of 8 terms in turn),
  * for both precisions. The CPU backend: OpenBLAS's small kernels on this project's machine
  * (8 lanes of fp64, 16 of fp32, one term each in turn), both for both precisions. */
-void abft_bound_tight_lanes(abft_backend_t backend, abft_tight_args_t *a);
+int abft_bound_tight_lanes(abft_backend_t backend, abft_tight_order_t ord[ABFT_TIGHT_MAXORD]);
 /* Does the tight pass apply to a GEMM in arithmetic g? Not for inputs the arithmetic
  * shortens (TF32, BF16x9): there the worst case is used. (Where it applies, a backend's pass
  * may still send rows to the worst case: T = -1, kernels/abft_kernels.h.) */

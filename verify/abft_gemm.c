@@ -63,6 +63,7 @@ struct abft_gemm_plan {
     int comp;           /* the checksums in compensated sums (abft_tsmm_args_t): fp64 data
                          * in the tight mode on the CUDA backend, fixed at the encoding */
     double tight_u;     /* with this unit roundoff of the GEMM */
+    int64_t tight_ks;   /* and this split of the GEMM along k (0: none) */
     abft_arith_t arith; /* the GEMM's arithmetic, read at encode and verify (plan_arith) */
     abft_math_t math;   /* the split form's declaration (ABFT_MATH_HANDLE: the handle's) */
     void *math_blas;    /* or the caller's cuBLAS handle whose math mode is read */
@@ -432,18 +433,19 @@ static abft_status_t tight_pass(struct abft_gemm_plan *p, const void *A, int64_t
     abft_tight_args_t a = {p->prec, p->transa, p->transb, p->m, p->n, p->k, A, lda, B, ldb,
                            p->w[W_YB], p->ld[W_YB], p->alpha, tb.u, tb.u_chk, tb.lambda,
                            p->w[W_TT], p->ld[W_TT], NULL, ksplit, 0, {{0, 0}}};
-    abft_bound_tight_lanes(h->backend, &a);
+    a.nord = abft_bound_tight_lanes(h->backend, a.ord);
     ABFT_TRY(h->ops->tight(&h->kctx, &a));
     if (p->kind == ABFT_CHECKSUM_FULL) {
         abft_bound_gemm_tight(h, &p->arith, p->m, p->k, p->m, tight_compensated(p), &tb);
         abft_tight_args_t c = {p->prec, !p->transb, !p->transa, p->n, p->m, p->k, B, ldb, A,
                                lda, p->w[W_ZA], p->ld[W_ZA], p->alpha, tb.u, tb.u_chk,
                                tb.lambda, p->w[W_TTC], p->ld[W_TTC], NULL, ksplit, 0, {{0, 0}}};
-        abft_bound_tight_lanes(h->backend, &c);
+        c.nord = abft_bound_tight_lanes(h->backend, c.ord);
         ABFT_TRY(h->ops->tight(&h->kctx, &c));
     }
     p->tight = 1;
     p->tight_u = p->arith.u;
+    p->tight_ks = ksplit;
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -711,6 +713,8 @@ static void ensure_small(gemm_ctx_t *g, int cs, int64_t idx) {
     const int64_t k = p->k, len = s->len;
     if (s->sm[idx] >= 0.0) return;
     double acc[2] = {0.0, 0.0};
+    abft_tight_order_t ord[ABFT_TIGHT_MAXORD];
+    const int nord = abft_bound_tight_lanes(p->h->backend, ord);
     int ok = g->A != NULL && g->B != NULL;
     if (ok) ok = (cs ? fetch_bcol(g, idx, g->vb) : fetch_arow(g, idx, g->va)) == ABFT_STATUS_SUCCESS;
     const double *own = cs ? g->vb : g->va;
@@ -727,15 +731,15 @@ static void ensure_small(gemm_ctx_t *g, int cs, int64_t idx) {
 #pragma omp parallel for schedule(dynamic, 16)
         for (int64_t x = 0; x < len; ++x) {
             const double *o = s->oth + (size_t)x * (size_t)k;
-            e[x] = cs ? abft_bound_tight_small(&p->arith, o, own, k)
-                      : abft_bound_tight_small(&p->arith, own, o, k);
+            e[x] = cs ? abft_bound_tight_small(&p->arith, o, own, k, ord, nord, p->tight_ks)
+                      : abft_bound_tight_small(&p->arith, own, o, k, ord, nord, p->tight_ks);
         }
         for (int64_t x = 0; x < len; ++x) acc[0] += e[x], acc[1] += (double)(x + 1) * e[x];
     } else {
         for (int64_t x = 0; x < len && ok; ++x) {
             ok = (cs ? fetch_arow(g, x, g->va) : fetch_bcol(g, x, g->vb)) == ABFT_STATUS_SUCCESS;
             if (!ok) break;
-            const double e = abft_bound_tight_small(&p->arith, g->va, g->vb, k);
+            const double e = abft_bound_tight_small(&p->arith, g->va, g->vb, k, ord, nord, p->tight_ks);
             acc[0] += e, acc[1] += (double)(x + 1) * e;
         }
     }

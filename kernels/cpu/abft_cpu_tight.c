@@ -24,7 +24,7 @@
  *      in turn, each summed from zero, combined at the end), in place of part 1 where it is
  *      the larger: a sketch Zo with independent draws per lane, every term's gL·y^2 (y the
  *      running sum of a_il·Zo_l: all lanes at once) and the combination's
- *      (S(S+1)/2 - 1)·gL·y^2 at each segment's end, gL counted on the lane's last WIN rows;
+ *      (S(S+3)/2 - 1)·gL·y^2 at each segment's end, gL counted on the lane's last WIN rows;
  *
  * and the rounding of Yb = op(B)·w as stored (each entry off by at most u_chk·|Yb_l|,
  * independently), which alpha·op(A) carries into the reference: sum_l a_il^2·Yb_l^2.
