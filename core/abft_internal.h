@@ -104,6 +104,13 @@ void abft_buffer_release(abft_handle_t h, abft_buffer_t *buf);
  * context only through ops->order; the caller joins it back before returning. */
 abft_status_t abft_aux_context(abft_handle_t h, const abft_kctx_t **aux);
 
+/* Where a protected GEMM is split along k: while a hook is set (the mid-GEMM site) it runs
+ * as two calls, the first over k / 2 terms, the second over the rest onto its result; 0
+ * where it runs whole. The protocol, its tight pass and the campaign read it here. */
+static inline int64_t abft_gemm_ksplit(abft_handle_t h, int64_t k) {
+    return h->hook != NULL && k >= 2 ? k / 2 : 0;
+}
+
 /* Call the hook if one is set. */
 abft_status_t abft_call_hook(abft_handle_t h, abft_hook_site_t site, int which, abft_prec_t prec,
                              void *ptr, int64_t rows, int64_t cols, int64_t ld);

@@ -365,7 +365,7 @@ static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double 
     const int64_t m = t->m, n = t->n, k = t->k;
     const int comp = abft_bound_tight_comp(c->h->backend, c->prec); /* as abft_gemm.c */
     /* the trials run with the campaign's hook: the library splits their GEMM along k */
-    const int64_t ksplit = c->h->hook != NULL && k >= 2 ? k / 2 : 0;
+    const int64_t ksplit = abft_gemm_ksplit(c->h, k);
     abft_kctx_t none;
     memset(&none, 0, sizeof none);
     abft_gemm_tight_t tb;
@@ -415,7 +415,7 @@ static abft_status_t gemm_small_part(camp_t *c, double *sr, double *sc) {
     abft_tight_order_t ord[ABFT_TIGHT_MAXORD];
     const int nord = abft_bound_tight_lanes(c->h->backend, ord);
     /* the trials run with the campaign's hook: the library splits their GEMM along k */
-    const int64_t ksplit = c->h->hook != NULL && k >= 2 ? k / 2 : 0;
+    const int64_t ksplit = abft_gemm_ksplit(c->h, k);
     for (int side = 0; side <= cols; ++side) {
         const int64_t nv = side ? n : m, len = side ? m : n;
         double *out = side ? sc : sr;

@@ -186,7 +186,9 @@ double abft_bound_tight_small(const abft_arith_t *g, const double *a, const doub
     /* the node as the GEMM holds it is off the exact one by at most gamma_k(u)·(its |x|
      * sum); P, lo and hi here by at most gamma_k(2^-53) of the same sum each */
     const double ku = kd * g->u;
-    if (!(ku < 0.5)) { /* every term may be one */
+    int nlist = 0, smax = 1;
+    if (!(ku < 0.5) || !abft_tight_orders(ord, nord, &nlist, &smax)) {
+        /* every term may be one (or the list of orders is not valid: the same answer) */
         double s = 0.0;
         for (int64_t l = 0; l < k; ++l) s += fabs(a[l] * b[l]);
         return s * (1.0 + g->u) * (1.0 + (kd + 2.0) * 0x1p-52);
@@ -202,8 +204,7 @@ double abft_bound_tight_small(const abft_arith_t *g, const double *a, const doub
     enum { NO = 2 + ABFT_TIGHT_MAXORD };
     abft_tight_order_t all[NO] = {{2, 1}, {4, 8}};
     int no = 2;
-    for (int o = 0; o < nord && o < ABFT_TIGHT_MAXORD; ++o)
-        if (ord[o].S >= 1 && ord[o].S <= ABFT_TIGHT_MAXLANES && ord[o].b >= 1) all[no++] = ord[o];
+    for (int o = 0; o < nlist; ++o) all[no++] = ord[o];
     const int64_t ks = ksplit > 0 && ksplit < k ? ksplit : 0;
     small_sum_t nat = {0, 0, 0, 0}, lane[NO][ABFT_TIGHT_MAXLANES];
     memset(lane, 0, sizeof lane);

@@ -427,8 +427,7 @@ static abft_status_t tight_pass(struct abft_gemm_plan *p, const void *A, int64_t
         return ABFT_STATUS_SUCCESS;
     ABFT_TRY(tight_check(p));
     abft_gemm_tight_t tb;
-    /* run_gemm splits the GEMM in two halves along k while a hook is set */
-    const int64_t ksplit = h->hook != NULL && p->k >= 2 ? p->k / 2 : 0;
+    const int64_t ksplit = abft_gemm_ksplit(h, p->k); /* as run_gemm splits it */
     abft_bound_gemm_tight(h, &p->arith, p->n, p->k, p->n, tight_compensated(p), &tb);
     abft_tight_args_t a = {p->prec, p->transa, p->transb, p->m, p->n, p->k, A, lda, B, ldb,
                            p->w[W_YB], p->ld[W_YB], p->alpha, tb.u, tb.u_chk, tb.lambda,
@@ -550,8 +549,8 @@ static abft_status_t run_gemm(struct abft_gemm_plan *p, const void *A, int64_t l
                               const void *B, int64_t ldb, void *C, int64_t ldc) {
     abft_handle_t h = p->h;
     abft_gemm_args_t g = gemm_args(p, A, lda, B, ldb, C, ldc);
-    if (h->hook == NULL || g.k < 2) return h->ops->gemm(&h->kctx, &g);
-    int64_t k1 = p->k / 2;
+    const int64_t k1 = abft_gemm_ksplit(h, g.k); /* g.k: 0 where alpha = 0 (C = beta·C) */
+    if (k1 == 0) return h->ops->gemm(&h->kctx, &g);
     size_t es = elem_size(p->prec);
     g.k = k1;
     ABFT_TRY(h->ops->gemm(&h->kctx, &g));

@@ -109,16 +109,14 @@ static inline void sketch_add(double *Z, double *B2, const double *G, int64_t k,
     B2[l + k] += w1 * w1 * b * b;
 }
 
-/* Entry b = op(B)(l, j) into each lane order's sketch: Zo (nord blocks of k x 2·SK_Q), with
- * the draws GL of the lane of l in that order (Smax blocks of n x SK_Q). */
-static inline void sketch_lanes(const abft_tight_args_t *a, double *Zo, const double *GL,
-                                int64_t ks, int64_t l, int64_t j, double b) {
-    const int64_t k = a->k, base = ks > 0 && l >= ks ? ks : 0;
-    for (int o = 0; o < a->nord; ++o) {
-        const int s = abft_tight_lane(l, base, a->ord[o].S, a->ord[o].b);
-        sketch_add(Zo + (size_t)o * (size_t)k * 2 * SK_Q, NULL, GL + (size_t)s * (size_t)a->n * SK_Q,
-                   k, l, j, b);
-    }
+/* Entry b = op(B)(l, j) into each of the nord lane orders' sketches: Zo (nord blocks of
+ * k x 2·SK_Q), with the draws G of the lane of l in that order (lane: nord blocks of k, the
+ * lane of each l; G: a block of n x SK_Q per lane). */
+static inline void sketch_lanes(int nord, int64_t k, int64_t n, double *Zo, const double *G,
+                                const unsigned char *lane, int64_t l, int64_t j, double b) {
+    for (int o = 0; o < nord; ++o)
+        sketch_add(Zo + (size_t)o * (size_t)k * 2 * SK_Q, NULL,
+                   G + (size_t)lane[(size_t)o * (size_t)k + (size_t)l] * (size_t)n * SK_Q, k, l, j, b);
 }
 
 abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
@@ -133,7 +131,8 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     }
     const int64_t nblk = (k + WIN - 1) / WIN;
     const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
-    /* the lane orders (abft_tight_common.h): their sketches Zo, draws GL, class weights gl */
+    /* the lane orders (abft_tight_common.h): their sketches Zo, each term's lane, class
+     * weights gl; G holds smax lanes' draws, the first the natural order's */
     int nord = 0, smax = 1;
     if (!abft_tight_orders(a->ord, a->nord, &nord, &smax)) return ABFT_STATUS_INVALID_VALUE;
     int64_t cap = 2;
@@ -141,7 +140,7 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     double *Z = malloc(sizeof(double) * (size_t)k * 2 * SK_Q);
     double *B2 = malloc(sizeof(double) * (size_t)k * 2);
     double *gw = malloc(sizeof(double) * (size_t)k * (NWIN + 1)); /* G_p(l), then Ws_l */
-    double *G = malloc(sizeof(double) * (size_t)n * SK_Q);
+    double *G = malloc(sizeof(double) * (size_t)smax * (size_t)n * SK_Q);
     uint64_t *key = malloc(sizeof(uint64_t) * (size_t)n * NWIN);
     uint64_t *tab = malloc(sizeof(uint64_t) * (size_t)cap);
     int64_t *cnt = malloc(sizeof(int64_t) * (size_t)cap);
@@ -151,24 +150,26 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     int64_t *cof = malloc(sizeof(int64_t) * (size_t)n), *sub = malloc(sizeof(int64_t) * (size_t)n);
     uint32_t *mask = calloc((size_t)nblk, sizeof(uint32_t));
     double *Zo = nord ? calloc((size_t)nord * (size_t)k * 2 * SK_Q, sizeof(double)) : NULL;
-    double *GL = nord ? malloc(sizeof(double) * (size_t)smax * (size_t)n * SK_Q) : NULL;
+    unsigned char *lane = nord ? malloc((size_t)nord * (size_t)k) : NULL;
     double *gl = nord ? malloc(sizeof(double) * (size_t)nord * (size_t)k) : NULL;
     if (!Z || !B2 || !gw || !G || !key || !tab || !cnt || !lnz || !lnzv || !rb || !cof || !sub ||
-        !mask || (nord && (!Zo || !GL || !gl))) {
+        !mask || (nord && (!Zo || !lane || !gl))) {
         free(Z), free(B2), free(gw), free(G), free(key), free(tab), free(cnt), free(lnz),
-            free(lnzv), free(rb), free(cof), free(sub), free(mask), free(Zo), free(GL), free(gl);
+            free(lnzv), free(rb), free(cof), free(sub), free(mask), free(Zo), free(lane), free(gl);
         return ABFT_STATUS_ALLOC_FAILED;
     }
     double *Ws = gw + (size_t)k * NWIN;
     const int r = abft_tight_qbits(a->u, k); /* the guard's quantization */
 
     /* Z = op(B)·diag(w)·G and B2 = (op(B)∘op(B))·w^2, both weight columns */
-    for (int64_t j = 0; j < n; ++j)
-        for (int q = 0; q < SK_Q; ++q) G[j * SK_Q + q] = abft_tight_gauss(j, q);
-    for (int s = 0; s < (nord ? smax : 0); ++s)
+    for (int s = 0; s < smax; ++s) /* lane 0's draws are abft_tight_gauss's */
         for (int64_t j = 0; j < n; ++j)
             for (int q = 0; q < SK_Q; ++q)
-                GL[((size_t)s * (size_t)n + (size_t)j) * SK_Q + (size_t)q] = abft_tight_gauss_lane(j, q, s);
+                G[((size_t)s * (size_t)n + (size_t)j) * SK_Q + (size_t)q] = abft_tight_gauss_lane(j, q, s);
+    for (int o = 0; o < nord; ++o)
+        for (int64_t l = 0; l < k; ++l)
+            lane[(size_t)o * (size_t)k + (size_t)l] =
+                (unsigned char)abft_tight_lane(l, ks > 0 && l >= ks ? ks : 0, a->ord[o].S, a->ord[o].b);
     memset(Z, 0, sizeof(double) * (size_t)k * 2 * SK_Q);
     memset(B2, 0, sizeof(double) * (size_t)k * 2);
     /* by blocks of CH rows of op(B), each walked along its stored contiguous index: down the
@@ -181,14 +182,14 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
                 for (int64_t j = 0; j < n; ++j) {
                     const double b = opb(a, l, j);
                     sketch_add(Z, B2, G, k, l, j, b);
-                    sketch_lanes(a, Zo, GL, ks, l, j, b);
+                    sketch_lanes(nord, k, n, Zo, G, lane, l, j, b);
                 }
         } else {
             for (int64_t j = 0; j < n; ++j)
                 for (int64_t l = l0; l < l1; ++l) {
                     const double b = opb(a, l, j);
                     sketch_add(Z, B2, G, k, l, j, b);
-                    sketch_lanes(a, Zo, GL, ks, l, j, b);
+                    sketch_lanes(nord, k, n, Zo, G, lane, l, j, b);
                 }
         }
     }
@@ -418,6 +419,6 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
     }
     if (a->nrisky) *a->nrisky = risky;
     free(Z), free(B2), free(gw), free(G), free(key), free(tab), free(cnt), free(lnz), free(lnzv),
-        free(rb), free(cof), free(sub), free(mask), free(Zo), free(GL), free(gl);
+        free(rb), free(cof), free(sub), free(mask), free(Zo), free(lane), free(gl);
     return ABFT_STATUS_SUCCESS;
 }
