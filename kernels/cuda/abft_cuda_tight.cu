@@ -3,7 +3,8 @@
  * mode"), in five kernels:
  *
  *   gauss_kernel   G (n x 32): the sketch's normal draws, from the same hash as the CPU's;
- *   sketch_kernel  Z (k x 64: Z_l,qr = sum_j w_qj·G_jr·b_lj) and B2 (k x 2: sum_j w_qj^2·b_lj^2);
+ *   sketch_kernel  Z (k x 64: Z_l,qr = sum_j w_qj·G_jr·b_lj, a register-tiled product) and B2
+ *                  (k x 2: sum_j w_qj^2·b_lj^2);
  *                  then each lane order's Zo, with the draws of each row's lane (the lanes
  *                  along the grid's y, one launch per segment);
  *   class_kernel   per row l of op(B), one block: the largest class of columns equal up to one
@@ -30,6 +31,7 @@
 #include <stdint.h>
 
 #include "abft_cuda_common.cuh"
+#include "abft_cuda_tuning.h"
 #include "abft_tight_common.h"
 
 namespace {
@@ -72,7 +74,10 @@ __global__ void gauss_kernel(tight_dev a, int lanes) {
     a.GL[t] = abft_tight_gauss_lane(js / SK_Q, (int)(js % SK_Q), (int)s);
 }
 
-constexpr int SKL = 32, SKJ = 32, SKX = SKL / 8;
+/* The sketch's tiles: SKL rows l by SKC = 2·SK_Q columns (both weight columns), SKJ columns j
+ * of op(B) at a time; each of the 256 threads sums a 4 x 4 tile of Z. */
+constexpr int SKL = 64, SKJ = 32, SKC = 2 * SK_Q, SKP = 2; /* SKP: padding of a tile's rows */
+static_assert(SKL * SKC == 256 * 16, "sketch_kernel: 16 entries of Z per thread");
 
 /* Which rows of op(B) a sketch covers: those of each lane s of a lane order (S lanes, tiles
  * of b; s = blockIdx.y) in the segment [base, end): the x-th of lane s is
@@ -85,54 +90,115 @@ struct rowmap {
     }
 };
 
-/* 32 rows l per block of 256 threads: thread (l_loc = t / 32 + 8·x, x < 4; r = t % 32) sums Z
- * for weight 1 and weight j + 1 with the draws G (of lane blockIdx.y: n x SK_Q each); lane
- * r = 0 also B2 (where b2). */
-__global__ void __launch_bounds__(256) sketch_kernel(tight_dev a, const double *G, double *Z,
-                                                     int b2, rowmap rm) {
-    __shared__ double sb[SKL][SKJ + 1];
-    __shared__ double sg[SKJ][SK_Q + 1];
-    const int t = threadIdx.x, ll = t / 32, r = t % 32;
+/* SKL rows l per block of 256 threads: Z_l,c = sum_j b_lj·W_jc with W_jc = G_jc (c < SK_Q)
+ * and (j + 1)·G_j,c-SK_Q (the draws G of lane blockIdx.y: n x SK_Q each), as a register-
+ * tiled product: thread (ty, tx) = (t / 16, t % 16) sums rows 4·ty..4·ty+3 against columns
+ * 2·tx, 2·tx + 1 of both weights (16-byte reads of W without bank conflicts), from tiles of op(B) (transposed: sb[j][l]) and of W in shared memory.
+ * Where B2 is not NULL, B2_l = (sum_j b_lj^2, sum_j (j + 1)^2·b_lj^2) too (4 threads a row).
+ * Block z sums the slice of columns j in [z·nper, (z + 1)·nper) into Z + z·zstride (and B2 +
+ * z·zstride / SK_Q): with a few blocks along l only, the slices keep the SMs busy, and
+ * slices_kernel adds them up in a fixed order (the same result on every run). */
+__global__ void __launch_bounds__(256, 2) sketch_kernel(tight_dev a, const double *G, double *Z,
+                                                        double *B2, rowmap rm, int64_t nper,
+                                                        size_t zstride) {
+    constexpr int NB = SKL * SKJ / 256, NG = SKJ * SK_Q / 256; /* a thread's loads per tile */
+    __shared__ __align__(16) double sb[SKJ][SKL + SKP];
+    __shared__ __align__(16) double sw[SKJ][SKC + SKP];
+    __shared__ int64_t srow[SKL]; /* the block's rows of op(B), -1 past the segment */
+    const int t = threadIdx.x, ty = t / 16, tx = t % 16;
     const int64_t x0 = (int64_t)blockIdx.x * SKL;
-    double z0[SKX], z1[SKX], b0[SKX], b1[SKX];
+    const int64_t jb = (int64_t)blockIdx.z * nper, je = jb + nper < a.n ? jb + nper : a.n;
+    Z += blockIdx.z * zstride; /* this slice of j's partial sums (zstride = 0: the sums) */
+    if (B2 != NULL) B2 += blockIdx.z * (zstride / SK_Q);
+    if (t < SKL) {
+        const int64_t l = rm.row(x0 + t);
+        srow[t] = l < rm.end ? l : -1;
+    }
+    __syncthreads();
+    /* the next tile's values, fetched into registers while the current one is summed */
+    double pb[NB], pg[NG];
+    auto fetch = [&](int64_t j0) {
 #pragma unroll
-    for (int x = 0; x < SKX; ++x) z0[x] = z1[x] = b0[x] = b1[x] = 0.0;
-    for (int64_t j0 = 0; j0 < a.n; j0 += SKJ) {
-        for (int x = t; x < SKL * SKJ; x += 256) {
+        for (int e = 0; e < NB; ++e) {
             /* adjacent threads along the stored matrix's contiguous index */
-            int li = a.transb ? x / SKJ : x % SKL, ji = a.transb ? x % SKJ : x / SKL;
-            int64_t lj = rm.row(x0 + li), jj = j0 + ji;
-            sb[li][ji] = lj < rm.end && jj < a.n ? opb(a, lj, jj) : 0.0;
+            const int x = t + 256 * e;
+            const int li = a.transb ? x / SKJ : x % SKL, ji = a.transb ? x % SKJ : x / SKL;
+            const int64_t lj = srow[li], jj = j0 + ji;
+            pb[e] = lj >= 0 && jj < je ? opb(a, lj, jj) : 0.0;
         }
-        for (int x = t; x < SKJ * SK_Q; x += 256) {
-            int ji = x / SK_Q, ri = x % SK_Q;
-            int64_t jj = j0 + ji;
-            sg[ji][ri] = jj < a.n ? G[((int64_t)blockIdx.y * a.n + jj) * SK_Q + ri] : 0.0;
+#pragma unroll
+        for (int e = 0; e < NG; ++e) {
+            const int x = t + 256 * e, ji = x / SK_Q, r = x % SK_Q;
+            const int64_t jj = j0 + ji;
+            pg[e] = jj < je ? G[((int64_t)blockIdx.y * a.n + jj) * SK_Q + r] : 0.0;
+        }
+    };
+    double z[4][4], q0 = 0.0, q1 = 0.0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) z[i][c] = 0.0;
+    fetch(jb);
+    for (int64_t j0 = jb; j0 < je; j0 += SKJ) {
+#pragma unroll
+        for (int e = 0; e < NB; ++e) {
+            const int x = t + 256 * e;
+            const int li = a.transb ? x / SKJ : x % SKL, ji = a.transb ? x % SKJ : x / SKL;
+            sb[ji][li] = pb[e];
+        }
+#pragma unroll
+        for (int e = 0; e < NG; ++e) {
+            const int x = t + 256 * e, ji = x / SK_Q, r = x % SK_Q;
+            sw[ji][r] = pg[e];
+            sw[ji][SK_Q + r] = (double)(j0 + ji + 1) * pg[e];
         }
         __syncthreads();
-        const int jn = a.n - j0 < SKJ ? (int)(a.n - j0) : SKJ;
+        if (j0 + SKJ < je) fetch(j0 + SKJ);
+        const int jn = je - j0 < SKJ ? (int)(je - j0) : SKJ;
+#pragma unroll 4
         for (int ji = 0; ji < jn; ++ji) {
-            const double g = sg[ji][r], w1 = (double)(j0 + ji + 1);
+            const double2 b01 = *(const double2 *)&sb[ji][4 * ty];
+            const double2 b23 = *(const double2 *)&sb[ji][4 * ty + 2];
+            const double2 w01 = *(const double2 *)&sw[ji][2 * tx];
+            const double2 w23 = *(const double2 *)&sw[ji][SK_Q + 2 * tx];
+            const double b[4] = {b01.x, b01.y, b23.x, b23.y}, w[4] = {w01.x, w01.y, w23.x, w23.y};
 #pragma unroll
-            for (int x = 0; x < SKX; ++x) {
-                const double b = sb[ll + 8 * x][ji];
-                z0[x] += b * g;
-                z1[x] += w1 * b * g;
-                b0[x] += b * b;
-                b1[x] += w1 * w1 * b * b;
-            }
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int c = 0; c < 4; ++c) z[i][c] = fma(b[i], w[c], z[i][c]);
         }
+        if (B2 != NULL) /* row t / 4, every fourth j */
+            for (int ji = t % 4; ji < jn; ji += 4) {
+                const double b = sb[ji][t / 4], w1 = (double)(j0 + ji + 1), bb = b * b;
+                q0 += bb;
+                q1 = fma(w1 * w1, bb, q1);
+            }
         __syncthreads();
     }
 #pragma unroll
-    for (int x = 0; x < SKX; ++x) {
-        const int64_t l = rm.row(x0 + ll + 8 * x);
-        if (l < rm.end) {
-            Z[l * 2 * SK_Q + r] = z0[x];
-            Z[l * 2 * SK_Q + SK_Q + r] = z1[x];
-            if (b2 && r == 0) a.B2[l * 2] = b0[x], a.B2[l * 2 + 1] = b1[x];
-        }
+    for (int i = 0; i < 4; ++i) {
+        const int64_t l = srow[4 * ty + i];
+        if (l >= 0)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) Z[l * SKC + (c / 2) * SK_Q + 2 * tx + c % 2] = z[i][c];
     }
+    if (B2 != NULL) {
+        q0 += __shfl_xor_sync(0xffffffffu, q0, 1), q1 += __shfl_xor_sync(0xffffffffu, q1, 1);
+        q0 += __shfl_xor_sync(0xffffffffu, q0, 2), q1 += __shfl_xor_sync(0xffffffffu, q1, 2);
+        const int64_t l = srow[t / 4];
+        if (t % 4 == 0 && l >= 0) B2[l * 2] = q0, B2[l * 2 + 1] = q1;
+    }
+}
+
+/* The slices' partial sums added up, in the order of the slices: out[e] = sum_z p[z·stride + e]
+ * for e in [first, end). */
+__global__ void slices_kernel(double *out, const double *p, int64_t first, int64_t end, int nz,
+                              size_t stride) {
+    const int64_t e = first + (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= end) return;
+    double v = p[e];
+    for (int z = 1; z < nz; ++z) v += p[z * stride + e];
+    out[e] = v;
 }
 
 /* The key of column j for the window of 2^p rows ending at l (p >= 1; all rows up to l when
@@ -328,21 +394,27 @@ __global__ void __launch_bounds__(REP_THREADS) repeat_kernel(tight_dev a, int ro
 
 /* A block of 8 warps takes 32 rows for weight column q = blockIdx.y, each warp 4 of them;
  * lane r carries sketch column r of all 4 (its share of the squared partial sums is its
- * own), with the tiles of Z (and of the lane orders' Zo) and of the rows of op(A) for 32
- * values of l in shared memory, so that Z is read once per 32 rows. The node terms are
+ * own), with the tiles of Z (and of the lane orders' Zo), of the class weights and of the
+ * rows of op(A) (transposed: xs[l][i], a warp's 4 rows in two 16-byte reads) for 32 values
+ * of l in shared memory, so that Z is read once per 32 rows. The node terms are
  * abft_tight_window's (the ranges of the running sum kept per lane); each lane order's are
- * every node's square and the combination at each segment's end, as on the CPU. The exact
- * terms are dealt round the lanes (lane li: l = l0 + li); each warp adds its lanes up at
- * the end. The guard's verdict comes from guard_kernel. */
-constexpr int RW = 8, RPW = 4, RROWS = RW * RPW, RL = 32;
+ * every node's square and the combination at each segment's end, as on the CPU. A tile
+ * with none of the special terms (the last of a segment or its lanes' last S·b, the split,
+ * the end of k) takes the fast path: its 32 terms unrolled, two whole windows, no test per
+ * term; the others the general one, which tests each term. Both compute the same values
+ * in the same order. The exact terms are dealt round the lanes (lane li: l = l0 + li); each
+ * warp adds its lanes up at the end. The guard's verdict comes from guard_kernel. */
+constexpr int RW = 8, RPW = 4, RROWS = RW * RPW, RL = 32, RXP = 2;
 static_assert(ABFT_TIGHT_MAXORD == 2, "rows_kernel is instantiated for 0, 1 and 2 lane orders");
+static_assert(RPW == 4 && RL % WIN == 0, "rows_kernel: 4 rows a warp, whole windows a tile");
 template <int NO> /* the lane orders: a.nord, fixed at compile time (registers) */
 __global__ void __launch_bounds__(RW * 32, 2) rows_kernel(tight_dev a, int64_t nblk) {
     constexpr int NA = NO > 0 ? NO : 1;
     __shared__ double zs[RL][SK_Q + 1];
     __shared__ double zos[NA][RL][SK_Q + 1];
     __shared__ double gls[NA][RL];
-    __shared__ double xs[RROWS][RL + 1];
+    __shared__ double gws[RL], gwin[RL / WIN];
+    __shared__ __align__(16) double xs[RL][RROWS + RXP];
     __shared__ int bads[RROWS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = blockIdx.y;
     const int64_t i0 = (int64_t)blockIdx.x * RROWS;
@@ -354,6 +426,9 @@ __global__ void __launch_bounds__(RW * 32, 2) rows_kernel(tight_dev a, int64_t n
     double P[RPW], lo[RPW], hi[RPW], pn[RPW], px[RPW], vs[RPW], fs[RPW], sh[RPW], yc[RPW];
     double Y[NA][RPW], vo[NA][RPW], gend[NA];
     constexpr int nord = NO;
+    int64_t sbmax = 1; /* the most terms a lane order's combination looks back over */
+    for (int o = 0; o < nord; ++o)
+        sbmax = (int64_t)a.ord[o].S * a.ord[o].b > sbmax ? (int64_t)a.ord[o].S * a.ord[o].b : sbmax;
 #pragma unroll
     for (int rr = 0; rr < RPW; ++rr) {
         P[rr] = lo[rr] = hi[rr] = vs[rr] = fs[rr] = sh[rr] = yc[rr] = 0.0;
@@ -377,60 +452,106 @@ __global__ void __launch_bounds__(RW * 32, 2) rows_kernel(tight_dev a, int64_t n
             const int o = x / RL, li = x % RL;
             gls[o][li] = li < ln ? a.gl[o * a.k + l0 + li] : 0.0;
         }
+        if (threadIdx.x < RL) gws[threadIdx.x] = threadIdx.x < ln ? gW[l0 + threadIdx.x] : 0.0;
+        if (threadIdx.x < RL / WIN) { /* the largest class weight of each window */
+            double m = 0.0;
+            for (int li = threadIdx.x * WIN; li < (threadIdx.x + 1) * WIN && li < ln; ++li) m = fmax(m, gW[l0 + li]);
+            gwin[threadIdx.x] = m;
+        }
         for (int x = threadIdx.x; x < RROWS * RL; x += RW * 32) {
             /* adjacent threads along the stored matrix's contiguous index */
             const int ri = a.transa ? x / RL : x % RROWS, li = a.transa ? x % RL : x / RROWS;
             const int64_t i = i0 + ri;
-            xs[ri][li] = i < a.m && li < ln ? opa(a, i, l0 + li) : 0.0;
+            xs[li][ri] = i < a.m && li < ln ? opa(a, i, l0 + li) : 0.0;
         }
         __syncthreads();
-        /* a window's nodes at its end (abft_tight_window), the last rows' extra terms only
-         * where they fall */
         const int64_t lsp = a.ks ? a.ks - 1 : -1;
-        for (int li = 0; li < ln; ++li) {
-            const int64_t l = l0 + li;
-            const double z = zs[li][lane], g = gW[l];
-            double x[RPW];
+        const int64_t send = a.ks && l0 < a.ks ? a.ks - 1 : a.k - 1; /* this segment's last term */
+        const bool fast = ln == RL && l0 + RL - 1 + sbmax <= send && !(a.ks && l0 == a.ks);
+        if (fast) {
 #pragma unroll
-            for (int rr = 0; rr < RPW; ++rr) x[rr] = xs[warp * RPW + rr][li];
-            gw_max = fmax(gw_max, g);
+            for (int w = 0; w < RL / WIN; ++w) {
 #pragma unroll
-            for (int rr = 0; rr < RPW; ++rr) {
-                P[rr] = fma(x[rr], z, P[rr]);
-                pn[rr] = fmin(pn[rr], P[rr]);
-                px[rr] = fmax(px[rr], P[rr]);
-            }
-            if ((l & (WIN - 1)) == WIN - 1 || l == a.k - 1) {
-                const int len = (int)(l & (WIN - 1)) + 1;
+                for (int t = 0; t < WIN; ++t) {
+                    const int li = w * WIN + t;
+                    const double z = zs[li][lane];
+                    const double2 x01 = *(const double2 *)&xs[li][warp * RPW];
+                    const double2 x23 = *(const double2 *)&xs[li][warp * RPW + 2];
+                    const double x[RPW] = {x01.x, x01.y, x23.x, x23.y};
+#pragma unroll
+                    for (int rr = 0; rr < RPW; ++rr) {
+                        P[rr] = fma(x[rr], z, P[rr]);
+                        pn[rr] = P[rr] < pn[rr] ? P[rr] : pn[rr]; /* not fmin: no NaN rule to pay for */
+                        px[rr] = P[rr] > px[rr] ? P[rr] : px[rr];
+                    }
+#pragma unroll
+                    for (int o = 0; o < NO; ++o) {
+                        const double zo = zos[o][li][lane], go = gls[o][li];
+#pragma unroll
+                        for (int rr = 0; rr < RPW; ++rr) {
+                            const double y = fma(x[rr], zo, Y[o][rr]);
+                            Y[o][rr] = y;
+                            vo[o][rr] = fma(go, y * y, vo[o][rr]);
+                        }
+                    }
+                }
+                const double gm = gwin[w];
 #pragma unroll
                 for (int rr = 0; rr < RPW; ++rr) {
                     lo[rr] = fmin(lo[rr], pn[rr]);
                     hi[rr] = fmax(hi[rr], px[rr]);
-                    vs[rr] += abft_tight_window(gw_max, len, pn[rr], px[rr], lo[rr], hi[rr]);
+                    vs[rr] += abft_tight_window(gm, WIN, pn[rr], px[rr], lo[rr], hi[rr]);
                     pn[rr] = INFINITY, px[rr] = -INFINITY;
                 }
-                gw_max = 0.0;
             }
-            if (l == a.k - 1 || l == lsp)
+        } else {
+            /* a window's nodes at its end (abft_tight_window), the last rows' extra terms
+             * only where they fall */
+            for (int li = 0; li < ln; ++li) {
+                const int64_t l = l0 + li;
+                const double z = zs[li][lane], g = gws[li];
+                double x[RPW];
 #pragma unroll
-                for (int rr = 0; rr < RPW; ++rr) fs[rr] += 2.0 * g * (P[rr] * P[rr]);
-            const int64_t end = a.ks && l < a.ks ? a.ks - 1 : a.k - 1;
-#pragma unroll
-            for (int o = 0; o < NO; ++o) {
-                const double zo = zos[o][li][lane], go = gls[o][li];
-                if (end - l < (int64_t)a.ord[o].S * a.ord[o].b) gend[o] = fmax(gend[o], go);
-                const int fresh = a.ks && l == a.ks; /* the second half's lanes start from zero */
+                for (int rr = 0; rr < RPW; ++rr) x[rr] = xs[li][warp * RPW + rr];
+                gw_max = fmax(gw_max, g);
 #pragma unroll
                 for (int rr = 0; rr < RPW; ++rr) {
-                    const double y = fma(x[rr], zo, fresh ? 0.0 : Y[o][rr]);
-                    Y[o][rr] = y;
-                    vo[o][rr] = fma(go, y * y, vo[o][rr]);
+                    P[rr] = fma(x[rr], z, P[rr]);
+                    pn[rr] = P[rr] < pn[rr] ? P[rr] : pn[rr];
+                    px[rr] = P[rr] > px[rr] ? P[rr] : px[rr];
                 }
-                if (l == end) {
-                    const double c = abft_tight_comb_lanes(a.ord[o].S) * gend[o];
+                if ((l & (WIN - 1)) == WIN - 1 || l == a.k - 1) {
+                    const int len = (int)(l & (WIN - 1)) + 1;
 #pragma unroll
-                    for (int rr = 0; rr < RPW; ++rr) vo[o][rr] = fma(c, Y[o][rr] * Y[o][rr], vo[o][rr]);
-                    gend[o] = 0.0;
+                    for (int rr = 0; rr < RPW; ++rr) {
+                        lo[rr] = fmin(lo[rr], pn[rr]);
+                        hi[rr] = fmax(hi[rr], px[rr]);
+                        vs[rr] += abft_tight_window(gw_max, len, pn[rr], px[rr], lo[rr], hi[rr]);
+                        pn[rr] = INFINITY, px[rr] = -INFINITY;
+                    }
+                    gw_max = 0.0;
+                }
+                if (l == a.k - 1 || l == lsp)
+#pragma unroll
+                    for (int rr = 0; rr < RPW; ++rr) fs[rr] += 2.0 * g * (P[rr] * P[rr]);
+                const int64_t end = a.ks && l < a.ks ? a.ks - 1 : a.k - 1;
+#pragma unroll
+                for (int o = 0; o < NO; ++o) {
+                    const double zo = zos[o][li][lane], go = gls[o][li];
+                    if (end - l < (int64_t)a.ord[o].S * a.ord[o].b) gend[o] = fmax(gend[o], go);
+                    const int fresh = a.ks && l == a.ks; /* the second half's lanes start from zero */
+#pragma unroll
+                    for (int rr = 0; rr < RPW; ++rr) {
+                        const double y = fma(x[rr], zo, fresh ? 0.0 : Y[o][rr]);
+                        Y[o][rr] = y;
+                        vo[o][rr] = fma(go, y * y, vo[o][rr]);
+                    }
+                    if (l == end) {
+                        const double c = abft_tight_comb_lanes(a.ord[o].S) * gend[o];
+#pragma unroll
+                        for (int rr = 0; rr < RPW; ++rr) vo[o][rr] = fma(c, Y[o][rr] * Y[o][rr], vo[o][rr]);
+                        gend[o] = 0.0;
+                    }
                 }
             }
         }
@@ -439,7 +560,7 @@ __global__ void __launch_bounds__(RW * 32, 2) rows_kernel(tight_dev a, int64_t n
             const double b2 = a.B2[l * 2 + q] * a.Ws[l], y = a.Yb[l + q * a.ldyb];
 #pragma unroll
             for (int rr = 0; rr < RPW; ++rr) {
-                const double x = xs[warp * RPW + rr][lane];
+                const double x = xs[lane][warp * RPW + rr];
                 sh[rr] += x * x * b2;
                 yc[rr] += x * x * y * y;
             }
@@ -508,6 +629,15 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     int nord = 0, smax = 1;
     if (!abft_tight_orders(a->ord, a->nord, &nord, &smax)) return ABFT_STATUS_INVALID_VALUE;
     if (nord == 0) smax = 0; /* no lane draws */
+    /* the sketches' slices of j: about 4 blocks per SM, at least 4 tiles of j per slice */
+    int sms = 1;
+    (void)abft_cuda_tune_get(ctx->device, &sms);
+    const int64_t bl = (k + SKL - 1) / SKL, jt = (n + SKJ - 1) / SKJ;
+    int64_t nz = 4 * (int64_t)sms / bl;
+    nz = nz < jt / 4 ? nz : jt / 4;
+    nz = nz > 1 ? nz : 1;
+    const int64_t nper = (jt + nz - 1) / nz * SKJ; /* columns per slice */
+    nz = (n + nper - 1) / nper;
     size_t bytes = align256(sizeof(double) * (size_t)n * SK_Q) +
                    align256(sizeof(double) * (size_t)smax * (size_t)n * SK_Q) +
                    align256(sizeof(double) * (size_t)nord * (size_t)k * 2 * SK_Q) +
@@ -516,7 +646,8 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
                    align256(sizeof(double) * (size_t)k * 2) +
                    align256(sizeof(double) * (size_t)k * NWIN) + align256(sizeof(double) * (size_t)k) +
                    align256(sizeof(uint32_t) * (size_t)nblk) + align256(sizeof(int) * (size_t)m) +
-                   align256(sizeof(int));
+                   align256(sizeof(int)) +
+                   (nz > 1 ? align256(sizeof(double) * (size_t)nz * (size_t)k * (2 * SK_Q + 2)) : 0);
     void *mem = NULL;
     ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &mem));
     tight_dev d;
@@ -539,16 +670,27 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
     d.Ws = (double *)p, p += align256(sizeof(double) * (size_t)k);
     d.mask = (uint32_t *)p, p += align256(sizeof(uint32_t) * (size_t)nblk);
     d.risky = (int *)p, p += align256(sizeof(int) * (size_t)m);
-    d.brep = (int *)p;
+    d.brep = (int *)p, p += align256(sizeof(int));
+    double *Zp = nz > 1 ? (double *)p : NULL;                            /* nz x k x 2·SK_Q */
+    double *Bp = nz > 1 ? Zp + (size_t)nz * (size_t)k * 2 * SK_Q : NULL; /* nz x k x 2 */
+    const size_t zst = nz > 1 ? (size_t)k * 2 * SK_Q : 0;
     ABFT_CUDA_TRY(cudaMemsetAsync(d.mask, 0, sizeof(uint32_t) * (size_t)nblk, st));
     ABFT_CUDA_TRY(cudaMemsetAsync(d.risky, 0, sizeof(int) * (size_t)m, st));
     ABFT_CUDA_TRY(cudaMemsetAsync(d.brep, 0, sizeof(int), st));
     if (!d.too_wide) {
         gauss_kernel<<<(unsigned)((n * SK_Q + 255) / 256), 256, 0, st>>>(d, 0);
         ABFT_CUDA_LAUNCHED();
-        sketch_kernel<<<(unsigned)((k + SKL - 1) / SKL), 256, 0, st>>>(d, d.G, d.Z, 1,
-                                                                       rowmap{0, k, 1, 1});
+        sketch_kernel<<<dim3((unsigned)bl, 1, (unsigned)nz), 256, 0, st>>>(
+            d, d.G, nz > 1 ? Zp : d.Z, nz > 1 ? Bp : d.B2, rowmap{0, k, 1, 1}, nper, zst);
         ABFT_CUDA_LAUNCHED();
+        if (nz > 1) {
+            slices_kernel<<<(unsigned)((k * 2 * SK_Q + 255) / 256), 256, 0, st>>>(
+                d.Z, Zp, 0, k * 2 * SK_Q, (int)nz, zst);
+            ABFT_CUDA_LAUNCHED();
+            slices_kernel<<<(unsigned)((k * 2 + 255) / 256), 256, 0, st>>>(d.B2, Bp, 0, k * 2,
+                                                                          (int)nz, zst / SK_Q);
+            ABFT_CUDA_LAUNCHED();
+        }
         if (nord > 0) {
             gauss_kernel<<<(unsigned)((smax * n * SK_Q + 255) / 256), 256, 0, st>>>(d, smax);
             ABFT_CUDA_LAUNCHED();
@@ -558,9 +700,17 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
                 const int64_t base = seg ? d.ks : 0, end = d.ks && !seg ? d.ks : k;
                 const int S = a->ord[o].S, b = a->ord[o].b;
                 const int64_t per = (int64_t)S * b, nx = (end - base + per - 1) / per * b;
-                sketch_kernel<<<dim3((unsigned)((nx + SKL - 1) / SKL), (unsigned)S), 256, 0, st>>>(
-                    d, d.GL, d.Zo + (size_t)o * (size_t)k * 2 * SK_Q, 0, rowmap{base, end, S, b});
+                double *Zo = d.Zo + (size_t)o * (size_t)k * 2 * SK_Q;
+                sketch_kernel<<<dim3((unsigned)((nx + SKL - 1) / SKL), (unsigned)S, (unsigned)nz), 256,
+                                0, st>>>(d, d.GL, nz > 1 ? Zp : Zo, NULL, rowmap{base, end, S, b}, nper,
+                                         zst);
                 ABFT_CUDA_LAUNCHED();
+                if (nz > 1) {
+                    const int64_t e0 = base * 2 * SK_Q, e1 = end * 2 * SK_Q;
+                    slices_kernel<<<(unsigned)((e1 - e0 + 255) / 256), 256, 0, st>>>(Zo, Zp, e0, e1,
+                                                                                     (int)nz, zst);
+                    ABFT_CUDA_LAUNCHED();
+                }
             }
         const int64_t nslot = abft_tight_class_slots(n);
         size_t smem = sizeof(uint32_t) * 2 * (size_t)nslot + (size_t)n; /* + done[] */
