@@ -241,6 +241,12 @@ __device__ __forceinline__ uint64_t key_of(const tight_dev &a, int64_t l, int64_
          : P == 0 ? abft_tight_mant_key(opb(a, l, j)) : window_key(a, l, j, P);
 }
 
+/* A hash's home slot in a table of nslot < 2^32: its low 32 bits scaled to [0, nslot) (one
+ * multiply, where a modulo by a run-time nslot costs a 64-bit division). */
+__device__ __forceinline__ int64_t slot_of(uint64_t h, int64_t nslot) {
+    return (int64_t)(((h & 0xffffffffull) * (uint64_t)nslot) >> 32);
+}
+
 /* The largest class among the keys of one window, over the columns not yet known to be
  * alone (done[j] = 0); then, for the natural windows, every column alone in this window is
  * marked done, since a longer window only refines the classes (block-wide; the table in
@@ -256,7 +262,7 @@ __device__ int64_t largest(const tight_dev &a, int64_t l, uint32_t *fp, uint32_t
         if (done[j]) continue;
         const uint64_t h = abft_tight_mix(key_of<P>(a, l, j, o));
         const uint32_t f = (uint32_t)(h >> 32) | 1u; /* 0 marks an empty slot */
-        int64_t s = (int64_t)((h & 0xffffffffull) % (uint64_t)nslot);
+        int64_t s = slot_of(h, nslot);
         for (;;) {
             uint32_t old = atomicCAS(&fp[s], 0u, f);
             if (old == 0u || old == f) {
@@ -281,7 +287,7 @@ __device__ int64_t largest(const tight_dev &a, int64_t l, uint32_t *fp, uint32_t
             if (done[j]) continue;
             const uint64_t h = abft_tight_mix(key_of<P>(a, l, j, o));
             const uint32_t f = (uint32_t)(h >> 32) | 1u;
-            int64_t s = (int64_t)((h & 0xffffffffull) % (uint64_t)nslot);
+            int64_t s = slot_of(h, nslot);
             while (fp[s] != f) s = s + 1 == nslot ? 0 : s + 1;
             if (cnt[s] == 1u) done[j] = 1;
         }
