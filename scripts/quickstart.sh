@@ -20,6 +20,12 @@ command -v make >/dev/null 2>&1 || pkgs+=(make)
 # The drop-in library's tests run the reference BLAS/LAPACK test programs and NumPy.
 [ "$what" = test ] && command -v dpkg >/dev/null 2>&1 && for p in libblas-test liblapack-test \
   python3-numpy; do dpkg -s "$p" >/dev/null 2>&1 || pkgs+=("$p"); done
+# Their semantics tests link libabft_blas.so and the host BLAS alone, so that BLAS must carry
+# LAPACK's dgetrf_/sgetrf_ too: OpenBLAS does (Debian makes it libblas.so.3 once installed),
+# the reference libblas3 does not (a machine with libblas-dev and liblapack-dev but no OpenBLAS
+# failed 11 drop-in tests with "dgetrf_ not found after libabft_blas.so").
+[ "$what" = test ] && command -v dpkg >/dev/null 2>&1 && \
+  { dpkg -s libopenblas-dev >/dev/null 2>&1 || pkgs+=(libopenblas-dev); }
 if command -v dpkg >/dev/null 2>&1; then
   have_blas=0
   for p in libopenblas-dev libblas-dev; do dpkg -s "$p" >/dev/null 2>&1 && have_blas=1; done

@@ -94,10 +94,14 @@ static void store(int t, int64_t rows, int64_t cols, const double *X, float *M, 
 
 /* 1. GPU tight pass against the CPU's */
 static void test_pass(abft_handle_t h, tu_rng_t *r) {
-    /* the last two beyond fp32's k·u = 2^-14, where the long-sum guard runs */
-    static const int64_t shapes[][3] = {{1, 1, 1},     {17, 5, 33},   {100, 64, 300},
-                                        {257, 129, 64}, {64, 300, 17}, {3, 40, 1000},
-                                        {40, 30, 3000}, {33, 7, 5000}};
+    /* m, n, k and the split along k (-1: none or k/2, drawn). Beyond fp32's k·u = 2^-14
+     * (k > 1024) the long-sum guard runs. The last three have n >= 256, where the sketch's
+     * blocks split j into slices, beside whole 32-term tiles of the row scan's fast path
+     * (a split at 512 or 992: a tile that starts at the split takes the general path) */
+    static const int64_t shapes[][4] = {{1, 1, 1, -1},       {17, 5, 33, -1},     {100, 64, 300, -1},
+                                        {257, 129, 64, -1},  {64, 300, 17, -1},   {3, 40, 1000, -1},
+                                        {40, 30, 3000, -1},  {33, 7, 5000, -1},   {40, 512, 1024, 512},
+                                        {40, 300, 2000, 992}, {33, 257, 130, -1}};
     int checked = 0;
     int64_t risky_long = 0; /* rows the CPU sent to the worst case beyond k·u = 2^-14 */
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
@@ -119,7 +123,8 @@ static void test_pass(abft_handle_t h, tu_rng_t *r) {
             }
             abft_tight_args_t a = {ABFT_PREC_S, ta, tb, m, n, k, A, lda, B, ldb, yb, k, -1.5,
                                    0x1p-24, 0x1p-53, 12.5, Tc, m, NULL,
-                                   (int64_t)tu_int(r, 0, 1) * (k / 2), 0, {{0, 0}}};
+                                   shapes[s][3] >= 0 ? shapes[s][3] : (int64_t)tu_int(r, 0, 1) * (k / 2),
+                                   0, {{0, 0}}};
             /* the lane orders: none, the CUDA backend's, the CPU backend's */
             const int lists = (int)((s + (size_t)kind) % 3);
             if (lists == 1) a.nord = 1, a.ord[0] = (abft_tight_order_t){4, 8};
