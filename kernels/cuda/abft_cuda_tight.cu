@@ -11,7 +11,9 @@
  *                  sign and power of two on the windows of 1, 2, 4, 8, 16 rows ending at l
  *                  (and for each lane order, on the lane's last 16 rows up to l),
  *                  counted in a hash table in shared memory (32-bit fingerprints of the CPU's
- *                  64-bit keys: a collision merges classes, so a count can only grow);
+ *                  64-bit keys: a collision merges classes, so a count can only grow); the
+ *                  entries alone first through a table of two-bit cells that finds the
+ *                  columns whose key no other column has (largest_entries);
  *   ws_kernel      the short-node weights Ws from the class sizes;
  *   mask_kernel    per block of 16 rows, the counts of distinct magnitudes its columns take;
  *   guard_kernel   the along-l guard of the 16-term blocks, per row of op(A);
@@ -295,16 +297,93 @@ __device__ int64_t largest(const tight_dev &a, int64_t l, uint32_t *fp, uint32_t
     return g;
 }
 
+/* largest<0> (the entries alone) in two steps, for speed: the linear probing of largest's
+ * table, at a load of up to 2/3 with every column of the row inserted, holds each warp to
+ * its longest probe chain. First each column sets its key's cell in a table of two-bit
+ * cells (16·nslot of them in the count region: seen once, seen twice or more) with one or
+ * two atomicOr, no loop; a column whose cell is not "twice" has a key no other column has
+ * (equal keys share a cell). Only the others (the columns of a class of 2 or more, and
+ * those whose cell another key shares: about n/12 of them for n distinct keys) are counted
+ * in an exact table of nslot/2 entries (32-bit fingerprint, 32-bit count) in the
+ * fingerprint region. Then, where the largest class has 2 or more, the columns alone are
+ * marked done, as largest<0> marks them. If that table fills up (only where most columns
+ * are candidates with distinct keys), the row's class is taken as all n columns and
+ * nothing is marked: a coarser class, so a larger weight, which is safe. */
+__device__ int64_t largest_entries(const tight_dev &a, int64_t l, uint32_t *tab, int64_t nslot,
+                                   uint8_t *done, uint32_t *smax, int *full) {
+    unsigned long long *ct = (unsigned long long *)tab; /* nslot / 2 entries */
+    uint32_t *cells = tab + nslot;                      /* 16·nslot two-bit cells */
+    const int64_t nct = nslot / 2, ncell = 16 * nslot;
+    for (int64_t s = threadIdx.x; s < nslot; s += blockDim.x) tab[s] = 0u, cells[s] = 0u;
+    if (threadIdx.x == 0) *smax = 1u, *full = 0;
+    __syncthreads();
+    for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) {
+        const uint64_t h = abft_tight_mix(abft_tight_mant_key(opb(a, l, j)));
+        const int64_t c = slot_of(h, ncell);
+        const uint32_t bit = 1u << (2 * (c & 15));
+        if (atomicOr(&cells[c >> 4], bit) & bit) atomicOr(&cells[c >> 4], bit << 1);
+    }
+    __syncthreads();
+    uint32_t mine = 1u; /* this thread's largest count seen */
+    for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) {
+        const uint64_t h = abft_tight_mix(abft_tight_mant_key(opb(a, l, j)));
+        const int64_t c = slot_of(h, ncell);
+        if (!(cells[c >> 4] >> (2 * (c & 15)) & 2u)) continue; /* alone */
+        const unsigned long long f = (unsigned long long)((uint32_t)(h >> 32) | 1u) << 32;
+        int64_t s = slot_of(h, nct);
+        for (int64_t t = 0;; ++t) {
+            if (t == nct) { /* the table is full */
+                *full = 1;
+                break;
+            }
+            const unsigned long long old = atomicCAS(&ct[s], 0ull, f);
+            if (old == 0ull || (old >> 32) == (f >> 32)) {
+                const uint32_t n = (uint32_t)atomicAdd(&ct[s], 1ull) + 1u;
+                mine = n > mine ? n : mine;
+                break;
+            }
+            s = s + 1 == nct ? 0 : s + 1;
+        }
+    }
+    for (int off = 16; off >= 1; off /= 2) {
+        const uint32_t o = __shfl_xor_sync(0xffffffffu, mine, off);
+        mine = o > mine ? o : mine;
+    }
+    if ((threadIdx.x & 31) == 0) atomicMax(smax, mine);
+    __syncthreads();
+    if (*full) {
+        __syncthreads(); /* every thread has read the flag before a later call resets it */
+        return a.n;
+    }
+    const int64_t g = (int64_t)*smax;
+    if (g > 1) /* mark the columns alone in their class */
+        for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) {
+            const uint64_t h = abft_tight_mix(abft_tight_mant_key(opb(a, l, j)));
+            const int64_t c = slot_of(h, ncell);
+            if (cells[c >> 4] >> (2 * (c & 15)) & 2u) {
+                const unsigned long long f = (unsigned long long)((uint32_t)(h >> 32) | 1u);
+                int64_t s = slot_of(h, nct);
+                while ((ct[s] >> 32) != f) s = s + 1 == nct ? 0 : s + 1;
+                if ((uint32_t)ct[s] == 1u) done[j] = 1;
+            } else {
+                done[j] = 1;
+            }
+        }
+    __syncthreads();
+    return g;
+}
+
 __global__ void __launch_bounds__(256) class_kernel(tight_dev a, int64_t nslot) {
     extern __shared__ uint32_t tab[];
     __shared__ uint32_t smax;
+    __shared__ int full;
     const int64_t l = blockIdx.x;
     uint32_t *fp = tab, *cnt = tab + nslot;
     uint8_t *done = (uint8_t *)(tab + 2 * nslot);
     for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) done[j] = 0;
     __syncthreads();
     int64_t g[NWIN] = {1, 1, 1, 1, 1};
-    g[0] = largest<0>(a, l, fp, cnt, nslot, done, &smax);
+    g[0] = largest_entries(a, l, tab, nslot, done, &smax, &full);
     for (int o = 0; o < a.nord; ++o) { /* the lane orders' windows (columns alone at l stay so) */
         const int64_t go = g[0] > 1 ? largest<-1>(a, l, fp, cnt, nslot, done, &smax, o) : 1;
         if (threadIdx.x == 0) a.gl[o * a.k + l] = (double)go;
