@@ -352,7 +352,7 @@ __device__ int64_t largest_entries(const tight_dev &a, int64_t l, uint32_t *tab,
     if ((threadIdx.x & 31) == 0) atomicMax(smax, mine);
     __syncthreads();
     if (*full) {
-        __syncthreads(); /* every thread has read the flag before a later call resets it */
+        __syncthreads(); /* not needed (nothing resets the flag): kept as measured */
         return a.n;
     }
     const int64_t g = (int64_t)*smax;
