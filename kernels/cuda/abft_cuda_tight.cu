@@ -249,6 +249,16 @@ __device__ __forceinline__ int64_t slot_of(uint64_t h, int64_t nslot) {
     return (int64_t)(((h & 0xffffffffull) * (uint64_t)nslot) >> 32);
 }
 
+/* *smax = the largest of the block's mine (and its value before); a barrier after. */
+__device__ void block_max(uint32_t mine, uint32_t *smax) {
+    for (int off = 16; off >= 1; off /= 2) {
+        const uint32_t o = __shfl_xor_sync(0xffffffffu, mine, off);
+        mine = o > mine ? o : mine;
+    }
+    if ((threadIdx.x & 31) == 0) atomicMax(smax, mine);
+    __syncthreads();
+}
+
 /* The largest class among the keys of one window, over the columns not yet known to be
  * alone (done[j] = 0); then, for the natural windows, every column alone in this window is
  * marked done, since a longer window only refines the classes (block-wide; the table in
@@ -277,12 +287,7 @@ __device__ int64_t largest(const tight_dev &a, int64_t l, uint32_t *fp, uint32_t
     }
     /* the last insert into a class sees its full count: the largest of the threads' maxima
      * is the largest class */
-    for (int off = 16; off >= 1; off /= 2) {
-        const uint32_t o = __shfl_xor_sync(0xffffffffu, mine, off);
-        mine = o > mine ? o : mine;
-    }
-    if ((threadIdx.x & 31) == 0) atomicMax(smax, mine);
-    __syncthreads();
+    block_max(mine, smax);
     const int64_t g = (int64_t)*smax;
     if (g > 1 && P >= 0 && P + 1 < NWIN) /* mark the columns alone in their class */
         for (int64_t j = threadIdx.x; j < a.n; j += blockDim.x) {
@@ -345,12 +350,7 @@ __device__ int64_t largest_entries(const tight_dev &a, int64_t l, uint32_t *tab,
             s = s + 1 == nct ? 0 : s + 1;
         }
     }
-    for (int off = 16; off >= 1; off /= 2) {
-        const uint32_t o = __shfl_xor_sync(0xffffffffu, mine, off);
-        mine = o > mine ? o : mine;
-    }
-    if ((threadIdx.x & 31) == 0) atomicMax(smax, mine);
-    __syncthreads();
+    block_max(mine, smax);
     if (*full) {
         __syncthreads(); /* not needed (nothing resets the flag): kept as measured */
         return a.n;
