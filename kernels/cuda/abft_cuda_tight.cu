@@ -492,6 +492,29 @@ __global__ void __launch_bounds__(REP_THREADS) repeat_kernel(tight_dev a, int ro
 constexpr int RW = 8, RPW = 4, RROWS = RW * RPW, RL = 32, RXP = 2;
 static_assert(ABFT_TIGHT_MAXORD == 2, "rows_kernel is instantiated for 0, 1 and 2 lane orders");
 static_assert(RPW == 4 && RL % WIN == 0, "rows_kernel: 4 rows a warp, whole windows a tile");
+/* One term of a row's running sums: P += x·z, and the window's range of P (comparisons,
+ * not fmin/fmax: no NaN rule to pay for). */
+__device__ __forceinline__ void scan_term(const double (&x)[RPW], double z, double (&P)[RPW],
+                                         double (&pn)[RPW], double (&px)[RPW]) {
+#pragma unroll
+    for (int rr = 0; rr < RPW; ++rr) {
+        P[rr] = fma(x[rr], z, P[rr]);
+        pn[rr] = P[rr] < pn[rr] ? P[rr] : pn[rr];
+        px[rr] = P[rr] > px[rr] ? P[rr] : px[rr];
+    }
+}
+/* A window's end: its nodes' term (abft_tight_window, class weight g, len terms) into vs,
+ * the running range widened by the window's, the window's range reset. */
+__device__ __forceinline__ void scan_window(double g, int len, double (&pn)[RPW], double (&px)[RPW],
+                                           double (&lo)[RPW], double (&hi)[RPW], double (&vs)[RPW]) {
+#pragma unroll
+    for (int rr = 0; rr < RPW; ++rr) {
+        lo[rr] = fmin(lo[rr], pn[rr]);
+        hi[rr] = fmax(hi[rr], px[rr]);
+        vs[rr] += abft_tight_window(g, len, pn[rr], px[rr], lo[rr], hi[rr]);
+        pn[rr] = INFINITY, px[rr] = -INFINITY;
+    }
+}
 template <int NO> /* the lane orders: a.nord, fixed at compile time (registers) */
 __global__ void __launch_bounds__(RW * 32, 2) rows_kernel(tight_dev a, int64_t nblk) {
     constexpr int NA = NO > 0 ? NO : 1;
@@ -563,12 +586,7 @@ __global__ void __launch_bounds__(RW * 32, 2) rows_kernel(tight_dev a, int64_t n
                     const double2 x01 = *(const double2 *)&xs[li][warp * RPW];
                     const double2 x23 = *(const double2 *)&xs[li][warp * RPW + 2];
                     const double x[RPW] = {x01.x, x01.y, x23.x, x23.y};
-#pragma unroll
-                    for (int rr = 0; rr < RPW; ++rr) {
-                        P[rr] = fma(x[rr], z, P[rr]);
-                        pn[rr] = P[rr] < pn[rr] ? P[rr] : pn[rr]; /* not fmin: no NaN rule to pay for */
-                        px[rr] = P[rr] > px[rr] ? P[rr] : px[rr];
-                    }
+                    scan_term(x, z, P, pn, px);
 #pragma unroll
                     for (int o = 0; o < NO; ++o) {
                         const double zo = zos[o][li][lane], go = gls[o][li];
@@ -580,14 +598,7 @@ __global__ void __launch_bounds__(RW * 32, 2) rows_kernel(tight_dev a, int64_t n
                         }
                     }
                 }
-                const double gm = gwin[w];
-#pragma unroll
-                for (int rr = 0; rr < RPW; ++rr) {
-                    lo[rr] = fmin(lo[rr], pn[rr]);
-                    hi[rr] = fmax(hi[rr], px[rr]);
-                    vs[rr] += abft_tight_window(gm, WIN, pn[rr], px[rr], lo[rr], hi[rr]);
-                    pn[rr] = INFINITY, px[rr] = -INFINITY;
-                }
+                scan_window(gwin[w], WIN, pn, px, lo, hi, vs);
             }
         } else {
             /* a window's nodes at its end (abft_tight_window), the last rows' extra terms
@@ -599,21 +610,9 @@ __global__ void __launch_bounds__(RW * 32, 2) rows_kernel(tight_dev a, int64_t n
 #pragma unroll
                 for (int rr = 0; rr < RPW; ++rr) x[rr] = xs[li][warp * RPW + rr];
                 gw_max = fmax(gw_max, g);
-#pragma unroll
-                for (int rr = 0; rr < RPW; ++rr) {
-                    P[rr] = fma(x[rr], z, P[rr]);
-                    pn[rr] = P[rr] < pn[rr] ? P[rr] : pn[rr];
-                    px[rr] = P[rr] > px[rr] ? P[rr] : px[rr];
-                }
+                scan_term(x, z, P, pn, px);
                 if ((l & (WIN - 1)) == WIN - 1 || l == a.k - 1) {
-                    const int len = (int)(l & (WIN - 1)) + 1;
-#pragma unroll
-                    for (int rr = 0; rr < RPW; ++rr) {
-                        lo[rr] = fmin(lo[rr], pn[rr]);
-                        hi[rr] = fmax(hi[rr], px[rr]);
-                        vs[rr] += abft_tight_window(gw_max, len, pn[rr], px[rr], lo[rr], hi[rr]);
-                        pn[rr] = INFINITY, px[rr] = -INFINITY;
-                    }
+                    scan_window(gw_max, (int)(l & (WIN - 1)) + 1, pn, px, lo, hi, vs);
                     gw_max = 0.0;
                 }
                 if (l == a.k - 1 || l == lsp)
