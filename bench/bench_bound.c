@@ -5,6 +5,9 @@
  *
  *   bench_bound [--sizes 256,1024,2048] [--reps R] [--precision s|d|both]
  *               [--backend cpu|cuda] [--out DIR]
+ *   bench_bound --volume N COUNT [--volume-shape MxNxK] [--volume-kind K] [--precision s|d]
+ *               (CUDA: COUNT clean products of one shape and data kind in the tight mode,
+ *               drawn on the device; volume_mode below)
  *
  * For each precision, size n (m = n = k) and data kind, R products C = A·B (fresh seeded
  * inputs each, seed printed) run through abft_sgemm/abft_dgemm on a CPU (or CUDA) handle, once per
@@ -958,38 +961,82 @@ static int blocks_mode(int64_t n, const char *precs, const char *out, uint64_t s
 
 /* ---- --volume N COUNT: many clean products of one configuration (CUDA backend) -------- */
 
+/* The volume mode's data kinds (--volume-kind): cancelling (uniform in (-1, 1]), positive
+ * (uniform in (0, 1]), wide range (uniform in (-1, 1] times a log-normal factor exp(4·N),
+ * about 2^±17 at three standard deviations: bench_bound's own wide range spreads 2^-10 to
+ * 2^9 with the same standard deviation of the exponent, without the tails) and sign-sorted
+ * (positive A whose every row has its larger half first, B rows positive in the first half
+ * and negative in the second: partial sums that grow, then cancel). */
+enum { VK_CANCEL, VK_POSITIVE, VK_WIDE, VK_SORTED, VKINDS };
+static const char *vkind_name[VKINDS] = {"cancelling", "positive", "wide-range", "sign-sorted"};
+
 #ifdef BENCH_BOUND_CUDA
-/* x = 2·x - 1 on the device for count values (curand's (0, 1] to (-1, 1]) */
-static int to_symmetric(cublasHandle_t cb, int dp, void *x, const void *ones, int64_t count) {
-    const double two = 2.0, mone = -1.0;
-    const float twof = 2.0f, monef = -1.0f;
+/* x = s·x + t on the device for count values (t through the ones vector) */
+static int affine(cublasHandle_t cb, int dp, void *x, double s, double t, const void *ones,
+                  int64_t count) {
+    const float sf = (float)s, tf = (float)t;
     if (dp)
-        return cublasDscal(cb, (int)count, &two, (double *)x, 1) != CUBLAS_STATUS_SUCCESS ||
-               cublasDaxpy(cb, (int)count, &mone, (const double *)ones, 1, (double *)x, 1) !=
+        return cublasDscal(cb, (int)count, &s, (double *)x, 1) != CUBLAS_STATUS_SUCCESS ||
+               cublasDaxpy(cb, (int)count, &t, (const double *)ones, 1, (double *)x, 1) !=
                    CUBLAS_STATUS_SUCCESS;
-    return cublasSscal(cb, (int)count, &twof, (float *)x, 1) != CUBLAS_STATUS_SUCCESS ||
-           cublasSaxpy(cb, (int)count, &monef, (const float *)ones, 1, (float *)x, 1) !=
+    return cublasSscal(cb, (int)count, &sf, (float *)x, 1) != CUBLAS_STATUS_SUCCESS ||
+           cublasSaxpy(cb, (int)count, &tf, (const float *)ones, 1, (float *)x, 1) !=
                CUBLAS_STATUS_SUCCESS;
+}
+/* X (rows x cols, leading dimension rows) = diag(d)·X (left) or X·diag(d) (right), in place;
+ * with rows = count and cols = 1 the elementwise product of two vectors */
+static int scale(cublasHandle_t cb, int dp, int left, void *X, int64_t rows, int64_t cols,
+                 const void *d) {
+    const cublasSideMode_t side = left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+    if (dp)
+        return cublasDdgmm(cb, side, (int)rows, (int)cols, (const double *)X, (int)rows,
+                           (const double *)d, 1, (double *)X, (int)rows) != CUBLAS_STATUS_SUCCESS;
+    return cublasSdgmm(cb, side, (int)rows, (int)cols, (const float *)X, (int)rows,
+                       (const float *)d, 1, (float *)X, (int)rows) != CUBLAS_STATUS_SUCCESS;
+}
+/* One operand (rows x cols, column-major, leading dimension rows) of the kind: b says B (the
+ * sign-sorted kind differs between them). tmp holds rows·cols values (even), signs the
+ * sign-sorted kind's side vector (1 / 0.5 along A's columns, +1 / -1 along B's rows). */
+static int draw(curandGenerator_t gen, cublasHandle_t cb, int dp, int kind, int b, void *X,
+                int64_t rows, int64_t cols, void *tmp, const void *ones, const void *signs) {
+    const int64_t cnt = rows * cols, even = cnt + (cnt & 1);
+    int bad = dp ? curandGenerateUniformDouble(gen, (double *)X, (size_t)cnt) != CURAND_STATUS_SUCCESS
+                 : curandGenerateUniform(gen, (float *)X, (size_t)cnt) != CURAND_STATUS_SUCCESS;
+    if (bad) return 1;
+    switch (kind) {
+    case VK_CANCEL: return affine(cb, dp, X, 2.0, -1.0, ones, cnt);
+    case VK_POSITIVE: return 0;
+    case VK_WIDE:
+        bad = dp ? curandGenerateLogNormalDouble(gen, (double *)tmp, (size_t)even, 0.0, 4.0) !=
+                       CURAND_STATUS_SUCCESS
+                 : curandGenerateLogNormal(gen, (float *)tmp, (size_t)even, 0.0f, 4.0f) !=
+                       CURAND_STATUS_SUCCESS;
+        return bad || affine(cb, dp, X, 2.0, -1.0, ones, cnt) || scale(cb, dp, 1, X, cnt, 1, tmp);
+    default: /* sign-sorted: 0.5 + 0.5·u, then A's columns or B's rows scaled */
+        return affine(cb, dp, X, 0.5, 0.5, ones, cnt) || scale(cb, dp, b, X, rows, cols, signs);
+    }
 }
 #endif
 
-/* COUNT clean products C = A·B (n x n x n, A and B uniform in (-1, 1], drawn on the device
+/* COUNT clean products C = A·B (m x k times k x n, A and B of the kind, drawn on the device
  * by cuRAND from the printed seed) through abft_sgemm/abft_dgemm in the tight mode, row
  * checksums: the issue's volume of clean products for one configuration. Prints and writes
- * (DIR/bound_volume_cuda_<n>.md) the number flagged (must be 0), the largest report
- * max_ratio (the tightness over the products) and its median over the products. */
-static int volume_mode(int64_t n, int64_t count, const char *precs, const char *out,
-                       uint64_t seed, const char *commit) {
+ * (DIR/bound_volume_cuda_<m>x<n>x<k>_<kind>.md) the number flagged (must be 0), the largest
+ * report max_ratio (the tightness over the products) and its median over the products. */
+static int volume_mode(const int64_t dims[3], int kind, int64_t count, const char *precs,
+                       const char *out, uint64_t seed, const char *commit) {
 #ifndef BENCH_BOUND_CUDA
-    (void)n, (void)count, (void)precs, (void)out, (void)seed, (void)commit;
+    (void)dims, (void)kind, (void)count, (void)precs, (void)out, (void)seed, (void)commit;
     fprintf(stderr, "bench_bound: --volume needs the CUDA build\n");
     return 2;
 #else
-    const size_t nn = (size_t)n * (size_t)n;
+    const int64_t m = dims[0], n = dims[1], k = dims[2];
+    const size_t na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n, nc = (size_t)m * (size_t)n;
+    const size_t nmax = (na > nb ? na : nb) + 1;
     abft_handle_t h = NULL;
     cublasHandle_t cb = NULL;
     curandGenerator_t gen = NULL;
-    void *dA = NULL, *dB = NULL, *dC = NULL, *ones = NULL;
+    void *dA = NULL, *dB = NULL, *dC = NULL, *ones = NULL, *tmp = NULL, *sa = NULL, *sb = NULL;
     double *ratios = malloc(sizeof(double) * (size_t)count);
     int failed = 0;
     if (ratios == NULL || abft_create(&h, ABFT_BACKEND_CUDA) != ABFT_STATUS_SUCCESS ||
@@ -997,58 +1044,66 @@ static int volume_mode(int64_t n, int64_t count, const char *precs, const char *
         cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS ||
         curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10) != CURAND_STATUS_SUCCESS ||
         curandSetPseudoRandomGeneratorSeed(gen, seed) != CURAND_STATUS_SUCCESS ||
-        cudaMalloc(&dA, nn * 8) != cudaSuccess || cudaMalloc(&dB, nn * 8) != cudaSuccess ||
-        cudaMalloc(&dC, nn * 8) != cudaSuccess || cudaMalloc(&ones, nn * 8) != cudaSuccess) {
+        cudaMalloc(&dA, na * 8) != cudaSuccess || cudaMalloc(&dB, nb * 8) != cudaSuccess ||
+        cudaMalloc(&dC, nc * 8) != cudaSuccess || cudaMalloc(&ones, nmax * 8) != cudaSuccess ||
+        cudaMalloc(&tmp, nmax * 8) != cudaSuccess || cudaMalloc(&sa, (size_t)k * 8) != cudaSuccess ||
+        cudaMalloc(&sb, (size_t)k * 8) != cudaSuccess) {
         fprintf(stderr, "bench_bound: --volume could not start\n");
         return 1;
     }
     char path[512], date[64];
-    char stem[64];
-    snprintf(stem, sizeof stem, "cuda_%lld", (long long)n);
+    char stem[96];
+    if (m == n && n == k && kind == VK_CANCEL)
+        snprintf(stem, sizeof stem, "cuda_%lld", (long long)n); /* the first runs' name */
+    else
+        snprintf(stem, sizeof stem, "cuda_%lldx%lldx%lld_%s", (long long)m, (long long)n,
+                 (long long)k, vkind_name[kind]);
     FILE *f = open_result(out, "bound_volume", stem, "md", path, sizeof path, date, sizeof date);
     if (f != NULL)
         fprintf(f, "# Clean products in the tight mode, one configuration at a time (bench_bound "
-                   "--volume %lld %lld, CUDA backend)\n\n- date: %s\n- commit: %s\n- seed %llu "
-                   "(cuRAND Philox), C = A·B, m = n = k = %lld, A and B uniform in (-1, 1], "
-                   "alpha = 1, beta = 0, row checksums\n\nflagged: clean products with an entry "
-                   "above its bound (a false alarm); tightness: the largest report max_ratio; "
-                   "median: the median over the products of their max_ratio.\n\n"
-                   "| prec | products | flagged | tightness | median | seconds |\n"
+                   "--volume, CUDA backend)\n\n- date: %s\n- commit: %s\n- seed %llu "
+                   "(cuRAND Philox), C = A·B, m = %lld, n = %lld, k = %lld, data %s "
+                   "(bench/bench_bound.c), alpha = 1, beta = 0, row checksums\n\nflagged: clean "
+                   "products with an entry above its bound (a false alarm); tightness: the "
+                   "largest report max_ratio; median: the median over the products of their "
+                   "max_ratio.\n\n| prec | products | flagged | tightness | median | seconds |\n"
                    "| --- | ---: | ---: | ---: | ---: | ---: |\n",
-                (long long)n, (long long)count, date, commit ? commit : "unknown",
-                (unsigned long long)seed, (long long)n);
+                date, commit ? commit : "unknown", (unsigned long long)seed, (long long)m,
+                (long long)n, (long long)k, vkind_name[kind]);
     for (const char *pc = precs; *pc && !failed; ++pc) {
         const int dp = *pc == 'd';
+        const size_t es = dp ? sizeof(double) : sizeof(float);
         int64_t flagged = 0;
         double worst = 0.0;
-        /* the ones vector for the shift */
-        if (dp) {
-            double *ho = malloc(nn * sizeof(double));
-            for (size_t i = 0; ho && i < nn; ++i) ho[i] = 1.0;
-            if (!ho || cudaMemcpy(ones, ho, nn * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) failed = 1;
-            free(ho);
-        } else {
-            float *ho = malloc(nn * sizeof(float));
-            for (size_t i = 0; ho && i < nn; ++i) ho[i] = 1.0f;
-            if (!ho || cudaMemcpy(ones, ho, nn * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) failed = 1;
-            free(ho);
+        /* the ones vector for the shifts, the sign-sorted kind's side vectors */
+        unsigned char *ho = malloc(nmax * es), *hs = malloc((size_t)k * 2 * es);
+        for (size_t i = 0; ho && i < nmax; ++i) {
+            if (dp) ((double *)ho)[i] = 1.0;
+            else ((float *)ho)[i] = 1.0f;
         }
+        for (int64_t l = 0; hs && l < k; ++l) {
+            const double va = l < k / 2 ? 1.0 : 0.5, vb = l < k / 2 ? 1.0 : -1.0;
+            if (dp) ((double *)hs)[l] = va, ((double *)hs)[k + l] = vb;
+            else ((float *)hs)[l] = (float)va, ((float *)hs)[k + l] = (float)vb;
+        }
+        if (!ho || !hs || cudaMemcpy(ones, ho, nmax * es, cudaMemcpyHostToDevice) != cudaSuccess ||
+            cudaMemcpy(sa, hs, (size_t)k * es, cudaMemcpyHostToDevice) != cudaSuccess ||
+            cudaMemcpy(sb, hs + (size_t)k * es, (size_t)k * es, cudaMemcpyHostToDevice) != cudaSuccess)
+            failed = 1;
+        free(ho), free(hs);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (int64_t t = 0; t < count && !failed; ++t) {
-            int bad = dp ? curandGenerateUniformDouble(gen, (double *)dA, nn) != CURAND_STATUS_SUCCESS ||
-                               curandGenerateUniformDouble(gen, (double *)dB, nn) != CURAND_STATUS_SUCCESS
-                         : curandGenerateUniform(gen, (float *)dA, nn) != CURAND_STATUS_SUCCESS ||
-                               curandGenerateUniform(gen, (float *)dB, nn) != CURAND_STATUS_SUCCESS;
-            bad = bad || to_symmetric(cb, dp, dA, ones, (int64_t)nn) || to_symmetric(cb, dp, dB, ones, (int64_t)nn);
+            int bad = draw(gen, cb, dp, kind, 0, dA, m, k, tmp, ones, sa) ||
+                      draw(gen, cb, dp, kind, 1, dB, k, n, tmp, ones, sb);
             abft_report_t rep;
             abft_status_t st = ABFT_STATUS_SUCCESS;
             if (!bad && cudaDeviceSynchronize() != cudaSuccess) bad = 1;
             if (!bad)
-                st = dp ? abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0, (const double *)dA, n,
-                                     (const double *)dB, n, 0.0, (double *)dC, n, &rep)
-                        : abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0f, (const float *)dA, n,
-                                     (const float *)dB, n, 0.0f, (float *)dC, n, &rep);
+                st = dp ? abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, (const double *)dA, m,
+                                     (const double *)dB, k, 0.0, (double *)dC, m, &rep)
+                        : abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0f, (const float *)dA, m,
+                                     (const float *)dB, k, 0.0f, (float *)dC, m, &rep);
             if (bad || st != ABFT_STATUS_SUCCESS) {
                 fprintf(stderr, "bench_bound: --volume product %lld failed (%s)\n", (long long)t,
                         bad ? "data" : abft_status_name(st));
@@ -1067,16 +1122,18 @@ static int volume_mode(int64_t n, int64_t count, const char *precs, const char *
         if (failed) break;
         const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
         qsort(ratios, (size_t)count, sizeof(double), cmp_double);
-        printf("volume: fp%d n = %lld: %lld clean products, %lld flagged, tightness %.3g, median "
-               "%.3g, %.1f s\n", dp ? 64 : 32, (long long)n, (long long)count, (long long)flagged,
-               worst, ratios[count / 2], secs);
+        printf("volume: fp%d %lld x %lld x %lld %s: %lld clean products, %lld flagged, tightness "
+               "%.3g, median %.3g, %.1f s\n", dp ? 64 : 32, (long long)m, (long long)n,
+               (long long)k, vkind_name[kind], (long long)count, (long long)flagged, worst,
+               ratios[count / 2], secs);
         if (f != NULL)
             fprintf(f, "| fp%d | %lld | %lld | %.3g | %.3g | %.1f |\n", dp ? 64 : 32,
                     (long long)count, (long long)flagged, worst, ratios[count / 2], secs);
         if (flagged > 0) failed = 1;
     }
     if (f != NULL) fclose(f);
-    cudaFree(dA), cudaFree(dB), cudaFree(dC), cudaFree(ones);
+    cudaFree(dA), cudaFree(dB), cudaFree(dC), cudaFree(ones), cudaFree(tmp), cudaFree(sa),
+        cudaFree(sb);
     curandDestroyGenerator(gen);
     cublasDestroy(cb);
     abft_destroy(h);
@@ -1193,7 +1250,8 @@ int main(int argc, char **argv) {
     int64_t sizes[8] = {256, 1024, 2048};
     int nsizes = 3, reps = 2, lib = 0, nshapes = 0;
     int64_t shapes[8][3];
-    int64_t sweep_n = 0, blocks_n = 0, volume_n = 0, volume_count = 0;
+    int64_t sweep_n = 0, blocks_n = 0, volume_n = 0, volume_count = 0, vdims[3] = {0, 0, 0};
+    int vkind = VK_CANCEL;
     const char *out = "bench/results", *precs = "sd";
     unsigned long long seed_arg = 0;
     for (int i = 1; i < argc; ++i) {
@@ -1224,6 +1282,23 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[i], "--volume") == 0 && i + 2 < argc) {
             volume_n = atoll(argv[++i]);
             volume_count = atoll(argv[++i]);
+        } else if (strcmp(argv[i], "--volume-shape") == 0 && i + 1 < argc) {
+            long long a = 0, b = 0, c = 0; /* --volume's m x n x k in place of n x n x n */
+            if (sscanf(argv[++i], "%lldx%lldx%lld", &a, &b, &c) != 3 || a < 1 || b < 1 || c < 1 ||
+                a * c > INT32_MAX || b * c > INT32_MAX) {
+                fprintf(stderr, "bench_bound: --volume-shape MxNxK (M·K and K·N below 2^31)\n");
+                return 2;
+            }
+            vdims[0] = a, vdims[1] = b, vdims[2] = c;
+        } else if (strcmp(argv[i], "--volume-kind") == 0 && i + 1 < argc) {
+            const char *t = argv[++i];
+            vkind = -1;
+            for (int q = 0; q < VKINDS; ++q)
+                if (strcmp(t, vkind_name[q]) == 0) vkind = q;
+            if (vkind < 0) {
+                fprintf(stderr, "bench_bound: --volume-kind cancelling|positive|wide-range|sign-sorted\n");
+                return 2;
+            }
         } else if (strcmp(argv[i], "--blocks") == 0 && i + 1 < argc) {
             blocks_n = atoll(argv[++i]);
         } else if (strcmp(argv[i], "--no-host") == 0) {
@@ -1262,7 +1337,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "usage: bench_bound [--sizes 256,1024,2048] [--reps R] "
                             "[--precision s|d|both] [--backend cpu|cuda] [--out DIR] "
                             "[--lib-only [--shapes MxNxK,...] [--kinds a,b] [--no-host]] [--seed S] [--sweep N] "
-                            "[--blocks N] [--volume N COUNT]\n");
+                            "[--blocks N] [--volume N COUNT [--volume-shape MxNxK] [--volume-kind K]]\n");
             return 2;
         }
     }
@@ -1278,8 +1353,10 @@ int main(int argc, char **argv) {
            (unsigned long long)seed, reps, bname, QUAD_NAME);
     if (sweep_n > 0) return sweep(sweep_n, seed);
     if (blocks_n > 0) return blocks_mode(blocks_n, precs, out, seed, commit);
-    if (volume_n > 0 && volume_count > 0)
-        return volume_mode(volume_n, volume_count, precs, out, seed, commit);
+    if (volume_n > 0 && volume_count > 0) {
+        if (vdims[0] == 0) vdims[0] = vdims[1] = vdims[2] = volume_n;
+        return volume_mode(vdims, vkind, volume_count, precs, out, seed, commit);
+    }
     if (lib) {
         if (nshapes == 0) /* the squares of --sizes */
             for (int s = 0; s < nsizes; ++s) shapes[s][0] = shapes[s][1] = shapes[s][2] = sizes[s];
