@@ -6,8 +6,8 @@
  *   bench_bound [--sizes 256,1024,2048] [--reps R] [--precision s|d|both]
  *               [--backend cpu|cuda] [--out DIR]
  *   bench_bound --volume N COUNT [--volume-shape MxNxK] [--volume-kind K] [--precision s|d]
- *               (CUDA: COUNT clean products of one shape and data kind in the tight mode,
- *               drawn on the device; volume_mode below)
+ *               [--backend cpu|cuda] (COUNT clean products of one shape and data kind in the
+ *               tight mode; volume_mode below)
  *
  * For each precision, size n (m = n = k) and data kind, R products C = A·B (fresh seeded
  * inputs each, seed printed) run through abft_sgemm/abft_dgemm on a CPU (or CUDA) handle, once per
@@ -1018,87 +1018,130 @@ static int draw(curandGenerator_t gen, cublasHandle_t cb, int dp, int kind, int 
 }
 #endif
 
-/* COUNT clean products C = A·B (m x k times k x n, A and B of the kind, drawn on the device
- * by cuRAND from the printed seed) through abft_sgemm/abft_dgemm in the tight mode, row
- * checksums: the issue's volume of clean products for one configuration. Prints and writes
- * (DIR/bound_volume_cuda_<m>x<n>x<k>_<kind>.md) the number flagged (must be 0), the largest
- * report max_ratio (the tightness over the products) and its median over the products. */
+/* One operand on the host (the CPU backend's volume): the same kinds as draw() from the
+ * generator of this file (unit(); the wide range's normal draw by Box-Muller). */
+static void draw_host(int dp, int kind, int b, void *X, int64_t rows, int64_t cols) {
+    for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < rows; ++i) {
+            const double u = 1.0 - unit(); /* (0, 1] */
+            double v;
+            switch (kind) {
+            case VK_CANCEL: v = 2.0 * u - 1.0; break;
+            case VK_POSITIVE: v = u; break;
+            case VK_WIDE: {
+                const double r = sqrt(-2.0 * log(1.0 - unit())), th = 6.283185307179586 * unit();
+                v = (2.0 * u - 1.0) * exp(4.0 * r * cos(th));
+                break;
+            }
+            default: v = (0.5 + 0.5 * u) * (b ? (i < rows / 2 ? 1.0 : -1.0) : (j < cols / 2 ? 1.0 : 0.5));
+            }
+            if (dp) ((double *)X)[i + j * rows] = v;
+            else ((float *)X)[i + j * rows] = (float)v;
+        }
+}
+
+/* COUNT clean products C = A·B (m x k times k x n, A and B of the kind: on the CUDA backend
+ * drawn on the device by cuRAND, on the CPU backend on the host, from the printed seed)
+ * through abft_sgemm/abft_dgemm in the tight mode, row checksums: the issue's volume of
+ * clean products for one configuration. Prints and writes
+ * (DIR/bound_volume_<cuda|cpu>_<m>x<n>x<k>_<kind>.md) the number flagged (must be 0), the
+ * largest report max_ratio (the tightness over the products) and its median over them. */
 static int volume_mode(const int64_t dims[3], int kind, int64_t count, const char *precs,
                        const char *out, uint64_t seed, const char *commit) {
-#ifndef BENCH_BOUND_CUDA
-    (void)dims, (void)kind, (void)count, (void)precs, (void)out, (void)seed, (void)commit;
-    fprintf(stderr, "bench_bound: --volume needs the CUDA build\n");
-    return 2;
-#else
     const int64_t m = dims[0], n = dims[1], k = dims[2];
     const size_t na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n, nc = (size_t)m * (size_t)n;
     const size_t nmax = (na > nb ? na : nb) + 1;
     abft_handle_t h = NULL;
+    void *dA = NULL, *dB = NULL, *dC = NULL;
+#ifdef BENCH_BOUND_CUDA
     cublasHandle_t cb = NULL;
     curandGenerator_t gen = NULL;
-    void *dA = NULL, *dB = NULL, *dC = NULL, *ones = NULL, *tmp = NULL, *sa = NULL, *sb = NULL;
+    void *ones = NULL, *tmp = NULL, *sa = NULL, *sb = NULL;
+#endif
     double *ratios = malloc(sizeof(double) * (size_t)count);
-    int failed = 0;
-    if (ratios == NULL || abft_create(&h, ABFT_BACKEND_CUDA) != ABFT_STATUS_SUCCESS ||
-        abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0) != ABFT_STATUS_SUCCESS ||
-        cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS ||
-        curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10) != CURAND_STATUS_SUCCESS ||
-        curandSetPseudoRandomGeneratorSeed(gen, seed) != CURAND_STATUS_SUCCESS ||
-        cudaMalloc(&dA, na * 8) != cudaSuccess || cudaMalloc(&dB, nb * 8) != cudaSuccess ||
-        cudaMalloc(&dC, nc * 8) != cudaSuccess || cudaMalloc(&ones, nmax * 8) != cudaSuccess ||
-        cudaMalloc(&tmp, nmax * 8) != cudaSuccess || cudaMalloc(&sa, (size_t)k * 8) != cudaSuccess ||
-        cudaMalloc(&sb, (size_t)k * 8) != cudaSuccess) {
+    int failed = ratios == NULL ||
+                 abft_create(&h, g_cuda ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU) != ABFT_STATUS_SUCCESS ||
+                 abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0) != ABFT_STATUS_SUCCESS;
+    if (!failed && !g_cuda) {
+        dA = malloc(na * 8), dB = malloc(nb * 8), dC = malloc(nc * 8);
+        failed = !dA || !dB || !dC;
+        rng_state = seed;
+    }
+#ifdef BENCH_BOUND_CUDA
+    if (!failed && g_cuda)
+        failed = cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS ||
+                 curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10) != CURAND_STATUS_SUCCESS ||
+                 curandSetPseudoRandomGeneratorSeed(gen, seed) != CURAND_STATUS_SUCCESS ||
+                 cudaMalloc(&dA, na * 8) != cudaSuccess || cudaMalloc(&dB, nb * 8) != cudaSuccess ||
+                 cudaMalloc(&dC, nc * 8) != cudaSuccess || cudaMalloc(&ones, nmax * 8) != cudaSuccess ||
+                 cudaMalloc(&tmp, nmax * 8) != cudaSuccess || cudaMalloc(&sa, (size_t)k * 8) != cudaSuccess ||
+                 cudaMalloc(&sb, (size_t)k * 8) != cudaSuccess;
+#endif
+    if (failed) {
         fprintf(stderr, "bench_bound: --volume could not start\n");
         return 1;
     }
     char path[512], date[64];
     char stem[96];
-    if (m == n && n == k && kind == VK_CANCEL)
+    const char *bname = g_cuda ? "cuda" : "cpu";
+    if (m == n && n == k && kind == VK_CANCEL && g_cuda)
         snprintf(stem, sizeof stem, "cuda_%lld", (long long)n); /* the first runs' name */
     else
-        snprintf(stem, sizeof stem, "cuda_%lldx%lldx%lld_%s", (long long)m, (long long)n,
+        snprintf(stem, sizeof stem, "%s_%lldx%lldx%lld_%s", bname, (long long)m, (long long)n,
                  (long long)k, vkind_name[kind]);
     FILE *f = open_result(out, "bound_volume", stem, "md", path, sizeof path, date, sizeof date);
     if (f != NULL)
         fprintf(f, "# Clean products in the tight mode, one configuration at a time (bench_bound "
-                   "--volume, CUDA backend)\n\n- date: %s\n- commit: %s\n- seed %llu "
-                   "(cuRAND Philox), C = A·B, m = %lld, n = %lld, k = %lld, data %s "
+                   "--volume, %s backend)\n\n- date: %s\n- commit: %s\n- seed %llu "
+                   "(%s), C = A·B, m = %lld, n = %lld, k = %lld, data %s "
                    "(bench/bench_bound.c), alpha = 1, beta = 0, row checksums\n\nflagged: clean "
                    "products with an entry above its bound (a false alarm); tightness: the "
                    "largest report max_ratio; median: the median over the products of their "
                    "max_ratio.\n\n| prec | products | flagged | tightness | median | seconds |\n"
                    "| --- | ---: | ---: | ---: | ---: | ---: |\n",
-                date, commit ? commit : "unknown", (unsigned long long)seed, (long long)m,
-                (long long)n, (long long)k, vkind_name[kind]);
+                g_cuda ? "CUDA" : "CPU", date, commit ? commit : "unknown",
+                (unsigned long long)seed, g_cuda ? "cuRAND Philox" : "the host's splitmix64",
+                (long long)m, (long long)n, (long long)k, vkind_name[kind]);
     for (const char *pc = precs; *pc && !failed; ++pc) {
         const int dp = *pc == 'd';
-        const size_t es = dp ? sizeof(double) : sizeof(float);
         int64_t flagged = 0;
         double worst = 0.0;
-        /* the ones vector for the shifts, the sign-sorted kind's side vectors */
-        unsigned char *ho = malloc(nmax * es), *hs = malloc((size_t)k * 2 * es);
-        for (size_t i = 0; ho && i < nmax; ++i) {
-            if (dp) ((double *)ho)[i] = 1.0;
-            else ((float *)ho)[i] = 1.0f;
+#ifdef BENCH_BOUND_CUDA
+        if (g_cuda) { /* the ones vector for the shifts, the sign-sorted kind's side vectors */
+            const size_t es = dp ? sizeof(double) : sizeof(float);
+            unsigned char *ho = malloc(nmax * es), *hs = malloc((size_t)k * 2 * es);
+            for (size_t i = 0; ho && i < nmax; ++i) {
+                if (dp) ((double *)ho)[i] = 1.0;
+                else ((float *)ho)[i] = 1.0f;
+            }
+            for (int64_t l = 0; hs && l < k; ++l) {
+                const double va = l < k / 2 ? 1.0 : 0.5, vb = l < k / 2 ? 1.0 : -1.0;
+                if (dp) ((double *)hs)[l] = va, ((double *)hs)[k + l] = vb;
+                else ((float *)hs)[l] = (float)va, ((float *)hs)[k + l] = (float)vb;
+            }
+            if (!ho || !hs || cudaMemcpy(ones, ho, nmax * es, cudaMemcpyHostToDevice) != cudaSuccess ||
+                cudaMemcpy(sa, hs, (size_t)k * es, cudaMemcpyHostToDevice) != cudaSuccess ||
+                cudaMemcpy(sb, hs + (size_t)k * es, (size_t)k * es, cudaMemcpyHostToDevice) != cudaSuccess)
+                failed = 1;
+            free(ho), free(hs);
         }
-        for (int64_t l = 0; hs && l < k; ++l) {
-            const double va = l < k / 2 ? 1.0 : 0.5, vb = l < k / 2 ? 1.0 : -1.0;
-            if (dp) ((double *)hs)[l] = va, ((double *)hs)[k + l] = vb;
-            else ((float *)hs)[l] = (float)va, ((float *)hs)[k + l] = (float)vb;
-        }
-        if (!ho || !hs || cudaMemcpy(ones, ho, nmax * es, cudaMemcpyHostToDevice) != cudaSuccess ||
-            cudaMemcpy(sa, hs, (size_t)k * es, cudaMemcpyHostToDevice) != cudaSuccess ||
-            cudaMemcpy(sb, hs + (size_t)k * es, (size_t)k * es, cudaMemcpyHostToDevice) != cudaSuccess)
-            failed = 1;
-        free(ho), free(hs);
+#endif
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (int64_t t = 0; t < count && !failed; ++t) {
-            int bad = draw(gen, cb, dp, kind, 0, dA, m, k, tmp, ones, sa) ||
-                      draw(gen, cb, dp, kind, 1, dB, k, n, tmp, ones, sb);
+            int bad = 0;
+            if (!g_cuda) {
+                draw_host(dp, kind, 0, dA, m, k);
+                draw_host(dp, kind, 1, dB, k, n);
+            }
+#ifdef BENCH_BOUND_CUDA
+            else
+                bad = draw(gen, cb, dp, kind, 0, dA, m, k, tmp, ones, sa) ||
+                      draw(gen, cb, dp, kind, 1, dB, k, n, tmp, ones, sb) ||
+                      cudaDeviceSynchronize() != cudaSuccess;
+#endif
             abft_report_t rep;
             abft_status_t st = ABFT_STATUS_SUCCESS;
-            if (!bad && cudaDeviceSynchronize() != cudaSuccess) bad = 1;
             if (!bad)
                 st = dp ? abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, (const double *)dA, m,
                                      (const double *)dB, k, 0.0, (double *)dC, m, &rep)
@@ -1122,24 +1165,30 @@ static int volume_mode(const int64_t dims[3], int kind, int64_t count, const cha
         if (failed) break;
         const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
         qsort(ratios, (size_t)count, sizeof(double), cmp_double);
-        printf("volume: fp%d %lld x %lld x %lld %s: %lld clean products, %lld flagged, tightness "
-               "%.3g, median %.3g, %.1f s\n", dp ? 64 : 32, (long long)m, (long long)n,
-               (long long)k, vkind_name[kind], (long long)count, (long long)flagged, worst,
-               ratios[count / 2], secs);
-        if (f != NULL)
+        printf("volume: %s fp%d %lld x %lld x %lld %s: %lld clean products, %lld flagged, "
+               "tightness %.3g, median %.3g, %.1f s\n", bname, dp ? 64 : 32, (long long)m,
+               (long long)n, (long long)k, vkind_name[kind], (long long)count, (long long)flagged,
+               worst, ratios[count / 2], secs);
+        if (f != NULL) {
             fprintf(f, "| fp%d | %lld | %lld | %.3g | %.3g | %.1f |\n", dp ? 64 : 32,
                     (long long)count, (long long)flagged, worst, ratios[count / 2], secs);
+            fflush(f);
+        }
         if (flagged > 0) failed = 1;
     }
     if (f != NULL) fclose(f);
-    cudaFree(dA), cudaFree(dB), cudaFree(dC), cudaFree(ones), cudaFree(tmp), cudaFree(sa),
-        cudaFree(sb);
-    curandDestroyGenerator(gen);
-    cublasDestroy(cb);
+    if (!g_cuda) free(dA), free(dB), free(dC);
+#ifdef BENCH_BOUND_CUDA
+    else {
+        cudaFree(dA), cudaFree(dB), cudaFree(dC), cudaFree(ones), cudaFree(tmp), cudaFree(sa),
+            cudaFree(sb);
+        curandDestroyGenerator(gen);
+        cublasDestroy(cb);
+    }
+#endif
     abft_destroy(h);
     free(ratios);
     return failed;
-#endif
 }
 
 /* ---- --sweep N: clean products in the tight mode over the space (--backend: CPU or CUDA) */
