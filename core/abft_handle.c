@@ -287,6 +287,6 @@ abft_status_t abft_count_nonfinite(abft_handle_t h, const double *X, int64_t n, 
     double maxr = 0.0;
     abft_compare_args_t a = {n, X, ld, X, ld, X, ld, X, ld, NULL, 0, NULL, 0,
                              1.0, 0.0, 0.0, 0.0, 0.0, 0, NULL, count, &maxr,
-                             NULL, 0, 0.0, 0.0, 0.0, 0.0};
+                             NULL, 0, 0.0, 0.0, 0.0, 0.0, 1.0};
     return h->ops->compare(&h->kctx, &a, 1);
 }

@@ -146,10 +146,14 @@ typedef struct abft_compare_args {
      *   t = T + tcoef_s·|alpha|·Sa + tcoef_p·|beta|·Pa + tcoef_r·Ra
      *         + tcoef_x·(|R| + |alpha·S| + |beta·P|) + abs_floor
      * and where T < 0 (the pass found the entry's data outside the tight model) the
-     * worst-case bound above. */
+     * worst-case bound above. The tight bound is never looser than the worst case: where
+     * it is the larger, the worst case's is used. tscale multiplies T (the random
+     * checksum's weights lie in [1, 2): 2 times the e column's part; ldt = 0 reads
+     * column 0 for both weight columns); it must be set where T != NULL. */
     const double *T;
     int64_t ldt;
     double tcoef_s, tcoef_p, tcoef_r, tcoef_x;
+    double tscale;
 } abft_compare_args_t;
 
 /* The tight pass (ABFT_BOUND_TIGHT, docs/bound.md "Tight mode"): for each row i of

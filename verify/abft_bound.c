@@ -236,8 +236,10 @@ double abft_bound_tight_raise(double t, double wc, double alpha, double sm, doub
      * (2·(k + len) + 4)·2^-53 of the exact |.| sum */
     const double a = sm * (1.0 + (double)(len + 2) * 0x1p-52);
     const double cap = sa / (1.0 - 0x1p-53 * (double)(2 * (k + len) + 4));
-    const double up = t + fabs(alpha) * (a < cap ? a : cap), lo = up < wc ? up : wc;
-    return lo > t ? lo : t;
+    if (t != t) return t; /* a NaN verifies nothing */
+    /* never above the worst case (valid whatever the model), also where t itself is */
+    const double up = t + fabs(alpha) * (a < cap ? a : cap);
+    return up < wc ? up : wc;
 }
 
 int abft_bound_tight_applies(const abft_arith_t *g) { return g->u_in == 0.0; }

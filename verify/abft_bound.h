@@ -107,8 +107,8 @@ double abft_bound_tight_small(const abft_arith_t *g, const double *a, const doub
  * compare kernels evaluate the same formula on the device. */
 double abft_bound_tight_entry(const abft_gemm_tight_t *tb, double abs_floor, double tt,
                               double sa, double pa, double ra, double x);
-/* A checksum entry's tight bound t raised by its small terms: max(t, min(t + |alpha|·Sm, wc)),
- * wc the worst case's bound, Sm the weighted sum sum_x w_x·abft_bound_tight_small over the
+/* A checksum entry's tight bound t raised by its small terms, and never above the worst
+ * case: min(t + |alpha|·Sm, wc), wc the worst case's bound (a NaN t stays NaN), Sm the weighted sum sum_x w_x·abft_bound_tight_small over the
  * entry's len vectors (as summed in fp64; INFINITY where unknown), at most the entry's
  * |.| sum sa (the encoded sum_l |a_l|·(|op(B)|·w)_l, k terms). */
 double abft_bound_tight_raise(double t, double wc, double alpha, double sm, double sa,

@@ -308,9 +308,9 @@ static abft_status_t rnd_encode(struct abft_gemm_plan *p, const void *A, int64_t
     const int own = !rnd_fused(p); /* passes of its own (beside full checksums) */
     if (p->k > 0 && p->alpha != 0.0) {
         if (own) {
-            ABFT_TRY(run_tsmm(h, 0, p->prec, p->transb, br, bc, B, ldb, rnd_cols(p), ld[W_RW],
+            ABFT_TRY(run_tsmm(h, p->comp, p->prec, p->transb, br, bc, B, ldb, rnd_cols(p), ld[W_RW],
                               NULL, 0, w[W_YR], ld[W_YR], w[W_YRA], ld[W_YRA]));
-            ABFT_TRY(run_tsmm(h, 0, p->prec, p->transa, ar, ac, A, lda, w[W_YR], ld[W_YR],
+            ABFT_TRY(run_tsmm(h, p->comp, p->prec, p->transa, ar, ac, A, lda, w[W_YR], ld[W_YR],
                               w[W_YRA], ld[W_YRA], w[W_SR], ld[W_SR], w[W_SRA], ld[W_SRA]));
         }
         /* their own checksum: a corrupted entry of Sr is told from a corrupted input */
@@ -318,7 +318,7 @@ static abft_status_t rnd_encode(struct abft_gemm_plan *p, const void *A, int64_t
                           w[W_SIGR], ld[W_SIGR], NULL, 0));
     }
     if (p->beta != 0.0 && own)
-        ABFT_TRY(run_tsmm(h, 0, p->prec, 0, p->m, p->n, C, ldc, rnd_cols(p), ld[W_RW], NULL, 0,
+        ABFT_TRY(run_tsmm(h, p->comp, p->prec, 0, p->m, p->n, C, ldc, rnd_cols(p), ld[W_RW], NULL, 0,
                           w[W_PR], ld[W_PR], w[W_PRA], ld[W_PRA]));
     return ABFT_STATUS_SUCCESS;
 }
@@ -767,6 +767,7 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const d
             double pa = p->beta != 0.0 ? fabs(p->beta) * s->Pa[o] : 0.0;
             t[q] = abft_bound_tight_entry(&s->tb, s->bc.abs_floor, tt, sa, pa, ra[q],
                                           fabs(r[q]) + fabs(as) + fabs(bp));
+            if (twc[q] < t[q]) t[q] = twc[q]; /* never looser than the worst case */
             tight[q] = 1;
         } else if (tt != tt) {
             t[q] = NAN;
@@ -781,9 +782,9 @@ static void cb_expect(void *ctx, int cs, int64_t idx, const double r[2], const d
         }
     }
     /* The tight mode's small terms (docs/bound.md, item 5): the entry's bound is
-     * max(Tt, min(Tt + |alpha|·Sm, Twc)), Tt the tight bound without them, Twc the worst
-     * case's (both valid where the model holds, Twc always; the compare flagged the entry
-     * against Tt). Sm costs O(len·k): it is computed for an entry once a column exceeds Tt
+     * min(Tt + |alpha|·Sm, Twc), Tt the tight bound without them (at most Twc), Twc the
+     * worst case's (both valid where the model holds, Twc always; the compare flagged the
+     * entry against Tt). Sm costs O(len·k): it is computed for an entry once a column exceeds Tt
      * (every entry the engine judges, locates from or takes a value from does) and kept for
      * every later check; an entry within Tt passes whatever Sm is, and gets Tt until then.
      * The bound stays the tight one wherever Sm is known, so that the engine's noises (what
@@ -1064,13 +1065,25 @@ static abft_compare_args_t compare_job(const gemm_ctx_t *g, int cs, double *max_
                              w[pidx], ld[pidx], w[pidx + 1], ld[pidx + 1],
                              use_ab ? p->alpha : 0.0, p->beta, s->bc.coef_s, s->bc.coef_r,
                              s->bc.abs_floor, s->n, s->flags, (int64_t *)&s->nflag, max_ratio,
-                             NULL, 0, 0.0, 0.0, 0.0, 0.0};
+                             NULL, 0, 0.0, 0.0, 0.0, 0.0, 1.0};
     if (s->tight) {
         c.T = w[cs ? W_TTC : W_TT], c.ldt = ld[cs ? W_TTC : W_TT];
         c.tcoef_s = s->tb.coef_s, c.tcoef_p = s->tb.coef_p, c.tcoef_r = s->tb.coef_r;
         c.tcoef_x = s->tb.coef_x;
+        c.tscale = 1.0;
     }
     return c;
+}
+
+/* The random checksum's tight coefficients (rows): the fixed ones, plus the rounding of its
+ * stored encoding Yr = op(B)·Vr, which the pass's part bounds for the e weights only (in
+ * quadrature): here its worst case, u_chk·(|op(A)|·|Yr|) <= u_chk·Sra, on Sra's
+ * coefficient. Its weights lie in [1, 2), so every other part of the tight bound is at most
+ * twice the e column's (rnd_job's tscale, docs/bound.md). */
+static abft_gemm_tight_t rnd_tight(const gemm_side_t *s) {
+    abft_gemm_tight_t tb = s->tb;
+    tb.coef_s += tb.u_chk * (1.0 + 0x1p-40);
+    return tb;
 }
 
 static abft_status_t fetch_n2(abft_handle_t h, double *host, const double *dev, int64_t n,
@@ -1089,7 +1102,13 @@ static abft_compare_args_t rnd_job(gemm_ctx_t *g, double *mrx) {
                              w[W_PR], ld[W_PR], w[W_PRA], ld[W_PRA],
                              use_ab ? p->alpha : 0.0, p->beta, s->bc.coef_s, s->bc.coef_r,
                              s->bc.abs_floor, p->m, g->xflags, &g->nx, mrx,
-                             NULL, 0, 0.0, 0.0, 0.0, 0.0};
+                             NULL, 0, 0.0, 0.0, 0.0, 0.0, 1.0};
+    if (s->tight) { /* the rows' tight part (the e column's, ldt = 0), twice */
+        const abft_gemm_tight_t tb = rnd_tight(s);
+        c.T = w[W_TT], c.ldt = 0, c.tscale = 2.0;
+        c.tcoef_s = tb.coef_s, c.tcoef_p = tb.coef_p, c.tcoef_r = tb.coef_r;
+        c.tcoef_x = tb.coef_x;
+    }
     return c;
 }
 
@@ -1124,11 +1143,13 @@ static abft_status_t fetch_rnd(gemm_ctx_t *g) {
 
 /* The engine's detection-only check of row idx (values v): its residual in each weight
  * column against the bound of docs/bound.md with these weights (at most 2 each, so their
- * sum over the row is at most 2n), no allowance for written values. */
+ * sum over the row is at most 2n), the tight one where the rows have it (rnd_job's, with
+ * the small terms' allowance at most twice the e column's), no allowance for written
+ * values. */
 static void cb_extra(void *ctx, int64_t idx, const double *v, double *ratio) {
     gemm_ctx_t *g = (gemm_ctx_t *)ctx;
     const struct abft_gemm_plan *p = g->p;
-    const gemm_side_t *s = &g->s[0];
+    gemm_side_t *s = &g->s[0];
     const int64_t m = p->m, n = p->n;
     double worst = 0.0;
     *ratio = 0.0;
@@ -1141,7 +1162,27 @@ static void cb_extra(void *ctx, int64_t idx, const double *v, double *ratio) {
         int64_t o = idx + q * m;
         if (g->use_ab) e = p->alpha * g->xr.S[o], b = fabs(p->alpha) * g->xr.Sa[o];
         if (p->beta != 0.0) e += p->beta * g->xr.P[o], b += fabs(p->beta) * g->xr.Pa[o];
-        double t = s->bc.coef_s * b + s->bc.coef_r * ra + s->bc.abs_floor;
+        const double wc = s->bc.coef_s * b + s->bc.coef_r * ra + s->bc.abs_floor;
+        double t = wc;
+        const double tt = s->tight ? s->T[idx] : -1.0;
+        if (tt != tt) {
+            t = NAN;
+        } else if (tt >= 0.0) {
+            const abft_gemm_tight_t tb = rnd_tight(s);
+            const double as = g->use_ab ? p->alpha * g->xr.S[o] : 0.0;
+            const double bp = p->beta != 0.0 ? p->beta * g->xr.P[o] : 0.0;
+            const double sa = g->use_ab ? fabs(p->alpha) * g->xr.Sa[o] : 0.0;
+            const double pa = p->beta != 0.0 ? fabs(p->beta) * g->xr.Pa[o] : 0.0;
+            t = abft_bound_tight_entry(&tb, s->bc.abs_floor, 2.0 * tt, sa, pa, ra,
+                                       fabs(r) + fabs(as) + fabs(bp));
+            if (wc < t) t = wc;
+            if (g->use_ab && fabs(r - e) > t) {
+                ensure_small(g, 0, idx);
+                if (s->sm[idx] >= 0.0)
+                    t = abft_bound_tight_raise(t, wc, p->alpha, 2.0 * s->sm[idx],
+                                               g->xr.Sa[o], n, p->k);
+            }
+        }
         if (g->use_ab) {
             double l1 = s->l1[idx] >= 0.0 ? s->l1[idx] : l1_bound(g, s, idx);
             t += s->bc.eta_amp * (2.0 * (double)n * l1 + g->xr.ysum[q]);
@@ -1187,7 +1228,7 @@ static abft_status_t check_all(gemm_ctx_t *g, double mr[2]) {
         jobs[1] = x;
         ABFT_TRY(h->ops->compare(&h->kctx, jobs, 2));
     } else {
-        ABFT_TRY(run_tsmm(h, 0, p->prec, 0, p->m, p->n, g->C, g->ldc, rnd_cols(p), p->ld[W_RW],
+        ABFT_TRY(run_tsmm(h, p->comp, p->prec, 0, p->m, p->n, g->C, g->ldc, rnd_cols(p), p->ld[W_RW],
                           NULL, 0, p->w[W_RR], p->ld[W_RR], p->w[W_RRA], p->ld[W_RRA]));
         ABFT_TRY(h->ops->compare(&h->kctx, jobs, 2));
         ABFT_TRY(h->ops->compare(&h->kctx, &x, 1));

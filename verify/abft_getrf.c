@@ -273,7 +273,7 @@ static abft_status_t check_factors(struct abft_lu_plan *p, const void *A, int64_
     abft_bound_lu(h, &p->arith, p->prec, m, n, &b);
     abft_compare_args_t c = {m, p->Z, m, p->Za, m, p->PX, m, p->PXa, m, NULL, 0, NULL, 0,
                              1.0, 0.0, b.coef_s, b.coef_r, b.abs_floor, 0, NULL, nflagged,
-                             max_ratio, NULL, 0, 0.0, 0.0, 0.0, 0.0};
+                             max_ratio, NULL, 0, 0.0, 0.0, 0.0, 0.0, 1.0};
     ABFT_TRY(h->ops->compare(&h->kctx, &c, 1));
     /* An overflowed bound (Za = Inf) passes any residual: such rows count as flagged. */
     int64_t nbad = 0;

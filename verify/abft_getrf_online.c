@@ -190,7 +190,7 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, int64_t K2, int64_t
     double mr = 0.0;
     abft_compare_args_t c = {mt, T, m, Ta, m, o->W + K1, m, o->B + K1, m, NULL, 0,
                              NULL, 0, 1.0, 0.0, b.coef_b, b.coef_t, b.abs_floor, 0, NULL,
-                             &nflag, &mr, NULL, 0, 0.0, 0.0, 0.0, 0.0};
+                             &nflag, &mr, NULL, 0, 0.0, 0.0, 0.0, 0.0, 1.0};
     /* The only wait for the backend in a clean panel. A NaN or Inf in Ta (an overflowed
      * bound, which would pass anything) needs no separate count: it makes the bound t NaN or
      * +Inf, and compare flags such an entry (!(|d| <= t) or t = +Inf). The slow path below

@@ -161,7 +161,7 @@ static abft_status_t checked_solve(abft_handle_t h, abft_prec_t prec, const abft
     abft_compare_args_t c = {nrhs, w->Bs, nrhs, w->Bsa, nrhs, w->Ys, nrhs, w->Ysa, nrhs, NULL, 0,
                              NULL, 0, 1.0, 0.0, b.coef_y, b.coef_b, b.abs_floor,
                              ABFT_REPORT_MAX_FAULTS, list,
-                             &nflag, &mr, NULL, 0, 0.0, 0.0, 0.0, 0.0};
+                             &nflag, &mr, NULL, 0, 0.0, 0.0, 0.0, 0.0, 1.0};
     ABFT_TRY(h->ops->compare(&h->kctx, &c, 1));
     /* the compare flags every right-hand side whose bound is not finite (sums that
      * overflowed fp64): the recount takes those again in long double */

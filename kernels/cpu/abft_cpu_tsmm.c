@@ -132,14 +132,17 @@ static void compare_job(const abft_compare_args_t *a) {
             const double pa = use_p ? fabs(a->beta) * a->Pa[i + q * a->ldpa] : 0.0;
             const double s = as + bp, rv = a->R[i + q * a->ldr], ra = a->Ra[i + q * a->ldra];
             const double tt = a->T != NULL ? a->T[i + q * a->ldt] : -1.0;
+            const double wc = a->coef_s * (sa + pa) + a->coef_r * ra + a->abs_floor;
             double t;
-            if (tt >= 0.0) /* the tight bound (a NaN T verifies nothing: t is NaN) */
-                t = tt + a->tcoef_s * sa + a->tcoef_p * pa + a->tcoef_r * ra +
+            if (tt >= 0.0) { /* the tight bound, at most the worst case's */
+                t = tt * a->tscale + a->tcoef_s * sa + a->tcoef_p * pa + a->tcoef_r * ra +
                     a->tcoef_x * (fabs(rv) + fabs(as) + fabs(bp)) + a->abs_floor;
-            else if (tt != tt)
+                if (wc < t) t = wc;
+            } else if (tt != tt) { /* a NaN T verifies nothing */
                 t = NAN;
-            else
-                t = a->coef_s * (sa + pa) + a->coef_r * ra + a->abs_floor;
+            } else {
+                t = wc;
+            }
             double d = fabs(rv - s);
             /* an infinite bound (|C| or the encodings overflowed, an Inf in C) verifies
              * nothing */

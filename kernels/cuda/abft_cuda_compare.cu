@@ -31,7 +31,7 @@ struct cmp_params {
     double alpha, beta, coef_s, coef_r, abs_floor;
     const double *T; /* the tight bound's part from the inputs (NULL: not the tight mode) */
     int64_t ldt;
-    double tcoef_s, tcoef_p, tcoef_r, tcoef_x;
+    double tcoef_s, tcoef_p, tcoef_r, tcoef_x, tscale;
 };
 
 /* Entry i: flagged in either column; *ratio gets max |d|/t (0/0 = 0, NaN -> +Inf). */
@@ -47,19 +47,22 @@ __device__ __forceinline__ bool cmp_entry(const cmp_params &p, int64_t i, double
         const double s = __dadd_rn(as, bp), rv = p.R[i + q * p.ldr];
         const double ra = p.Ra[i + q * p.ldra];
         const double tt = p.T != NULL ? p.T[i + q * p.ldt] : -1.0;
+        const double wc = __dadd_rn(
+            __dadd_rn(__dmul_rn(p.coef_s, __dadd_rn(sa, pa)), __dmul_rn(p.coef_r, ra)),
+            p.abs_floor);
         double t;
-        if (tt >= 0.0) { /* the tight bound, in the CPU oracle's order */
-            t = __dadd_rn(tt, __dmul_rn(p.tcoef_s, sa));
+        if (tt >= 0.0) { /* the tight bound, in the CPU oracle's order, at most the worst case's */
+            t = __dadd_rn(__dmul_rn(tt, p.tscale), __dmul_rn(p.tcoef_s, sa));
             t = __dadd_rn(t, __dmul_rn(p.tcoef_p, pa));
             t = __dadd_rn(t, __dmul_rn(p.tcoef_r, ra));
             t = __dadd_rn(t, __dmul_rn(p.tcoef_x,
                                        __dadd_rn(__dadd_rn(fabs(rv), fabs(as)), fabs(bp))));
             t = __dadd_rn(t, p.abs_floor);
+            if (wc < t) t = wc;
         } else if (tt != tt) {
             t = NAN;
         } else {
-            t = __dadd_rn(__dadd_rn(__dmul_rn(p.coef_s, __dadd_rn(sa, pa)), __dmul_rn(p.coef_r, ra)),
-                          p.abs_floor);
+            t = wc;
         }
         const double d = fabs(__dsub_rn(rv, s));
         /* an infinite bound (|C| or the encodings overflowed, an Inf in C) verifies nothing */
@@ -204,6 +207,7 @@ static cmp_params cmp_job(const abft_compare_args_t *a) {
     p.tcoef_p = a->tcoef_p;
     p.tcoef_r = a->tcoef_r;
     p.tcoef_x = a->tcoef_x;
+    p.tscale = a->tscale;
     return p;
 }
 

@@ -832,6 +832,147 @@ static void test_no_cross(uint64_t seed) {
     cross_case(seed, ABFT_BOUND_PROBABILISTIC, 4.0, 1e5, 20.0);
 }
 
+/* 14. Never looser than the worst case, entry by entry: a change the worst case detects,
+ *     the tight mode detects too. Found by review (fp32 4 x 8 x 1, A = {0.25, 0.5, 0.75, 1},
+ *     B_j = ±(0.5 + 0.125 j)): a change of 4e-6 to C(0, 3) passed the tight mode where the
+ *     worst case found 1e-6 (the small terms' allowance raised the tight bound above it).
+ *     Then small random shapes, alpha and beta, changes of every size around the bounds. */
+static int detects_change(abft_handle_t h, abft_bound_mode_t mode, prob_t *p, const double *C0,
+                          const float *Cs0, int64_t i, int64_t j, double delta) {
+    abft_set_bound_mode(h, mode, 1.0);
+    if (p->prec == 'd') memcpy(p->C, C0, sizeof(double) * (size_t)(p->ldc * p->n));
+    else memcpy(p->Cs, Cs0, sizeof(float) * (size_t)(p->ldc * p->n));
+    add1_t a = {i, j, delta, 0};
+    abft_set_hook(h, add1_fn, &a);
+    abft_report_t rep;
+    TU_CHECK_STATUS(run(h, p, &rep), ABFT_STATUS_SUCCESS);
+    abft_set_hook(h, NULL, NULL);
+    return rep.detected > 0;
+}
+
+static void test_never_looser(abft_handle_t h, uint64_t seed) {
+    prob_t p;
+    tu_rng_t r;
+    tu_rng_init(&r, seed + 14);
+    int review_tight = 0, review_wc = 0, bad = 0, both = 0, trials = 0;
+    for (int t = 0; t < 400; ++t) {
+        const int review = t == 0;
+        const char prec = review || t % 2 ? 's' : 'd';
+        const int64_t m = review ? 4 : tu_int(&r, 1, 8);
+        const int64_t n = review ? 8 : tu_int(&r, 1, 8);
+        const int64_t k = review ? 1 : tu_int(&r, 1, 12);
+        const double alpha = review ? 1.0 : tu_range(&r, -2.0, 2.0);
+        const double beta = review || t % 3 ? 0.0 : tu_range(&r, -1.0, 1.0);
+        make(&p, &r, prec, review ? KIND_UNIFORM : (int)tu_int(&r, 0, KIND_COUNT - 1), m, n, k,
+             review ? 0 : (int)tu_int(&r, 0, 1), review ? 0 : (int)tu_int(&r, 0, 1),
+             review ? 0 : tu_int(&r, 0, 2), alpha, beta);
+        if (review) {
+            const float av[4] = {0.25f, 0.5f, 0.75f, 1.0f};
+            for (int i = 0; i < 4; ++i) p.As[i] = av[i];
+            for (int j = 0; j < 8; ++j) p.Bs[j * p.ldb] = (j % 2 ? -1.0f : 1.0f) * (0.5f + 0.125f * (float)j);
+        }
+        double *C0 = prec == 'd' ? tu_alloc_d(p.ldc * n + 1) : NULL;
+        float *Cs0 = prec == 's' ? tu_alloc_s(p.ldc * n + 1) : NULL;
+        if (C0) memcpy(C0, p.C, sizeof(double) * (size_t)(p.ldc * n));
+        if (Cs0) memcpy(Cs0, p.Cs, sizeof(float) * (size_t)(p.ldc * n));
+        const int64_t i = review ? 0 : tu_int(&r, 0, m - 1);
+        const int64_t j = review ? 3 : tu_int(&r, 0, n - 1);
+        /* changes from far below to far above the worst case's reach at this size */
+        const double u = prec == 'd' ? 0x1p-53 : 0x1p-24;
+        for (int e = 0; e < 12; ++e) {
+            const double delta = review ? 1e-6 * (double)(e % 4 + 1)
+                                        : u * (double)(k + 1) * ldexp(1.0, e - 2);
+            if (review && e >= 4) break;
+            const int wc = detects_change(h, ABFT_BOUND_WORST_CASE, &p, C0, Cs0, i, j, delta);
+            const int tt = detects_change(h, ABFT_BOUND_TIGHT, &p, C0, Cs0, i, j, delta);
+            ++trials;
+            both += wc && tt;
+            if (wc && !tt) {
+                ++bad;
+                if (bad <= 5)
+                    printf("  worst case detects, tight misses: %c %lld x %lld x %lld alpha %g "
+                           "beta %g C(%lld, %lld) += %g\n", prec, (long long)m, (long long)n,
+                           (long long)k, alpha, beta, (long long)i, (long long)j, delta);
+            }
+            if (review && delta == 1e-6) review_wc = wc, review_tight = tt;
+        }
+        free(C0), free(Cs0);
+        release(&p);
+    }
+    printf("never looser: %d changes, %d seen by both, %d seen by the worst case alone; "
+           "review case (1e-6 at C(0, 3)): worst case %d, tight %d\n", trials, both, bad,
+           review_wc, review_tight);
+    TU_CHECK(bad == 0, "the tight mode missed %d changes the worst case detects", bad);
+    TU_CHECK(review_wc, "the review case's premise: the worst case detects 1e-6");
+    abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
+}
+
+typedef struct add_a {
+    int64_t i, l;
+    double delta;
+} add_a_t;
+static abft_status_t add_a_fn(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
+                              int64_t rows, int64_t cols, int64_t ld) {
+    const add_a_t *a = (const add_a_t *)user;
+    (void)rows, (void)cols;
+    if (site != ABFT_SITE_AFTER_ENCODE || which != 0) return ABFT_STATUS_SUCCESS;
+    if (prec == 'd') ((double *)ptr)[a->i + a->l * ld] += a->delta;
+    else ((float *)ptr)[a->i + a->l * ld] += (float)a->delta;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* 15. The random checksum shares the tight bound: a fault in A after encoding whose row of
+ *     op(B) is a (1, -2, 1) stencil hides from both fixed weights, and the random checksum
+ *     must see it at the tight mode's sensitivity, not the worst case's. Found by review:
+ *     fp64 256^3, A(3, 5) += 500 times the tight bound of row 3, row 5 of B (1, -2, 1) at
+ *     columns 10..12: missed for 40 of 40 seeds while the random checksum took the worst
+ *     case's bound. Here the fault is 1e-9 (about 400 times the tight bound of the row, a
+ *     fifth of the worst case's), and fp32 likewise (0.5: about 350 times the tight bound,
+ *     half the worst case's). */
+static void test_random_tight(abft_handle_t h, uint64_t seed) {
+    for (int pi = 0; pi < 2; ++pi) {
+        const char prec = pi ? 's' : 'd';
+        const int64_t n = 256;
+        tu_rng_t r;
+        tu_rng_init(&r, seed + 15);
+        prob_t p;
+        make(&p, &r, prec, KIND_UNIFORM, n, n, n, 0, 0, 0, 1.0, 0.0);
+        for (int64_t j = 0; j < n; ++j) {
+            const double v = j == 10 || j == 12 ? 1.0 : j == 11 ? -2.0 : 0.0;
+            if (prec == 'd') p.B[5 + j * p.ldb] = v;
+            else p.Bs[5 + j * p.ldb] = (float)v;
+        }
+        double *A0 = prec == 'd' ? tu_alloc_d(p.lda * n + 1) : NULL;
+        float *As0 = prec == 's' ? tu_alloc_s(p.lda * n + 1) : NULL;
+        if (A0) memcpy(A0, p.A, sizeof(double) * (size_t)(p.lda * n));
+        if (As0) memcpy(As0, p.As, sizeof(float) * (size_t)(p.lda * n));
+        add_a_t a = {3, 5, pi ? 0.5 : 1e-9};
+        int missed[2] = {0, 0};
+        for (int mode = 0; mode < 2; ++mode)
+            for (uint64_t sd = 1; sd <= 40; ++sd) {
+                abft_set_bound_mode(h, mode ? ABFT_BOUND_TIGHT : ABFT_BOUND_WORST_CASE, 1.0);
+                abft_set_random_checksum(h, 1, sd * 7919u + seed);
+                abft_set_hook(h, add_a_fn, &a);
+                abft_report_t rep;
+                TU_CHECK_STATUS(run(h, &p, &rep), ABFT_STATUS_SUCCESS);
+                abft_set_hook(h, NULL, NULL);
+                if (A0) memcpy(p.A, A0, sizeof(double) * (size_t)(p.lda * n));
+                if (As0) memcpy(p.As, As0, sizeof(float) * (size_t)(p.lda * n));
+                missed[mode] += rep.detected == 0;
+                TU_CHECK(rep.corrected == 0, "%c: corrected on the random checksum's evidence",
+                         prec);
+            }
+        printf("%c: stencil fault of %g in A(3, 5), random checksum, 40 seeds: missed by the "
+               "worst case %d, by the tight mode %d\n", prec, a.delta, missed[0], missed[1]);
+        TU_CHECK(missed[1] == 0, "%c: the tight mode's random checksum missed %d of 40", prec,
+                 missed[1]);
+        free(A0), free(As0);
+        release(&p);
+    }
+    abft_set_random_checksum(h, 0, 0);
+    abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
+}
+
 int main(void) {
     uint64_t seed = tu_seed("test_tight");
     abft_handle_t h;
@@ -850,6 +991,8 @@ int main(void) {
     test_small_batch(h, seed);
     test_verify_without_inputs(seed);
     test_no_cross(seed);
+    test_never_looser(h, seed);
+    test_random_tight(h, seed);
     abft_destroy(h);
     return tu_finish("test_tight");
 }
