@@ -355,6 +355,30 @@ static void worst_where_unfit(const camp_t *c, int64_t rows, int64_t cols, int64
     for (int64_t i = 0; i < 2 * rows; ++i) T[i] = -1.0;
 }
 
+/* The tight pass as a protected call takes it in two stages (abft_gemm.c, tight_second;
+ * docs/bound.md, "Two stages"): the full pass's part, raised to the filter's where the full
+ * pass keeps the tight bound (a row the filter accepts passed against the filter's bound,
+ * at most that). */
+static abft_status_t tight_two_stage(abft_tight_args_t *a) {
+    abft_kctx_t none;
+    memset(&none, 0, sizeof none);
+    const int64_t n = a->m;
+    double *f = (double *)malloc(sizeof(double) * (size_t)n * 2 + 1);
+    if (f == NULL) return ABFT_STATUS_ALLOC_FAILED;
+    abft_tight_args_t fa = *a;
+    fa.filter = 1, fa.T = f, fa.ldt = n;
+    abft_status_t st = abft_cpu_tight(&none, &fa);
+    a->filter = 0;
+    if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tight(&none, a);
+    for (int q = 0; q < 2 && st == ABFT_STATUS_SUCCESS; ++q)
+        for (int64_t i = 0; i < n; ++i) {
+            double *t = &a->T[i + q * a->ldt];
+            if (*t >= 0.0 && f[i + q * n] > *t) *t = f[i + q * n];
+        }
+    free(f);
+    return st;
+}
+
 /* The tight mode's part from the inputs (abft_tight_args_t), computed as the CPU backend's
  * protected call computes it: Yb = op(B)·V and Za = op(A)^T·V by the same tall-and-skinny
  * products (into yb and za, k x 2 each), then the tight pass for the rows into tr (m x 2)
@@ -374,9 +398,10 @@ static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double 
     abft_status_t st = abft_cpu_tsmm(&none, &y);
     abft_bound_gemm_tight(c->h, &c->arith, n, k, n, comp, &tb);
     abft_tight_args_t a = {c->prec, t->transa, t->transb, m, n, k, c->A, t->lda, c->B, t->ldb,
-                           yb, k, t->alpha, tb.u, tb.u_chk, tb.lambda, tr, m, NULL, ksplit, 0, {{0, 0}}};
+                           yb, k, t->alpha, tb.u, tb.u_chk, tb.lambda, tr, m, NULL, ksplit, 0, {{0, 0}},
+                           0};
     a.nord = abft_bound_tight_lanes(c->h->backend, a.ord); /* the lane orders of the library's backend */
-    if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tight(&none, &a);
+    if (st == ABFT_STATUS_SUCCESS) st = tight_two_stage(&a);
     worst_where_unfit(c, m, n, k, tb.u, tr);
     if (st == ABFT_STATUS_SUCCESS && t->checksum_kind == ABFT_CHECKSUM_FULL) {
         abft_tsmm_args_t z = {c->prec, !t->transa, a_rows(t), a_cols(t), 2, c->A, t->lda, NULL,
@@ -385,9 +410,9 @@ static abft_status_t gemm_tight_part(camp_t *c, double *tr, double *tcl, double 
         abft_bound_gemm_tight(c->h, &c->arith, m, k, m, comp, &tb);
         abft_tight_args_t b = {c->prec, !t->transb, !t->transa, n, m, k, c->B, t->ldb, c->A,
                                t->lda, za, k, t->alpha, tb.u, tb.u_chk, tb.lambda, tcl, n, NULL,
-                               ksplit, 0, {{0, 0}}};
+                               ksplit, 0, {{0, 0}}, 0};
         b.nord = abft_bound_tight_lanes(c->h->backend, b.ord);
-        if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tight(&none, &b);
+        if (st == ABFT_STATUS_SUCCESS) st = tight_two_stage(&b);
         worst_where_unfit(c, n, m, k, tb.u, tcl);
     }
     return st;

@@ -191,6 +191,13 @@ typedef struct abft_tight_args {
                      * with beta = 1), whose second half sums from ksplit afresh */
     int nord;       /* the lane orders bounded beside the natural one (kernels/abft_tight_common.h) */
     abft_tight_order_t ord[ABFT_TIGHT_MAXORD];
+    int filter;     /* 1: the filter only (docs/bound.md, "Two stages"): the natural order's
+                     * sketched squares (no class weights, no windows, no lane orders, no
+                     * guards), the short nodes with class weights 1, the final roundings and
+                     * the encoding's rounding, so that T (always >= 0, 0 where it is not
+                     * finite) stays below the full pass's; the CUDA backend computes it in
+                     * fp32 arithmetic (an estimate: the protocol only accepts rows within
+                     * it, and takes the larger of it and the full pass's) */
 } abft_tight_args_t;
 
 /* C = alpha·op(A)·op(B) + beta·C through the backend's BLAS (cuBLAS / host BLAS). */

@@ -45,6 +45,10 @@ enum {
      * inputs, computed at encoding by the tight pass */
     W_TT,                  /* m x 2: rows */
     W_TTC,                 /* n x 2: columns                           (FULL) */
+    /* the full tight pass's part where the filter ran at encoding (two stages), merged into
+     * W_TT and W_TTC once the compare against the filter flags something */
+    W_TF,                  /* m x 2: rows */
+    W_TFC,                 /* n x 2: columns                           (FULL) */
     W_COUNT
 };
 
@@ -60,6 +64,11 @@ struct abft_gemm_plan {
     int rnd_ready;      /* a plan's own copy of the weights is uploaded */
     int encoded;
     int tight;          /* the tight pass ran at the last encoding (W_TT, W_TTC hold it) */
+    int two_stage;      /* encode the tight mode's filter only, the full pass at verification
+                         * where the filter's bound flags something (a call that has its
+                         * inputs at verification: the one-call form) */
+    int tight_full;     /* W_TT, W_TTC hold the full pass's part (or the larger of it and the
+                         * filter's) */
     int comp;           /* the checksums in compensated sums (abft_tsmm_args_t): fp64 data
                          * in the tight mode on the CUDA backend, fixed at the encoding */
     double tight_u;     /* with this unit roundoff of the GEMM */
@@ -101,14 +110,15 @@ static size_t plan_layout(struct abft_gemm_plan *p, void *mem) {
     int64_t rows[W_COUNT] = {p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m,
                              p->k, p->k, p->n, p->n, p->n, p->n, p->n, p->n, 2, 2, 2,
                              p->n, p->k, p->k, p->m, p->m, p->m, p->m, p->m, p->m, 2,
-                             p->m, p->n};
+                             p->m, p->n, p->m, p->n};
     const int full = p->kind == ABFT_CHECKSUM_FULL;
     size_t off = 0;
     for (int i = 0; i < W_COUNT; ++i) {
         int64_t r = rows[i] > 0 ? rows[i] : 1;
         p->ld[i] = r;
         p->w[i] = NULL;
-        if (!full && ((i >= W_ZA && i < W_TMP) || i == W_SIGT || i == W_TTC)) continue;
+        if (!full && ((i >= W_ZA && i < W_TMP) || i == W_SIGT || i == W_TTC || i == W_TFC))
+            continue;
         if (!p->rnd && i >= W_RW && i <= W_SIGR) continue;
         /* with the random checksum, each array of the rows and its random twin are one
          * array of 4 columns (the twin its last two), so that one pass with the weights
@@ -420,31 +430,70 @@ static abft_status_t tight_check(const struct abft_gemm_plan *p) {
  * each row's part of the tight bound, and each column's for FULL (the same pass over
  * C^T = op(B)^T·op(A)^T). Where it does not apply (abft_bound_tight_applies: an arithmetic
  * that shortens the inputs) the worst case is used. */
-static abft_status_t tight_pass(struct abft_gemm_plan *p, const void *A, int64_t lda,
-                                const void *B, int64_t ldb) {
+static abft_status_t tight_run(struct abft_gemm_plan *p, const void *A, int64_t lda,
+                               const void *B, int64_t ldb, int filter, int ti, int tci) {
     abft_handle_t h = p->h;
-    if (!tight_wanted(p) || !abft_bound_tight_applies(&p->arith))
-        return ABFT_STATUS_SUCCESS;
-    ABFT_TRY(tight_check(p));
     abft_gemm_tight_t tb;
-    const int64_t ksplit = abft_gemm_ksplit(h, p->k); /* as run_gemm splits it */
     abft_bound_gemm_tight(h, &p->arith, p->n, p->k, p->n, tight_compensated(p), &tb);
     abft_tight_args_t a = {p->prec, p->transa, p->transb, p->m, p->n, p->k, A, lda, B, ldb,
                            p->w[W_YB], p->ld[W_YB], p->alpha, tb.u, tb.u_chk, tb.lambda,
-                           p->w[W_TT], p->ld[W_TT], NULL, ksplit, 0, {{0, 0}}};
+                           p->w[ti], p->ld[ti], NULL, p->tight_ks, 0, {{0, 0}}, filter};
     a.nord = abft_bound_tight_lanes(h->backend, a.ord);
     ABFT_TRY(h->ops->tight(&h->kctx, &a));
     if (p->kind == ABFT_CHECKSUM_FULL) {
         abft_bound_gemm_tight(h, &p->arith, p->m, p->k, p->m, tight_compensated(p), &tb);
         abft_tight_args_t c = {p->prec, !p->transb, !p->transa, p->n, p->m, p->k, B, ldb, A,
                                lda, p->w[W_ZA], p->ld[W_ZA], p->alpha, tb.u, tb.u_chk,
-                               tb.lambda, p->w[W_TTC], p->ld[W_TTC], NULL, ksplit, 0, {{0, 0}}};
+                               tb.lambda, p->w[tci], p->ld[tci], NULL, p->tight_ks, 0, {{0, 0}},
+                               filter};
         c.nord = abft_bound_tight_lanes(h->backend, c.ord);
         ABFT_TRY(h->ops->tight(&h->kctx, &c));
     }
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* At encoding: the full pass, or in two stages the filter only (docs/bound.md, "Two
+ * stages"). */
+static abft_status_t tight_pass(struct abft_gemm_plan *p, const void *A, int64_t lda,
+                                const void *B, int64_t ldb) {
+    if (!tight_wanted(p) || !abft_bound_tight_applies(&p->arith))
+        return ABFT_STATUS_SUCCESS;
+    ABFT_TRY(tight_check(p));
+    p->tight_ks = abft_gemm_ksplit(p->h, p->k); /* as run_gemm splits it */
+    ABFT_TRY(tight_run(p, A, lda, B, ldb, p->two_stage, W_TT, W_TTC));
     p->tight = 1;
+    p->tight_full = !p->two_stage;
     p->tight_u = p->arith.u;
-    p->tight_ks = ksplit;
+    return ABFT_STATUS_SUCCESS;
+}
+
+/* The second stage: the full pass (after the GEMM: the inputs are the caller's, unchanged
+ * unless corrupted after encoding), each entry's part then the larger of it and the
+ * filter's, except where the full pass sends the entry to the worst case (T < 0) or finds
+ * no bound (NaN): its verdict stands. */
+static abft_status_t tight_second(struct abft_gemm_plan *p, const void *A, int64_t lda,
+                                  const void *B, int64_t ldb) {
+    abft_handle_t h = p->h;
+    ABFT_TRY(tight_run(p, A, lda, B, ldb, 0, W_TF, W_TFC));
+    for (int cs = 0; cs < (p->kind == ABFT_CHECKSUM_FULL ? 2 : 1); ++cs) {
+        const int64_t n = cs ? p->n : p->m;
+        const int ti = cs ? W_TTC : W_TT, fi = cs ? W_TFC : W_TF;
+        double *t = (double *)malloc(sizeof(double) * (size_t)n * 4 + 1);
+        ABFT_RETURN_IF(t == NULL, ABFT_STATUS_ALLOC_FAILED);
+        abft_copy_args_t c1 = {0, sizeof(double), n, 2, t, n, p->w[ti], p->ld[ti]};
+        abft_copy_args_t c2 = {0, sizeof(double), n, 2, t + 2 * n, n, p->w[fi], p->ld[fi]};
+        abft_status_t st = h->ops->copy(&h->kctx, &c1);
+        if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c2);
+        for (int64_t x = 0; x < 2 * n && st == ABFT_STATUS_SUCCESS; ++x) {
+            const double f = t[2 * n + x];
+            t[x] = !(f >= 0.0) || f > t[x] ? f : t[x];
+        }
+        abft_copy_args_t c3 = {1, sizeof(double), n, 2, t, n, p->w[ti], p->ld[ti]};
+        if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c3);
+        free(t);
+        ABFT_TRY(st);
+    }
+    p->tight_full = 1;
     return ABFT_STATUS_SUCCESS;
 }
 
@@ -1360,6 +1409,12 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
     }
     double mr[2] = {0.0, 0.0};
     if (st == ABFT_STATUS_SUCCESS) st = check_all(&g, mr);
+    /* two stages: something exceeds the filter's bound; the full pass decides */
+    if (st == ABFT_STATUS_SUCCESS && p->tight && !p->tight_full && A != NULL && B != NULL &&
+        (g.s[0].nflag > 0 || (g.nsides == 2 && g.s[1].nflag > 0))) {
+        st = tight_second(p, A, lda, B, ldb);
+        if (st == ABFT_STATUS_SUCCESS) st = check_all(&g, mr);
+    }
     int64_t flagged = 0;
     for (int cs = 0; cs < g.nsides && st == ABFT_STATUS_SUCCESS; ++cs) {
         if (mr[cs] > rep->max_ratio) rep->max_ratio = mr[cs];
@@ -1442,6 +1497,7 @@ static abft_status_t protected_gemm(abft_handle_t h, abft_prec_t prec, int trans
      * is the tight mode on a backend without its pass */
     ABFT_TRY(plan_arith(&p));
     ABFT_TRY(tight_check(&p));
+    p.two_stage = 1; /* the inputs are at hand when the result is checked */
     /* The report is written only when the call completes (SUCCESS or NON_FINITE_INPUT). */
     abft_report_t rep;
     memset(&rep, 0, sizeof rep);

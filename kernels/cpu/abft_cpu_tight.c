@@ -119,6 +119,63 @@ static inline void sketch_lanes(int nord, int64_t k, int64_t n, double *Zo, cons
                    G + (size_t)lane[(size_t)o * (size_t)k + (size_t)l] * (size_t)n * SK_Q, k, l, j, b);
 }
 
+/* The filter (a->filter; docs/bound.md, "Two stages"): the parts of the full pass below
+ * that need no class weights, windows, lane orders or guards, each at most the full pass's
+ * (the natural order's squares x_t^2 <= a window's D^2, class weights 1, the short nodes'
+ * Ws_l >= 1 + sum_{s<WIN} s): T >= 0 everywhere, 0 where not finite (the full pass decides
+ * such rows). */
+static abft_status_t cpu_filter(const abft_tight_args_t *a) {
+    const int64_t m = a->m, n = a->n, k = a->k;
+    const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
+    double *Z = calloc((size_t)k * 2 * SK_Q, sizeof(double));
+    double *B2 = calloc((size_t)k * 2, sizeof(double));
+    double *G = malloc(sizeof(double) * (size_t)n * SK_Q);
+    if (!Z || !B2 || !G) {
+        free(Z), free(B2), free(G);
+        return ABFT_STATUS_ALLOC_FAILED;
+    }
+    for (int64_t j = 0; j < n; ++j)
+        for (int q = 0; q < SK_Q; ++q) G[(size_t)j * SK_Q + (size_t)q] = abft_tight_gauss_lane(j, q, 0);
+#pragma omp parallel for schedule(static)
+    for (int64_t l0 = 0; l0 < k; l0 += CH) {
+        const int64_t l1 = l0 + CH < k ? l0 + CH : k;
+        if (a->transb) {
+            for (int64_t l = l0; l < l1; ++l)
+                for (int64_t j = 0; j < n; ++j) sketch_add(Z, B2, G, k, l, j, opb(a, l, j));
+        } else {
+            for (int64_t j = 0; j < n; ++j)
+                for (int64_t l = l0; l < l1; ++l) sketch_add(Z, B2, G, k, l, j, opb(a, l, j));
+        }
+    }
+    const double ws = 1.0 + (double)(WIN * (WIN - 1) / 2); /* abft_tight_ws, classes of 1 */
+    const double aal = fabs(a->alpha), u2 = a->u * a->u, uc2 = a->u_chk * a->u_chk;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; ++i) {
+        double P[2 * SK_Q] = {0}, Vq[2 * SK_Q] = {0}, Fq[2 * SK_Q] = {0};
+        double sh[2] = {0, 0}, yc[2] = {0, 0};
+        for (int64_t l = 0; l < k; ++l) {
+            const double x = opa(a, i, l), *z = Z + (size_t)l * 2 * SK_Q;
+            for (int q = 0; q < 2 * SK_Q; ++q) {
+                P[q] += x * z[q];
+                Vq[q] += P[q] * P[q];
+            }
+            if (l == k - 1 || l == ks - 1)
+                for (int q = 0; q < 2 * SK_Q; ++q) Fq[q] += 2.0 * (P[q] * P[q]);
+            sh[0] += x * x * B2[l] * ws, sh[1] += x * x * B2[l + k] * ws;
+            const double y0 = a->Yb[l], y1 = a->Yb[l + a->ldyb];
+            yc[0] += x * x * y0 * y0, yc[1] += x * x * y1 * y1;
+        }
+        for (int q = 0; q < 2; ++q) {
+            double vs = 0.0, fs = 0.0;
+            for (int c = 0; c < SK_Q; ++c) vs += Vq[q * SK_Q + c], fs += Fq[q * SK_Q + c];
+            const double t = a->lambda * aal * sqrt(u2 * ((vs + fs) / SK_Q + sh[q]) + uc2 * yc[q]);
+            a->T[i + q * a->ldt] = t < INFINITY ? t : 0.0;
+        }
+    }
+    free(Z), free(B2), free(G);
+    return ABFT_STATUS_SUCCESS;
+}
+
 abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
     (void)ctx;
     const int64_t m = a->m, n = a->n, k = a->k;
@@ -129,6 +186,7 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         if (a->nrisky) *a->nrisky = 0;
         return ABFT_STATUS_SUCCESS;
     }
+    if (a->filter) return cpu_filter(a);
     const int64_t nblk = (k + WIN - 1) / WIN;
     const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
     /* the lane orders (abft_tight_common.h): their sketches Zo, each term's lane, class

@@ -690,6 +690,8 @@ static abft_status_t smem_optin(const abft_kctx_t *ctx, size_t *bytes) {
     return ABFT_STATUS_SUCCESS;
 }
 
+extern "C" abft_status_t abft_cuda_tight_filter(const abft_kctx_t *ctx, const abft_tight_args_t *a);
+
 extern "C" int abft_cuda_tight_fits(const abft_kctx_t *ctx, int64_t n, int64_t k, double u) {
     size_t smem = 0;
     if (smem_optin(ctx, &smem) != ABFT_STATUS_SUCCESS) {
@@ -709,6 +711,7 @@ extern "C" abft_status_t abft_cuda_tight(const abft_kctx_t *ctx, const abft_tigh
                                         sizeof(double) * (size_t)m, 2, st));
         return ABFT_STATUS_SUCCESS;
     }
+    if (a->filter) return abft_cuda_tight_filter(ctx, a); /* abft_cuda_filter.cu */
     const int64_t nblk = (k + WIN - 1) / WIN;
     int nord = 0, smax = 1;
     if (!abft_tight_orders(a->ord, a->nord, &nord, &smax)) return ABFT_STATUS_INVALID_VALUE;

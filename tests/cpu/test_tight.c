@@ -973,6 +973,56 @@ static void test_random_tight(abft_handle_t h, uint64_t seed) {
     abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
 }
 
+/* 16. Two stages (docs/bound.md): the filter's part stays below the full pass's wherever
+ *     that keeps the tight bound (so a row the filter accepts, the full pass accepts), over
+ *     every data kind, transposes, the library's split and the CPU's lane orders. */
+static void test_filter_below(uint64_t seed) {
+    tu_rng_t r;
+    tu_rng_init(&r, seed + 16);
+    static const int64_t shapes[][3] = {{1, 1, 1}, {7, 5, 33}, {40, 64, 300}, {33, 20, 1000},
+                                        {9, 130, 17}};
+    abft_kctx_t none;
+    memset(&none, 0, sizeof none);
+    int cases = 0, above = 0;
+    double lo = INFINITY, hi = 0.0;
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; ++sh)
+        for (int kind = 0; kind < KIND_COUNT; ++kind)
+            for (int pi = 0; pi < 2; ++pi) {
+                const char prec = pi ? 's' : 'd';
+                const int64_t m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2];
+                const int ta = (int)tu_int(&r, 0, 1), tb = (int)tu_int(&r, 0, 1);
+                prob_t p;
+                make(&p, &r, prec, kind, m, n, k, ta, tb, tu_int(&r, 0, 2), 1.0, 0.0);
+                double *yb = tu_alloc_d(2 * k), *Tf = tu_alloc_d(2 * m), *Tc = tu_alloc_d(2 * m);
+                for (int64_t l = 0; l < 2 * k; ++l) yb[l] = tu_range(&r, -3.0, 3.0);
+                abft_tight_args_t a = {pi ? ABFT_PREC_S : ABFT_PREC_D, ta, tb, m, n, k,
+                                       pi ? (const void *)p.As : (const void *)p.A, p.lda,
+                                       pi ? (const void *)p.Bs : (const void *)p.B, p.ldb, yb, k,
+                                       tu_range(&r, -2.0, 2.0), pi ? 0x1p-24 : 0x1p-53, 0x1p-53,
+                                       12.5, Tc, m, NULL, tu_int(&r, 0, 1) * (k / 2), 2,
+                                       {{8, 1}, {16, 1}}, 0};
+                TU_CHECK_STATUS(abft_cpu_tight(&none, &a), ABFT_STATUS_SUCCESS);
+                a.filter = 1, a.T = Tf;
+                TU_CHECK_STATUS(abft_cpu_tight(&none, &a), ABFT_STATUS_SUCCESS);
+                for (int64_t i = 0; i < 2 * m; ++i) {
+                    TU_CHECK(Tf[i] >= 0.0 && Tf[i] < INFINITY, "filter T[%lld] = %g",
+                             (long long)i, Tf[i]);
+                    if (!(Tc[i] >= 0.0)) continue;
+                    above += Tf[i] > Tc[i];
+                    if (Tc[i] > 0.0) {
+                        const double q = Tf[i] / Tc[i];
+                        lo = q < lo ? q : lo, hi = q > hi ? q : hi;
+                    }
+                }
+                ++cases;
+                free(yb), free(Tf), free(Tc);
+                release(&p);
+            }
+    printf("filter against the full pass: %d cases, filter/full from %.3g to %.3g, %d above\n",
+           cases, lo, hi, above);
+    TU_CHECK(above == 0, "the filter's part exceeded the full pass's in %d entries", above);
+}
+
 int main(void) {
     uint64_t seed = tu_seed("test_tight");
     abft_handle_t h;
@@ -993,6 +1043,7 @@ int main(void) {
     test_no_cross(seed);
     test_never_looser(h, seed);
     test_random_tight(h, seed);
+    test_filter_below(seed);
     abft_destroy(h);
     return tu_finish("test_tight");
 }

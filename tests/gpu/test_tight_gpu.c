@@ -103,6 +103,7 @@ static void test_pass(abft_handle_t h, tu_rng_t *r) {
                                         {40, 30, 3000, -1},  {33, 7, 5000, -1},   {40, 512, 1024, 512},
                                         {40, 300, 2000, 992}, {33, 257, 130, -1}};
     int checked = 0;
+    double filter_rel = 0.0;
     int64_t risky_long = 0; /* rows the CPU sent to the worst case beyond k·u = 2^-14 */
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < K_COUNT; ++kind) {
@@ -124,7 +125,7 @@ static void test_pass(abft_handle_t h, tu_rng_t *r) {
             abft_tight_args_t a = {ABFT_PREC_S, ta, tb, m, n, k, A, lda, B, ldb, yb, k, -1.5,
                                    0x1p-24, 0x1p-53, 12.5, Tc, m, NULL,
                                    shapes[s][3] >= 0 ? shapes[s][3] : (int64_t)tu_int(r, 0, 1) * (k / 2),
-                                   0, {{0, 0}}};
+                                   0, {{0, 0}}, 0};
             /* the lane orders: none, the CUDA backend's, the CPU backend's */
             const int lists = (int)((s + (size_t)kind) % 3);
             if (lists == 1) a.nord = 1, a.ord[0] = (abft_tight_order_t){4, 8};
@@ -162,11 +163,36 @@ static void test_pass(abft_handle_t h, tu_rng_t *r) {
                 }
             }
             ++checked;
+            /* the filter (two stages): the GPU's fp32 estimate against the CPU's fp64 one, and
+             * the CPU's below the full pass's wherever that keeps the tight bound */
+            double *Tf = tu_alloc_d(2 * m);
+            abft_tight_args_t fc = a;
+            fc.filter = 1, fc.T = Tf;
+            TU_CHECK_STATUS(abft_cpu_tight(&none, &fc), ABFT_STATUS_SUCCESS);
+            abft_tight_args_t fg = g;
+            fg.filter = 1;
+            TU_CHECK_STATUS(abft_cuda_tight(&h->kctx, &fg), ABFT_STATUS_SUCCESS);
+            TU_CUDA_OK(cudaDeviceSynchronize());
+            TU_CUDA_OK(cudaMemcpy(Tg, dT, sizeof(double) * (size_t)(2 * m), cudaMemcpyDeviceToHost));
+            for (int64_t i = 0; i < 2 * m; ++i) {
+                const double x = Tf[i], y = Tg[i];
+                const double rel = fabs(x - y) / fmax(fmax(x, y), 1e-300);
+                if (rel > filter_rel) filter_rel = rel;
+                TU_CHECK(x >= 0.0 && y >= 0.0 && rel <= 2e-2,
+                         "filter %s %lldx%lldx%lld t%d%d: T[%lld] cpu %.9g gpu %.9g", kname[kind],
+                         (long long)m, (long long)n, (long long)k, ta, tb, (long long)i, x, y);
+                TU_CHECK(!(Tc[i] >= 0.0) || x <= Tc[i],
+                         "filter %s %lldx%lldx%lld: T[%lld] %.17g above the full pass's %.17g",
+                         kname[kind], (long long)m, (long long)n, (long long)k, (long long)i, x,
+                         Tc[i]);
+            }
+            free(Tf);
             cudaFree(dA), cudaFree(dB), cudaFree(dY), cudaFree(dT);
             free(X), free(Y), free(A), free(B), free(yb), free(Tc), free(Tg);
         }
-    printf("tight pass: %d cases, GPU against CPU; %lld rows to the worst case beyond k = 1024\n",
-           checked, (long long)risky_long);
+    printf("tight pass: %d cases, GPU against CPU; %lld rows to the worst case beyond k = 1024; "
+           "filter: GPU (fp32) against CPU within %.3g relatively\n",
+           checked, (long long)risky_long, filter_rel);
     TU_CHECK(risky_long > 0, "no case sent a row to the worst case beyond k = 1024");
 }
 
@@ -187,7 +213,7 @@ static void test_too_long(abft_handle_t h, tu_rng_t *r) {
     TU_CUDA_OK(cudaMemcpy(dB, B, sizeof(float) * (size_t)(k * n), cudaMemcpyHostToDevice));
     TU_CUDA_OK(cudaMemcpy(dY, yb, sizeof(double) * (size_t)(2 * k), cudaMemcpyHostToDevice));
     abft_tight_args_t g = {ABFT_PREC_S, 0, 0, m, n, k, dA, m, dB, k, (const double *)dY, k, 1.0,
-                           0x1p-24, 0x1p-53, 12.5, (double *)dT, m, NULL, 0, 0, {{0, 0}}};
+                           0x1p-24, 0x1p-53, 12.5, (double *)dT, m, NULL, 0, 0, {{0, 0}}, 0};
     TU_CHECK_STATUS(abft_cuda_tight(&h->kctx, &g), ABFT_STATUS_SUCCESS);
     TU_CUDA_OK(cudaMemcpy(T, dT, sizeof T, cudaMemcpyDeviceToHost));
     for (int x = 0; x < 6; ++x) TU_CHECK(T[x] == -1.0, "k = %lld: T[%d] = %g, not the worst case", (long long)k, x, T[x]);

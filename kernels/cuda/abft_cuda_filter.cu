@@ -1,0 +1,243 @@
+/* abft CUDA backend: the tight bound's filter (abft_tight_args_t.filter; docs/bound.md, "Two
+ * stages"): for each row i of C = op(A)·op(B) and weight column q, the parts of the full
+ * tight pass (abft_cuda_tight.cu) that need no class weights, windows, lane orders or
+ * guards, computed in fp32 arithmetic:
+ *
+ *   T(i, q) = lambda·|alpha|·sqrt(u^2·((sum_t sum_r x_tr^2 + F)/32 + Ws·sum_l a_il^2·B2_l)
+ *                                 + u_chk^2·sum_l a_il^2·Yb_l^2)
+ *
+ * with x_tr the running sums of a_il·Z_lr along l (Z = op(B)·diag(w)·G, the natural order's
+ * draws G), F the final roundings (2·x^2 at the split and at the end), Ws = 121 (the short
+ * nodes with classes of one) and B2_l = sum_j w_j^2·b_lj^2 estimated by the mean of Z_lr^2.
+ * An estimate, not a bound: the protocol accepts a row whose residual is within it and
+ * otherwise runs the full pass and takes the larger of the two. Four launches:
+ *
+ *   gw_kernel      Gw (n x 64, data precision): G and diag(w)·G;
+ *   (cuBLAS)       Zt = Gw^T·op(B)^T (64 x k): one read of op(B);
+ *   aux_kernel     per term l: the mean of Z_lr^2 per weight column, and Yb_l^2;
+ *   scan_kernel    per 32 rows and segment of l: a warp per 8 sketch columns, a lane per row;
+ *                  each segment's running sums from zero, their sum and sum of squares, so
+ *                  that segments run in parallel and combine exactly:
+ *                  sum_t (X0 + y_t)^2 = len·X0^2 + 2·X0·sum y_t + sum y_t^2;
+ *   combine_kernel per row: the segments in order, then T. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "abft_cuda_common.cuh"
+#include "abft_cuda_tuning.h"
+#include "abft_tight_common.h"
+
+extern "C" abft_status_t abft_cuda_gemm(const abft_kctx_t *ctx, const abft_gemm_args_t *a);
+
+namespace {
+
+constexpr int Q = ABFT_TIGHT_Q;   /* sketch columns per weight column */
+constexpr int NC = 2 * Q;         /* e, then w */
+constexpr int FR = 32;            /* rows per block: a lane each */
+constexpr int FL = 32;            /* terms per tile */
+constexpr int CPW = 8;            /* sketch columns per warp */
+constexpr int FT = NC / CPW * 32; /* threads per block */
+constexpr int NOUT = 3 * NC + 4;  /* per row and segment: y_end, sum y, sum y^2; 4 sums */
+static_assert(FT == 256, "scan_kernel: 8 warps of 8 columns");
+
+struct fparams {
+    int64_t m, k, lda, ldt;
+    int transa;
+    const void *A;
+    const void *Zt; /* 64 x k, data precision */
+    const float4 *aux;
+    float *out;     /* nseg x NOUT x m */
+    int64_t ks, nseg1, nseg, L;
+    double *T;
+    double lambda, alpha, u, u_chk;
+};
+
+/* Segment s: [b, e) of l, never across the split ks. */
+__host__ __device__ inline void seg_bounds(const fparams &p, int64_t s, int64_t *b, int64_t *e) {
+    if (s < p.nseg1) {
+        *b = s * p.L;
+        *e = *b + p.L < p.ks ? *b + p.L : p.ks;
+    } else {
+        *b = p.ks + (s - p.nseg1) * p.L;
+        *e = *b + p.L < p.k ? *b + p.L : p.k;
+    }
+}
+
+template <typename T>
+__global__ void gw_kernel(T *G, int64_t n) {
+    const int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (x >= n * NC) return;
+    const int64_t j = x % n;
+    const int c = (int)(x / n);
+    const double g = abft_tight_gauss_lane(j, c % Q, 0);
+    G[x] = (T)(c < Q ? g : (double)(j + 1) * g);
+}
+
+template <typename T>
+__global__ void aux_kernel(const T *Zt, const double *Yb, int64_t ldyb, int64_t k, float4 *aux) {
+    const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (l >= k) return;
+    float z0 = 0.0f, z1 = 0.0f;
+    for (int c = 0; c < Q; ++c) {
+        const float a = (float)Zt[(size_t)l * NC + c], b = (float)Zt[(size_t)l * NC + Q + c];
+        z0 = fmaf(a, a, z0), z1 = fmaf(b, b, z1);
+    }
+    const float y0 = (float)Yb[l], y1 = (float)Yb[l + ldyb];
+    aux[l] = make_float4(z0 / Q, z1 / Q, y0 * y0, y1 * y1);
+}
+
+template <typename T, bool SPLIT>
+__global__ void __launch_bounds__(FT) scan_kernel(fparams p) {
+    __shared__ float As[FL][FR + 1];
+    __shared__ __align__(16) float Zs[FL][NC];
+    __shared__ float4 Xs[FL];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int64_t i0 = (int64_t)blockIdx.x * FR;
+    int64_t b, e;
+    seg_bounds(p, blockIdx.y, &b, &e);
+    const T *A = (const T *)p.A, *Zt = (const T *)p.Zt;
+    float x[CPW], s1[CPW], s2[CPW], ax = 0.0f;
+#pragma unroll
+    for (int c = 0; c < CPW; ++c) x[c] = s1[c] = s2[c] = 0.0f;
+    for (int64_t l0 = b; l0 < e; l0 += FL) {
+        const int lim = e - l0 < FL ? (int)(e - l0) : FL;
+#pragma unroll
+        for (int r = 0; r < FR * FL / FT; ++r) { /* op(A)'s tile, coalesced either way */
+            const int v = threadIdx.x + r * FT;
+            const int rr = p.transa ? v / FL : v % FR, ll = p.transa ? v % FL : v / FR;
+            const int64_t gi = i0 + rr, gl = l0 + ll;
+            float a = 0.0f;
+            if (gi < p.m && ll < lim)
+                a = (float)(p.transa ? A[(size_t)gl + (size_t)gi * p.lda] : A[(size_t)gi + (size_t)gl * p.lda]);
+            As[ll][rr] = a;
+        }
+#pragma unroll
+        for (int r = 0; r < FL * NC / FT; ++r) { /* Zt's columns l0.., contiguous */
+            const int v = threadIdx.x + r * FT, ll = v / NC, c = v % NC;
+            Zs[ll][c] = ll < lim ? (float)Zt[(size_t)(l0 + ll) * NC + c] : 0.0f;
+        }
+        if (threadIdx.x < FL)
+            Xs[threadIdx.x] = threadIdx.x < lim ? p.aux[l0 + threadIdx.x] : make_float4(0, 0, 0, 0);
+        __syncthreads();
+#pragma unroll 4
+        for (int ll = 0; ll < lim; ++ll) {
+            const float a = As[ll][lane];
+            const float4 za = *reinterpret_cast<const float4 *>(&Zs[ll][warp * CPW]);
+            const float4 zb = *reinterpret_cast<const float4 *>(&Zs[ll][warp * CPW + 4]);
+            const float z[CPW] = {za.x, za.y, za.z, za.w, zb.x, zb.y, zb.z, zb.w};
+#pragma unroll
+            for (int c = 0; c < CPW; ++c) {
+                x[c] = fmaf(a, z[c], x[c]);
+                if (SPLIT) s1[c] += x[c];
+                s2[c] = fmaf(x[c], x[c], s2[c]);
+            }
+            if (warp < 4) {
+                const float4 xs = Xs[ll];
+                const float w = warp == 0 ? xs.x : warp == 1 ? xs.y : warp == 2 ? xs.z : xs.w;
+                ax = fmaf(a * a, w, ax);
+            }
+        }
+        __syncthreads();
+    }
+    const int64_t i = i0 + lane;
+    if (i >= p.m) return;
+    float *o = p.out + (size_t)blockIdx.y * NOUT * (size_t)p.m + (size_t)i;
+#pragma unroll
+    for (int c = 0; c < CPW; ++c) {
+        const int cc = warp * CPW + c;
+        o[(size_t)cc * p.m] = x[c];
+        if (SPLIT) o[(size_t)(NC + cc) * p.m] = s1[c];
+        o[(size_t)(2 * NC + cc) * p.m] = s2[c];
+    }
+    if (warp < 4) o[(size_t)(3 * NC + warp) * p.m] = ax;
+}
+
+__global__ void combine_kernel(fparams p) {
+    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= p.m) return;
+    const size_t st = NOUT * (size_t)p.m;
+    const float *o = p.out + (size_t)i;
+    double vs[2] = {0, 0}, fs[2] = {0, 0}, ax[4] = {0, 0, 0, 0};
+    for (int c = 0; c < NC; ++c) {
+        double X0 = 0.0, acc = 0.0, f = 0.0;
+        for (int64_t s = 0; s < p.nseg; ++s) {
+            int64_t b, e;
+            seg_bounds(p, s, &b, &e);
+            if (s == p.nseg1 && p.ks > 0) f += 2.0 * X0 * X0; /* the first half's result */
+            const double y = o[s * st + (size_t)c * p.m], s2 = o[s * st + (size_t)(2 * NC + c) * p.m];
+            const double s1 = p.nseg > 1 ? (double)o[s * st + (size_t)(NC + c) * p.m] : 0.0;
+            const double v = (double)(e - b) * X0 * X0 + 2.0 * X0 * s1 + s2;
+            acc += v > 0.0 ? v : 0.0;
+            X0 += y;
+        }
+        f += 2.0 * X0 * X0;
+        vs[c / Q] += acc, fs[c / Q] += f;
+    }
+    for (int s = 0; s < p.nseg; ++s)
+        for (int q = 0; q < 4; ++q) ax[q] += o[s * st + (size_t)(3 * NC + q) * p.m];
+    const double ws = 1.0 + (double)(ABFT_TIGHT_WIN * (ABFT_TIGHT_WIN - 1) / 2);
+    for (int q = 0; q < 2; ++q) {
+        const double V = p.u * p.u * ((vs[q] + fs[q]) / Q + ws * ax[q]) + p.u_chk * p.u_chk * ax[2 + q];
+        const double t = p.lambda * fabs(p.alpha) * sqrt(V);
+        p.T[i + q * p.ldt] = t < INFINITY ? t : 0.0; /* not finite: the full pass decides */
+    }
+}
+
+inline size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+
+template <typename T>
+abft_status_t run_filter(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
+    const int64_t m = a->m, n = a->n, k = a->k;
+    cudaStream_t st = abft_cuda_stream(ctx);
+    fparams p;
+    p.m = m, p.k = k, p.lda = a->lda, p.ldt = a->ldt, p.transa = a->transa, p.A = a->A;
+    p.ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
+    p.T = a->T, p.lambda = a->lambda, p.alpha = a->alpha, p.u = a->u, p.u_chk = a->u_chk;
+    /* segments of l: about two blocks per SM in all */
+    int sms = 1;
+    (void)abft_cuda_tune_get(ctx->device, &sms);
+    const int64_t rb = (m + FR - 1) / FR;
+    int64_t want = (2 * (int64_t)sms + rb - 1) / rb;
+    want = want < 1 ? 1 : want > (k + FL - 1) / FL ? (k + FL - 1) / FL : want;
+    p.L = ((k + want - 1) / want + FL - 1) / FL * FL;
+    p.nseg1 = p.ks > 0 ? (p.ks + p.L - 1) / p.L : 0;
+    p.nseg = p.nseg1 + (k - p.ks + p.L - 1) / p.L;
+    const size_t bytes = align256(sizeof(T) * (size_t)n * NC) + align256(sizeof(T) * (size_t)k * NC) +
+                         align256(sizeof(float4) * (size_t)k) +
+                         align256(sizeof(float) * (size_t)p.nseg * NOUT * (size_t)m);
+    void *mem = NULL;
+    ABFT_TRY_STATUS(abft_cuda_scratch(ctx, bytes, &mem));
+    char *q = (char *)mem;
+    T *G = (T *)q;
+    q += align256(sizeof(T) * (size_t)n * NC);
+    T *Zt = (T *)q;
+    q += align256(sizeof(T) * (size_t)k * NC);
+    float4 *aux = (float4 *)q;
+    q += align256(sizeof(float4) * (size_t)k);
+    p.out = (float *)q;
+    p.Zt = Zt, p.aux = aux;
+    gw_kernel<T><<<(unsigned)((n * NC + 255) / 256), 256, 0, st>>>(G, n);
+    ABFT_CUDA_LAUNCHED();
+    /* Zt = Gw^T·op(B)^T (64 x k) through the context's cuBLAS handle (its math mode: an
+     * estimate, whatever the mode) */
+    abft_gemm_args_t g = {a->prec, 1, !a->transb, NC, k, n, 1.0, 0.0, G, n, a->B, a->ldb, Zt, NC};
+    ABFT_TRY_STATUS(abft_cuda_gemm(ctx, &g));
+    aux_kernel<T><<<(unsigned)((k + 255) / 256), 256, 0, st>>>(Zt, a->Yb, a->ldyb, k, aux);
+    ABFT_CUDA_LAUNCHED();
+    const dim3 grid((unsigned)rb, (unsigned)p.nseg);
+    if (p.nseg > 1) scan_kernel<T, true><<<grid, FT, 0, st>>>(p);
+    else scan_kernel<T, false><<<grid, FT, 0, st>>>(p);
+    ABFT_CUDA_LAUNCHED();
+    combine_kernel<<<(unsigned)((m + 127) / 128), 128, 0, st>>>(p);
+    ABFT_CUDA_LAUNCHED();
+    return ABFT_STATUS_SUCCESS;
+}
+
+} // namespace
+
+/* Called by abft_cuda_tight for a->filter (m, n, k > 0 there). */
+extern "C" abft_status_t abft_cuda_tight_filter(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
+    if (a->prec == ABFT_PREC_D) return run_filter<double>(ctx, a);
+    return run_filter<float>(ctx, a);
+}
