@@ -605,6 +605,18 @@ static abft_status_t x_delta(struct abft_lu_plan *p, x_delta_t *x) {
     return ABFT_STATUS_SUCCESS;
 }
 
+/* The largest |d| / t of the four sums (x_delta): above 1 exactly when X^T·V moved beyond
+ * the rounding of its two encodings (NaN or a zero bound under a change: +Inf). */
+static double x_delta_ratio(const x_delta_t *x) {
+    double r = 0.0;
+    for (int i = 0; i < 4; ++i) {
+        double e = x->d[i] == 0.0 ? 0.0 : fabs(x->d[i]) / x->t[i];
+        if (isnan(e)) e = INFINITY;
+        if (e > r) r = e;
+    }
+    return r;
+}
+
 abft_status_t abft_lu_x_changed(struct abft_lu_plan *p, int *changed) {
     x_delta_t x;
     *changed = 0;
@@ -772,6 +784,11 @@ static abft_status_t x_unflagged(struct abft_lu_plan *p, const void *A, int64_t 
     int64_t prow = -1;
     ABFT_TRY(x_delta(p, &x));
     x_change_row(p, &x, &changed, &prow);
+    /* X^T·V is a compared entry like the rows: its ratio enters max_ratio (docs/api.md),
+     * and when it is what detects the fault (no row flagged) it is the report's ratio of
+     * that detection, above 1 */
+    const double xr = x_delta_ratio(&x);
+    if (xr > report->max_ratio) report->max_ratio = xr;
     if (!changed) return ABFT_STATUS_SUCCESS;
     /* The rows of X whose change alone fits X^T·V: the one the ratio names, or, when a
      * change within the plain sum's rounding leaves the ratio undetermined (a low bit of
@@ -818,6 +835,9 @@ static abft_status_t x_unflagged(struct abft_lu_plan *p, const void *A, int64_t 
         free(v.buf);
         ABFT_TRY(st);
     }
+    /* the fault's ratio: the detecting one (X^T·V's), or the factors' distance to the
+     * re-derived checksum when that is larger (the data changed too) */
+    ratio = isnan(ratio) ? INFINITY : fmax(ratio, xr);
     report->detected += 1;
     if (cs) {
         report->checksum_faults += 1;
@@ -825,7 +845,7 @@ static abft_status_t x_unflagged(struct abft_lu_plan *p, const void *A, int64_t 
                           ABFT_FACTOR_NONE);
     } else {
         report->uncorrectable += 1;
-        if (ratio > report->max_ratio || isnan(ratio)) report->max_ratio = ratio;
+        if (ratio > report->max_ratio) report->max_ratio = ratio;
         abft_lu_add_fault(report, r, -1, d0, ratio, ABFT_ACTION_UNCORRECTABLE,
                           ABFT_FACTOR_NONE);
     }

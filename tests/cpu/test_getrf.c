@@ -327,6 +327,76 @@ static void test_checksum_faults(abft_handle_t h, tu_rng_t *r, int lo_bit, int n
     TU_CHECK(ncs >= min_detected, "only %d checksum faults detected", ncs);
 }
 
+/* The report's max_ratio agrees with its detected count for checksum faults (docs/api.md:
+ * an entry is flagged when its ratio exceeds 1, so detected > 0 exactly when max_ratio > 1).
+ * One bit of the encoded checksum X = A·V (any of the 64, any row, either column) flipped
+ * after encoding, fp64 and fp32, with and without the recovery copy: the factors come back
+ * as the clean call's, anything detected is reported (a checksum fault, or uncorrectable),
+ * and detected > 0 if and only if max_ratio > 1. (A low bit moves no row's residual past
+ * its bound; X^T·V against its encode-time value finds it, and its ratio is the report's
+ * max_ratio: before, such reports said detected 1 with max_ratio 0.002.) */
+static void test_checksum_ratio(abft_handle_t h, tu_rng_t *r, int fp32, int ntrials) {
+    int ndet = 0, ncs = 0, nunc = 0, nbad = 0;
+    for (int t = 0; t < ntrials; ++t) {
+        const int rec = t & 1;
+        TU_CHECK_STATUS(abft_set_lu_recovery(h, rec), ABFT_STATUS_SUCCESS);
+        int64_t n = tu_int(r, 2, 80), m = t % 4 == 2 ? n + tu_int(r, 1, 20) : n, lda = m;
+        int64_t k = m < n ? m : n;
+        int kind = (int)tu_int(r, 0, K_NKINDS - 1);
+        if (kind == K_HILBERT || kind == K_GRADED) kind = K_UNIFORM; /* singular in fp32 */
+        double *A = tu_alloc_d(m * n), *C = tu_alloc_d(m * n);
+        float *As = tu_alloc_s(m * n), *Cs = tu_alloc_s(m * n);
+        make(r, kind, m, n, A, lda);
+        for (int64_t i = 0; i < m * n; ++i) As[i] = Cs[i] = (float)A[i];
+        memcpy(C, A, (size_t)(m * n) * sizeof(double));
+        int64_t *ip = (int64_t *)malloc((size_t)k * sizeof(int64_t)), info = 0, cinfo = 0;
+        abft_report_t rep;
+        abft_status_t cst = fp32 ? abft_sgetrf(h, m, n, Cs, lda, ip, &cinfo, &rep)
+                                 : abft_dgetrf(h, m, n, C, lda, ip, &cinfo, &rep);
+        tu_flip_t f = {ABFT_SITE_CHECKSUM, -1, tu_int(r, 0, m - 1), tu_int(r, 0, 1),
+                       (int)tu_int(r, 0, 63), 0, 0, 0};
+        abft_set_hook(h, tu_flip_hook, &f);
+        abft_status_t st = fp32 ? abft_sgetrf(h, m, n, As, lda, ip, &info, &rep)
+                                : abft_dgetrf(h, m, n, A, lda, ip, &info, &rep);
+        abft_set_hook(h, NULL, NULL);
+        const char *pn = fp32 ? "sgetrf" : "dgetrf";
+        TU_CHECK(st == cst && info == cinfo, "%s %lldx%lld: status %s info %lld, clean %s %lld",
+                 pn, (long long)m, (long long)n, abft_status_name(st), (long long)info,
+                 abft_status_name(cst), (long long)cinfo);
+        int same = fp32 ? memcmp(As, Cs, (size_t)(m * n) * sizeof(float)) == 0
+                        : memcmp(A, C, (size_t)(m * n) * sizeof(double)) == 0;
+        TU_CHECK(same, "%s %lldx%lld recovery %d: a checksum flip X(%lld,%lld) bit %d changed "
+                 "the factors", pn, (long long)m, (long long)n, rec, (long long)f.i,
+                 (long long)f.j, f.bit);
+        TU_CHECK(rep.corrected == 0 && rep.recomputed == 0,
+                 "%s: checksum flip corrected %lld recomputed %lld", pn,
+                 (long long)rep.corrected, (long long)rep.recomputed);
+        if (rep.detected > 0) {
+            ++ndet;
+            ncs += rep.checksum_faults > 0;
+            nunc += rep.uncorrectable > 0;
+            TU_CHECK(rep.checksum_faults + rep.uncorrectable >= 1 && rep.nfaults >= 1,
+                     "%s: detected %lld but reported nothing", pn, (long long)rep.detected);
+        }
+        int agree = rep.detected > 0 ? rep.max_ratio > 1.0 : rep.max_ratio <= 1.0;
+        if (!agree) ++nbad;
+        TU_CHECK(agree, "%s %lldx%lld %s recovery %d: X(%lld,%lld) bit %d %g -> %g: detected "
+                 "%lld, max_ratio %g (checksum_faults %lld uncorrectable %lld)", pn,
+                 (long long)m, (long long)n, kind_name[kind], rec, (long long)f.i,
+                 (long long)f.j, f.bit, f.before, f.after, (long long)rep.detected,
+                 rep.max_ratio, (long long)rep.checksum_faults, (long long)rep.uncorrectable);
+        free(A);
+        free(C);
+        free(As);
+        free(Cs);
+        free(ip);
+    }
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
+    printf("checksum flips (%s, bits 0..63): %d trials, detected %d (checksum fault %d, "
+           "uncorrectable %d), detected and max_ratio disagree in %d\n",
+           fp32 ? "fp32" : "fp64", ntrials, ndet, ncs, nunc, nbad);
+}
+
 /* ---- a corrupted checksum together with the data -------------------------------------- */
 
 /* Flips at the CHECKSUM site (row xrow of X = A·V, both columns) and at AFTER_LU (the
@@ -795,6 +865,8 @@ int main(void) {
     test_factor_faults(h, &r, 0);
     test_huge_fault(h, &r);
     test_checksum_faults(h, &r, 46, 40, 20);
+    test_checksum_ratio(h, &r, 0, 256);
+    test_checksum_ratio(h, &r, 1, 256);
     test_checksum_and_data(h);
     test_spread(h, &r);
     test_recovery(h, &r);
