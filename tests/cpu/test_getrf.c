@@ -464,6 +464,70 @@ static void test_checksum_and_data(abft_handle_t h) {
     TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
 }
 
+/* A multiplier inflated where the row of U·V it multiplies cancels: row 0 of A is
+ * 10·[1, -2, 1, 0, ...] (the pivot of column 0; its sums with weights 1 and j + 1 are both
+ * exactly 0), and L(i, 0) is multiplied by 2^e after the factorization. The residual of row
+ * i stays what it was (the product with 0); only the cap of |L|·(|U|·V) (docs/lu.md,
+ * "Multipliers above 1") flags it. The report must say so with max_ratio > 1 (that row's
+ * Za / cap), never call it a checksum fault, and with the recovery copy bring the factors
+ * back (recomputed); without it report them uncorrectable. Before: max_ratio 0, and with
+ * the copy "checksum fault, data intact" with L(i, 0) left at 1e90. */
+typedef struct scale_hook {
+    int64_t i, j;
+    int e;
+} scale_hook_t;
+static abft_status_t scale_elem_hook(void *user, abft_hook_site_t site, int which, char prec,
+                                     void *ptr, int64_t rows, int64_t cols, int64_t ld) {
+    (void)which, (void)rows, (void)cols;
+    const scale_hook_t *s = (const scale_hook_t *)user;
+    if (site == ABFT_SITE_AFTER_LU && prec == 'd') {
+        double *a = (double *)ptr + s->i + s->j * ld;
+        *a = ldexp(*a, s->e);
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+static void test_cancelling_multiplier(abft_handle_t h, tu_rng_t *r) {
+    int nrec = 0, nunc = 0;
+    for (int t = 0; t < 40; ++t) {
+        const int rec = t & 1;
+        TU_CHECK_STATUS(abft_set_lu_recovery(h, rec), ABFT_STATUS_SUCCESS);
+        int64_t n = tu_int(r, 3, 60), m = n + (t % 3 == 0 ? tu_int(r, 1, 10) : 0);
+        double *A = tu_alloc_d(m * n), *C = tu_alloc_d(m * n);
+        tu_fill_d(r, TU_UNIFORM, m, n, A, m);
+        for (int64_t j = 0; j < n; ++j) A[j * m] = j < 3 ? 10.0 * (j == 1 ? -2.0 : 1.0) : 0.0;
+        memcpy(C, A, (size_t)(m * n) * sizeof(double));
+        int64_t *ip = (int64_t *)malloc((size_t)n * sizeof(int64_t)), info;
+        abft_report_t rep;
+        TU_CHECK_STATUS(abft_dgetrf(h, m, n, C, m, ip, &info, &rep), ABFT_STATUS_SUCCESS);
+        scale_hook_t sh = {tu_int(r, 1, m - 1), 0, (int)tu_int(r, 20, 600)};
+        abft_set_hook(h, scale_elem_hook, &sh);
+        TU_CHECK_STATUS(abft_dgetrf(h, m, n, A, m, ip, &info, &rep), ABFT_STATUS_SUCCESS);
+        abft_set_hook(h, NULL, NULL);
+        /* a recomputed row agrees with the clean one to rounding, not bit for bit */
+        int same = tu_rel_diff(m, n, A, C, m) < 1e-10;
+        TU_CHECK(rep.detected > 0 && rep.max_ratio > 1.0 && rep.checksum_faults == 0,
+                 "%lldx%lld L(%lld,0) times 2^%d (recovery %d): detected %lld max_ratio %g "
+                 "checksum_faults %lld", (long long)m, (long long)n, (long long)sh.i, sh.e, rec,
+                 (long long)rep.detected, rep.max_ratio, (long long)rep.checksum_faults);
+        TU_CHECK(rec ? rep.recomputed == 1 && rep.uncorrectable == 0 && same
+                     : rep.uncorrectable >= 1 && rep.corrected == 0,
+                 "%lldx%lld L(%lld,0) times 2^%d (recovery %d): recomputed %lld uncorrectable "
+                 "%lld corrected %lld, factors %s", (long long)m, (long long)n, (long long)sh.i,
+                 sh.e, rec, (long long)rep.recomputed, (long long)rep.uncorrectable,
+                 (long long)rep.corrected, same ? "clean" : "not clean (beyond 1e-10)");
+        if (rep.nfaults >= 1)
+            TU_CHECK(rep.faults[0].ratio > 1.0, "fault ratio %g", rep.faults[0].ratio);
+        nrec += rep.recomputed > 0;
+        nunc += rep.uncorrectable > 0;
+        free(A);
+        free(C);
+        free(ip);
+    }
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
+    printf("multiplier inflated over a cancelling row of U·V: 40 trials, recomputed %d, "
+           "uncorrectable %d\n", nrec, nunc);
+}
+
 /* ---- a fault before / during the factorization (split form) ---------------------------------- */
 
 static void test_spread(abft_handle_t h, tu_rng_t *r) {
@@ -868,6 +932,7 @@ int main(void) {
     test_checksum_ratio(h, &r, 0, 256);
     test_checksum_ratio(h, &r, 1, 256);
     test_checksum_and_data(h);
+    test_cancelling_multiplier(h, &r);
     test_spread(h, &r);
     test_recovery(h, &r);
     test_recovery_below(h);
