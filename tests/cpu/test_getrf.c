@@ -879,6 +879,7 @@ static void test_args(abft_handle_t h) {
 /* Protected solve: clean solves (N and T) pass the checks and solve; bad arguments. (The
  * check covers the solve's arithmetic; the factors are verified by getrf.) */
 static void test_getrs(abft_handle_t h, tu_rng_t *r) {
+    int nbad_f = 0, ndet_f = 0;
     for (int t = 0; t < 20; ++t) {
         int64_t n = tu_int(r, 1, 120), nrhs = tu_int(r, 1, 4), ldb = n + 2;
         double *A = tu_alloc_d(n * n), *F = tu_alloc_d(n * n), *X = tu_alloc_d(ldb * nrhs),
@@ -909,12 +910,36 @@ static void test_getrs(abft_handle_t h, tu_rng_t *r) {
             TU_CHECK(e < 1e-8, "getrs n %lld trans %d: error %g", (long long)n, tr, e);
         }
         TU_CHECK_STATUS(abft_dgetrs(h, 5, n, 1, F, n, ip, B, ldb, &rep), ABFT_STATUS_INVALID_VALUE);
+        /* factors corrupted after getrf (one bit of the exponent or sign; every other one bit
+         * 62): detected > 0 exactly when max_ratio > 1 (docs/api.md), and whatever is
+         * detected is reported. getrs trusts its factors (their column checksums come from
+         * them), so only a solve that overflows or turns non-finite is flagged. */
+        for (int f = 0; f < 4; ++f) {
+            double *G = tu_alloc_d(n * n);
+            memcpy(G, F, (size_t)(n * n) * sizeof(double));
+            int64_t fi = tu_int(r, 0, n - 1), fj = tu_int(r, 0, n - 1);
+            int bit = f & 2 ? 62 : (int)tu_int(r, 52, 63), tr = f & 1;
+            G[fi + fj * n] = tu_flip_d(G[fi + fj * n], bit);
+            tu_fill_d(r, TU_UNIFORM, n, nrhs, B, ldb);
+            TU_CHECK_STATUS(abft_dgetrs(h, tr ? ABFT_OP_T : ABFT_OP_N, n, nrhs, G, n, ip, B, ldb,
+                                        &rep), ABFT_STATUS_SUCCESS);
+            ++nbad_f;
+            ndet_f += rep.detected > 0;
+            TU_CHECK(rep.detected > 0 ? rep.max_ratio > 1.0 && rep.uncorrectable == rep.detected
+                                      : rep.max_ratio <= 1.0,
+                     "getrs n %lld trans %d, factor (%lld,%lld) bit %d: detected %lld "
+                     "uncorrectable %lld max_ratio %g", (long long)n, tr, (long long)fi,
+                     (long long)fj, bit, (long long)rep.detected, (long long)rep.uncorrectable,
+                     rep.max_ratio);
+            free(G);
+        }
         free(A);
         free(F);
         free(X);
         free(B);
         free(ip);
     }
+    printf("getrs with a factor bit flipped: %d solves, detected %d\n", nbad_f, ndet_f);
 }
 
 int main(void) {
