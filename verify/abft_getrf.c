@@ -195,10 +195,14 @@ static abft_status_t za_caps(const struct abft_lu_plan *p, double **caps) {
     return ABFT_STATUS_SUCCESS;
 }
 
-/* The row's |L|·(|U|·V) as the bound uses it, and whether it proves a multiplier above 1. */
-static double za_eff(double za, double cap, int *big) {
+/* The row's |L|·(|U|·V) as the bound uses it, and whether it proves a multiplier above 1;
+ * *zr: then the ratio that flags it, Za / cap (above 1), else 0. */
+static double za_eff(double za, double cap, int *big, double *zr) {
+    *zr = 0.0;
     if (za > cap && isfinite(za) && isfinite(cap)) {
         *big = 1;
+        *zr = za / cap;
+        if (!(*zr > 1.0)) *zr = INFINITY; /* cap = 0 */
         return cap;
     }
     return za;
@@ -238,11 +242,14 @@ static abft_status_t recount(struct abft_lu_plan *p, const void *A, int64_t lda,
             size_t o = (size_t)i + (size_t)q * mm;
             double d = buf[o] - buf[4 * mm + o];
             int big = 0;
-            double za = za_eff(buf[2 * mm + o], caps[o], &big);
+            double zr = 0.0;
+            double za = za_eff(buf[2 * mm + o], caps[o], &big, &zr);
             double t = row_bound(&b, row_dsum(p, pre, i), q, buf[6 * mm + o], za);
             if (!(fabs(d) <= t) || !isfinite(t) || big) fl = 1;
             double x = d == 0.0 ? 0.0 : fabs(d) / t;
             if (isnan(x) || !isfinite(t)) x = INFINITY;
+            /* a row flagged by its cap alone has that ratio (its residual may be 0) */
+            if (zr > x) x = zr;
             if (x > mr) mr = x;
         }
         nf += fl;
@@ -290,7 +297,8 @@ static abft_status_t check_factors(struct abft_lu_plan *p, const void *A, int64_
         }
         for (int64_t i = 0; i < 2 * m && st == ABFT_STATUS_SUCCESS; ++i) {
             int big = 0;
-            (void)za_eff(za[i], caps[i], &big);
+            double zr;
+            (void)za_eff(za[i], caps[i], &big, &zr);
             nbig += big;
         }
         free(za);
@@ -315,6 +323,7 @@ typedef struct host_view {
     double *Z, *Za;      /* L·(U·V), |L|·(|U|·V) (m x 2) */
     double *Y;           /* U·V (k x 2) */
     unsigned char *big;  /* per row: |L|·(|U|·V) proves a multiplier above 1 (za_caps) */
+    double *zr;          /* per row: then the larger Za / cap of the two columns, else 0 */
     abft_lu_bound_t b;   /* the bound (abft_bound_lu) and its divisor sums (diag_sums) */
     double *pre;
     double *buf;
@@ -326,7 +335,7 @@ static abft_status_t fetch(struct abft_lu_plan *p, const void *A, int64_t lda, h
     size_t mm = (size_t)m, kk = (size_t)(k > 0 ? k : 1);
     v->m = m;
     v->k = k;
-    v->buf = (double *)malloc((12 * mm + 2 * kk) * sizeof(double));
+    v->buf = (double *)malloc((13 * mm + 2 * kk) * sizeof(double));
     ABFT_RETURN_IF(v->buf == NULL, ABFT_STATUS_ALLOC_FAILED);
     double *Z = v->buf, *Za = Z + 2 * mm, *PX = Za + 2 * mm, *PXa = PX + 2 * mm;
     double *D = PXa + 2 * mm, *T = D + 2 * mm;
@@ -334,6 +343,7 @@ static abft_status_t fetch(struct abft_lu_plan *p, const void *A, int64_t lda, h
     v->Z = Z;
     v->Za = Za;
     v->Y = T + 2 * mm;
+    v->zr = v->Y + 2 * kk;
     abft_copy_args_t c1 = {0, sizeof(double), m, 2, Z, m, p->Z, m};
     abft_copy_args_t c2 = {0, sizeof(double), m, 2, Za, m, p->Za, m};
     abft_copy_args_t c3 = {0, sizeof(double), m, 2, PX, m, p->PX, m};
@@ -360,13 +370,16 @@ static abft_status_t fetch(struct abft_lu_plan *p, const void *A, int64_t lda, h
         free(v->buf);
         return st;
     }
+    for (int64_t i = 0; i < m; ++i) v->zr[i] = 0.0;
     for (int q = 0; q < 2; ++q) {
         v->d[q] = D + q * mm;
         v->t[q] = T + q * mm;
         for (int64_t i = 0; i < m; ++i) {
             int big = 0;
-            double za = za_eff(Za[i + q * mm], caps[i + q * mm], &big);
+            double zr = 0.0;
+            double za = za_eff(Za[i + q * mm], caps[i + q * mm], &big, &zr);
             v->big[i] |= (unsigned char)big;
+            if (zr > v->zr[i]) v->zr[i] = zr;
             v->d[q][i] = Z[i + q * mm] - PX[i + q * mm];
             v->t[q][i] = row_bound(&v->b, row_dsum(p, v->pre, i), q, PXa[i + q * mm], za);
         }
@@ -384,7 +397,7 @@ static int row_flagged(const host_view_t *v, int64_t i) {
     return 0;
 }
 static double row_ratio(const host_view_t *v, int64_t i) {
-    double r = 0.0;
+    double r = v->zr[i]; /* a row flagged by its cap (za_caps): Za / cap */
     for (int q = 0; q < 2; ++q) {
         double x = v->d[q][i] == 0.0 ? 0.0 : fabs(v->d[q][i]) / v->t[q][i];
         if (isnan(x)) x = INFINITY;
@@ -605,6 +618,18 @@ static abft_status_t x_delta(struct abft_lu_plan *p, x_delta_t *x) {
     return ABFT_STATUS_SUCCESS;
 }
 
+/* The largest |d| / t of the four sums (x_delta): above 1 exactly when X^T·V moved beyond
+ * the rounding of its two encodings (NaN or a zero bound under a change: +Inf). */
+static double x_delta_ratio(const x_delta_t *x) {
+    double r = 0.0;
+    for (int i = 0; i < 4; ++i) {
+        double e = x->d[i] == 0.0 ? 0.0 : fabs(x->d[i]) / x->t[i];
+        if (isnan(e)) e = INFINITY;
+        if (e > r) r = e;
+    }
+    return r;
+}
+
 abft_status_t abft_lu_x_changed(struct abft_lu_plan *p, int *changed) {
     x_delta_t x;
     *changed = 0;
@@ -772,6 +797,11 @@ static abft_status_t x_unflagged(struct abft_lu_plan *p, const void *A, int64_t 
     int64_t prow = -1;
     ABFT_TRY(x_delta(p, &x));
     x_change_row(p, &x, &changed, &prow);
+    /* X^T·V is a compared entry like the rows: its ratio enters max_ratio (docs/api.md),
+     * and when it is what detects the fault (no row flagged) it is the report's ratio of
+     * that detection, above 1 */
+    const double xr = x_delta_ratio(&x);
+    if (xr > report->max_ratio) report->max_ratio = xr;
     if (!changed) return ABFT_STATUS_SUCCESS;
     /* The rows of X whose change alone fits X^T·V: the one the ratio names, or, when a
      * change within the plain sum's rounding leaves the ratio undetermined (a low bit of
@@ -818,6 +848,9 @@ static abft_status_t x_unflagged(struct abft_lu_plan *p, const void *A, int64_t 
         free(v.buf);
         ABFT_TRY(st);
     }
+    /* the fault's ratio: the detecting one (X^T·V's), or the factors' distance to the
+     * re-derived checksum when that is larger (the data changed too) */
+    ratio = isnan(ratio) ? INFINITY : fmax(ratio, xr);
     report->detected += 1;
     if (cs) {
         report->checksum_faults += 1;
@@ -825,7 +858,7 @@ static abft_status_t x_unflagged(struct abft_lu_plan *p, const void *A, int64_t 
                           ABFT_FACTOR_NONE);
     } else {
         report->uncorrectable += 1;
-        if (ratio > report->max_ratio || isnan(ratio)) report->max_ratio = ratio;
+        if (ratio > report->max_ratio) report->max_ratio = ratio;
         abft_lu_add_fault(report, r, -1, d0, ratio, ABFT_ACTION_UNCORRECTABLE,
                           ABFT_FACTOR_NONE);
     }
@@ -907,12 +940,16 @@ static abft_status_t copy_value(struct abft_lu_plan *p, const void *A, int64_t l
 
 /* With a recovery copy: does row r of the factors agree with its original row of A (the
  * copy), |L·(U·V) - a·V|_r <= the row's bound with |a|·V in place of P·|A|·V? Then the
- * data is intact and the encoded checksum of that row is what changed (*is_cs = 1). */
+ * data is intact and the encoded checksum of that row is what changed (*is_cs = 1). Never
+ * for a row whose |L|·(|U|·V) proves a multiplier above 1 (za_caps): that is a fault of L,
+ * and where the row of U·V it multiplies cancels (a row of U summing to 0 in both weights,
+ * as [2, -4, 2]) the row's checksum agrees with the copy whatever the multiplier. */
 static abft_status_t copy_says_checksum(struct abft_lu_plan *p, const host_view_t *v,
                                         const int64_t *perm, int64_t r, int *is_cs) {
     const int64_t n = p->n;
     const size_t es = p->prec == ABFT_PREC_D ? 8 : 4;
     *is_cs = 0;
+    if (v->big[r]) return ABFT_STATUS_SUCCESS;
     double *row = NULL;
     ABFT_TRY(fetch_strip(p, (const char *)p->A0 + (size_t)perm[r] * es, p->m, 1, n, &row));
     double s[2] = {0, 0}, sa[2] = {0, 0};

@@ -116,10 +116,14 @@ static abft_status_t recount(abft_handle_t h, abft_prec_t prec, int unit, int64_
             long double t = (long double)(b->coef_y + rc) * yabs +
                             (long double)(b->coef_b + rc) * babs + b->abs_floor +
                             (long double)b->eta_amp * dsum[q];
-            if (!(fabsl(d) <= t) || !isfinite(t)) fl = 1;
+            const int flq = !(fabsl(d) <= t) || !isfinite(t);
+            fl |= flq;
             long double xl = d == 0.0L ? 0.0L : fabsl(d) / t;
             double x = (double)xl;
             if (isnan(x) || !isfinite(t)) x = INFINITY;
+            /* a ratio above 1 in long double may round to 1 in double: a flagged entry's
+             * ratio stays above 1 (docs/api.md, max_ratio) */
+            if (flq && !(x > 1.0)) x = nextafter(1.0, 2.0);
             if (x > m) m = x;
         }
         if (fl && nf < ABFT_REPORT_MAX_FAULTS) list[nf] = j;

@@ -327,6 +327,76 @@ static void test_checksum_faults(abft_handle_t h, tu_rng_t *r, int lo_bit, int n
     TU_CHECK(ncs >= min_detected, "only %d checksum faults detected", ncs);
 }
 
+/* The report's max_ratio agrees with its detected count for checksum faults (docs/api.md:
+ * an entry is flagged when its ratio exceeds 1, so detected > 0 exactly when max_ratio > 1).
+ * One bit of the encoded checksum X = A·V (any of the 64, any row, either column) flipped
+ * after encoding, fp64 and fp32, with and without the recovery copy: the factors come back
+ * as the clean call's, anything detected is reported (a checksum fault, or uncorrectable),
+ * and detected > 0 if and only if max_ratio > 1. (A low bit moves no row's residual past
+ * its bound; X^T·V against its encode-time value finds it, and its ratio is the report's
+ * max_ratio: before, such reports said detected 1 with max_ratio 0.002.) */
+static void test_checksum_ratio(abft_handle_t h, tu_rng_t *r, int fp32, int ntrials) {
+    int ndet = 0, ncs = 0, nunc = 0, nbad = 0;
+    for (int t = 0; t < ntrials; ++t) {
+        const int rec = t & 1;
+        TU_CHECK_STATUS(abft_set_lu_recovery(h, rec), ABFT_STATUS_SUCCESS);
+        int64_t n = tu_int(r, 2, 80), m = t % 4 == 2 ? n + tu_int(r, 1, 20) : n, lda = m;
+        int64_t k = m < n ? m : n;
+        int kind = (int)tu_int(r, 0, K_NKINDS - 1);
+        if (kind == K_HILBERT || kind == K_GRADED) kind = K_UNIFORM; /* singular in fp32 */
+        double *A = tu_alloc_d(m * n), *C = tu_alloc_d(m * n);
+        float *As = tu_alloc_s(m * n), *Cs = tu_alloc_s(m * n);
+        make(r, kind, m, n, A, lda);
+        for (int64_t i = 0; i < m * n; ++i) As[i] = Cs[i] = (float)A[i];
+        memcpy(C, A, (size_t)(m * n) * sizeof(double));
+        int64_t *ip = (int64_t *)malloc((size_t)k * sizeof(int64_t)), info = 0, cinfo = 0;
+        abft_report_t rep;
+        abft_status_t cst = fp32 ? abft_sgetrf(h, m, n, Cs, lda, ip, &cinfo, &rep)
+                                 : abft_dgetrf(h, m, n, C, lda, ip, &cinfo, &rep);
+        tu_flip_t f = {ABFT_SITE_CHECKSUM, -1, tu_int(r, 0, m - 1), tu_int(r, 0, 1),
+                       (int)tu_int(r, 0, 63), 0, 0, 0};
+        abft_set_hook(h, tu_flip_hook, &f);
+        abft_status_t st = fp32 ? abft_sgetrf(h, m, n, As, lda, ip, &info, &rep)
+                                : abft_dgetrf(h, m, n, A, lda, ip, &info, &rep);
+        abft_set_hook(h, NULL, NULL);
+        const char *pn = fp32 ? "sgetrf" : "dgetrf";
+        TU_CHECK(st == cst && info == cinfo, "%s %lldx%lld: status %s info %lld, clean %s %lld",
+                 pn, (long long)m, (long long)n, abft_status_name(st), (long long)info,
+                 abft_status_name(cst), (long long)cinfo);
+        int same = fp32 ? memcmp(As, Cs, (size_t)(m * n) * sizeof(float)) == 0
+                        : memcmp(A, C, (size_t)(m * n) * sizeof(double)) == 0;
+        TU_CHECK(same, "%s %lldx%lld recovery %d: a checksum flip X(%lld,%lld) bit %d changed "
+                 "the factors", pn, (long long)m, (long long)n, rec, (long long)f.i,
+                 (long long)f.j, f.bit);
+        TU_CHECK(rep.corrected == 0 && rep.recomputed == 0,
+                 "%s: checksum flip corrected %lld recomputed %lld", pn,
+                 (long long)rep.corrected, (long long)rep.recomputed);
+        if (rep.detected > 0) {
+            ++ndet;
+            ncs += rep.checksum_faults > 0;
+            nunc += rep.uncorrectable > 0;
+            TU_CHECK(rep.checksum_faults + rep.uncorrectable >= 1 && rep.nfaults >= 1,
+                     "%s: detected %lld but reported nothing", pn, (long long)rep.detected);
+        }
+        int agree = rep.detected > 0 ? rep.max_ratio > 1.0 : rep.max_ratio <= 1.0;
+        if (!agree) ++nbad;
+        TU_CHECK(agree, "%s %lldx%lld %s recovery %d: X(%lld,%lld) bit %d %g -> %g: detected "
+                 "%lld, max_ratio %g (checksum_faults %lld uncorrectable %lld)", pn,
+                 (long long)m, (long long)n, kind_name[kind], rec, (long long)f.i,
+                 (long long)f.j, f.bit, f.before, f.after, (long long)rep.detected,
+                 rep.max_ratio, (long long)rep.checksum_faults, (long long)rep.uncorrectable);
+        free(A);
+        free(C);
+        free(As);
+        free(Cs);
+        free(ip);
+    }
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
+    printf("checksum flips (%s, bits 0..63): %d trials, detected %d (checksum fault %d, "
+           "uncorrectable %d), detected and max_ratio disagree in %d\n",
+           fp32 ? "fp32" : "fp64", ntrials, ndet, ncs, nunc, nbad);
+}
+
 /* ---- a corrupted checksum together with the data -------------------------------------- */
 
 /* Flips at the CHECKSUM site (row xrow of X = A·V, both columns) and at AFTER_LU (the
@@ -392,6 +462,70 @@ static void test_checksum_and_data(abft_handle_t h) {
                  (long long)rep.uncorrectable);
     }
     TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
+}
+
+/* A multiplier inflated where the row of U·V it multiplies cancels: row 0 of A is
+ * 10·[1, -2, 1, 0, ...] (the pivot of column 0; its sums with weights 1 and j + 1 are both
+ * exactly 0), and L(i, 0) is multiplied by 2^e after the factorization. The residual of row
+ * i stays what it was (the product with 0); only the cap of |L|·(|U|·V) (docs/lu.md,
+ * "Multipliers above 1") flags it. The report must say so with max_ratio > 1 (that row's
+ * Za / cap), never call it a checksum fault, and with the recovery copy bring the factors
+ * back (recomputed); without it report them uncorrectable. Before: max_ratio 0, and with
+ * the copy "checksum fault, data intact" with L(i, 0) left at 1e90. */
+typedef struct scale_hook {
+    int64_t i, j;
+    int e;
+} scale_hook_t;
+static abft_status_t scale_elem_hook(void *user, abft_hook_site_t site, int which, char prec,
+                                     void *ptr, int64_t rows, int64_t cols, int64_t ld) {
+    (void)which, (void)rows, (void)cols;
+    const scale_hook_t *s = (const scale_hook_t *)user;
+    if (site == ABFT_SITE_AFTER_LU && prec == 'd') {
+        double *a = (double *)ptr + s->i + s->j * ld;
+        *a = ldexp(*a, s->e);
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+static void test_cancelling_multiplier(abft_handle_t h, tu_rng_t *r) {
+    int nrec = 0, nunc = 0;
+    for (int t = 0; t < 40; ++t) {
+        const int rec = t & 1;
+        TU_CHECK_STATUS(abft_set_lu_recovery(h, rec), ABFT_STATUS_SUCCESS);
+        int64_t n = tu_int(r, 3, 60), m = n + (t % 3 == 0 ? tu_int(r, 1, 10) : 0);
+        double *A = tu_alloc_d(m * n), *C = tu_alloc_d(m * n);
+        tu_fill_d(r, TU_UNIFORM, m, n, A, m);
+        for (int64_t j = 0; j < n; ++j) A[j * m] = j < 3 ? 10.0 * (j == 1 ? -2.0 : 1.0) : 0.0;
+        memcpy(C, A, (size_t)(m * n) * sizeof(double));
+        int64_t *ip = (int64_t *)malloc((size_t)n * sizeof(int64_t)), info;
+        abft_report_t rep;
+        TU_CHECK_STATUS(abft_dgetrf(h, m, n, C, m, ip, &info, &rep), ABFT_STATUS_SUCCESS);
+        scale_hook_t sh = {tu_int(r, 1, m - 1), 0, (int)tu_int(r, 20, 600)};
+        abft_set_hook(h, scale_elem_hook, &sh);
+        TU_CHECK_STATUS(abft_dgetrf(h, m, n, A, m, ip, &info, &rep), ABFT_STATUS_SUCCESS);
+        abft_set_hook(h, NULL, NULL);
+        /* a recomputed row agrees with the clean one to rounding, not bit for bit */
+        int same = tu_rel_diff(m, n, A, C, m) < 1e-10;
+        TU_CHECK(rep.detected > 0 && rep.max_ratio > 1.0 && rep.checksum_faults == 0,
+                 "%lldx%lld L(%lld,0) times 2^%d (recovery %d): detected %lld max_ratio %g "
+                 "checksum_faults %lld", (long long)m, (long long)n, (long long)sh.i, sh.e, rec,
+                 (long long)rep.detected, rep.max_ratio, (long long)rep.checksum_faults);
+        TU_CHECK(rec ? rep.recomputed == 1 && rep.uncorrectable == 0 && same
+                     : rep.uncorrectable >= 1 && rep.corrected == 0,
+                 "%lldx%lld L(%lld,0) times 2^%d (recovery %d): recomputed %lld uncorrectable "
+                 "%lld corrected %lld, factors %s", (long long)m, (long long)n, (long long)sh.i,
+                 sh.e, rec, (long long)rep.recomputed, (long long)rep.uncorrectable,
+                 (long long)rep.corrected, same ? "clean" : "not clean (beyond 1e-10)");
+        if (rep.nfaults >= 1)
+            TU_CHECK(rep.faults[0].ratio > 1.0, "fault ratio %g", rep.faults[0].ratio);
+        nrec += rep.recomputed > 0;
+        nunc += rep.uncorrectable > 0;
+        free(A);
+        free(C);
+        free(ip);
+    }
+    TU_CHECK_STATUS(abft_set_lu_recovery(h, 0), ABFT_STATUS_SUCCESS);
+    printf("multiplier inflated over a cancelling row of U·V: 40 trials, recomputed %d, "
+           "uncorrectable %d\n", nrec, nunc);
 }
 
 /* ---- a fault before / during the factorization (split form) ---------------------------------- */
@@ -745,6 +879,7 @@ static void test_args(abft_handle_t h) {
 /* Protected solve: clean solves (N and T) pass the checks and solve; bad arguments. (The
  * check covers the solve's arithmetic; the factors are verified by getrf.) */
 static void test_getrs(abft_handle_t h, tu_rng_t *r) {
+    int nbad_f = 0, ndet_f = 0;
     for (int t = 0; t < 20; ++t) {
         int64_t n = tu_int(r, 1, 120), nrhs = tu_int(r, 1, 4), ldb = n + 2;
         double *A = tu_alloc_d(n * n), *F = tu_alloc_d(n * n), *X = tu_alloc_d(ldb * nrhs),
@@ -775,12 +910,36 @@ static void test_getrs(abft_handle_t h, tu_rng_t *r) {
             TU_CHECK(e < 1e-8, "getrs n %lld trans %d: error %g", (long long)n, tr, e);
         }
         TU_CHECK_STATUS(abft_dgetrs(h, 5, n, 1, F, n, ip, B, ldb, &rep), ABFT_STATUS_INVALID_VALUE);
+        /* factors corrupted after getrf (one bit of the exponent or sign; every other one bit
+         * 62): detected > 0 exactly when max_ratio > 1 (docs/api.md), and whatever is
+         * detected is reported. getrs trusts its factors (their column checksums come from
+         * them), so only a solve that overflows or turns non-finite is flagged. */
+        for (int f = 0; f < 4; ++f) {
+            double *G = tu_alloc_d(n * n);
+            memcpy(G, F, (size_t)(n * n) * sizeof(double));
+            int64_t fi = tu_int(r, 0, n - 1), fj = tu_int(r, 0, n - 1);
+            int bit = f & 2 ? 62 : (int)tu_int(r, 52, 63), tr = f & 1;
+            G[fi + fj * n] = tu_flip_d(G[fi + fj * n], bit);
+            tu_fill_d(r, TU_UNIFORM, n, nrhs, B, ldb);
+            TU_CHECK_STATUS(abft_dgetrs(h, tr ? ABFT_OP_T : ABFT_OP_N, n, nrhs, G, n, ip, B, ldb,
+                                        &rep), ABFT_STATUS_SUCCESS);
+            ++nbad_f;
+            ndet_f += rep.detected > 0;
+            TU_CHECK(rep.detected > 0 ? rep.max_ratio > 1.0 && rep.uncorrectable == rep.detected
+                                      : rep.max_ratio <= 1.0,
+                     "getrs n %lld trans %d, factor (%lld,%lld) bit %d: detected %lld "
+                     "uncorrectable %lld max_ratio %g", (long long)n, tr, (long long)fi,
+                     (long long)fj, bit, (long long)rep.detected, (long long)rep.uncorrectable,
+                     rep.max_ratio);
+            free(G);
+        }
         free(A);
         free(F);
         free(X);
         free(B);
         free(ip);
     }
+    printf("getrs with a factor bit flipped: %d solves, detected %d\n", nbad_f, ndet_f);
 }
 
 int main(void) {
@@ -795,7 +954,10 @@ int main(void) {
     test_factor_faults(h, &r, 0);
     test_huge_fault(h, &r);
     test_checksum_faults(h, &r, 46, 40, 20);
+    test_checksum_ratio(h, &r, 0, 256);
+    test_checksum_ratio(h, &r, 1, 256);
     test_checksum_and_data(h);
+    test_cancelling_multiplier(h, &r);
     test_spread(h, &r);
     test_recovery(h, &r);
     test_recovery_below(h);

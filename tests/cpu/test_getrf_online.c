@@ -238,6 +238,66 @@ static void test_checksum(abft_handle_t h, tu_rng_t *r) {
     TU_CHECK(ncs >= 20, "only %d of 30 checksum flips recognized", ncs);
 }
 
+/* detected > 0 exactly when max_ratio > 1 (docs/api.md: an entry is flagged when its ratio
+ * exceeds 1) for one bit (any of the 64) flipped in a checksum: the encoded X = A·V (which
+ * 0, seen by the final check only) or the carried columns W after a panel (which >= 1),
+ * fp64 and fp32. The factors come back as the clean call's and nothing is corrected. */
+static void test_checksum_ratio(abft_handle_t h, tu_rng_t *r, int fp32, int ntrials) {
+    int ndet = 0, nbad = 0, nx = 0;
+    for (int t = 0; t < ntrials; ++t) {
+        int64_t nb = 16, n = tu_int(r, 20, 90), npan = (n + nb - 1) / nb;
+        int which = t % 2 == 0 ? 0 : (int)tu_int(r, 1, npan - 1);
+        nx += which == 0;
+        double *A = tu_alloc_d(n * n), *C = tu_alloc_d(n * n);
+        float *As = tu_alloc_s(n * n), *Cs = tu_alloc_s(n * n);
+        tu_fill_d(r, (tu_kind_t)tu_int(r, 0, 3), n, n, A, n);
+        for (int64_t i = 0; i < n * n; ++i) As[i] = Cs[i] = (float)A[i];
+        memcpy(C, A, (size_t)(n * n) * sizeof(double));
+        int64_t *ip = (int64_t *)malloc((size_t)n * sizeof(int64_t)), info;
+        abft_report_t rep;
+        abft_lu_options_t opt = {nb, 1, 0, g_la};
+        TU_CHECK_STATUS(fp32 ? abft_sgetrf_online(h, n, n, Cs, n, ip, &opt, &info, &rep)
+                             : abft_dgetrf_online(h, n, n, C, n, ip, &opt, &info, &rep),
+                        ABFT_STATUS_SUCCESS);
+        tu_flip_t f = {ABFT_SITE_CHECKSUM, which,
+                       which == 0 ? tu_int(r, 0, n - 1) : tu_int(r, which * nb, n - 1),
+                       tu_int(r, 0, 1), (int)tu_int(r, 0, 63), 0, 0, 0};
+        abft_set_hook(h, tu_flip_hook, &f);
+        TU_CHECK_STATUS(fp32 ? abft_sgetrf_online(h, n, n, As, n, ip, &opt, &info, &rep)
+                             : abft_dgetrf_online(h, n, n, A, n, ip, &opt, &info, &rep),
+                        ABFT_STATUS_SUCCESS);
+        abft_set_hook(h, NULL, NULL);
+        const char *pn = fp32 ? "sgetrf_online" : "dgetrf_online";
+        TU_CHECK(f.fired, "hook did not fire");
+        int same = fp32 ? memcmp(As, Cs, (size_t)(n * n) * sizeof(float)) == 0
+                        : memcmp(A, C, (size_t)(n * n) * sizeof(double)) == 0;
+        TU_CHECK(same && rep.corrected == 0 && rep.recomputed == 0,
+                 "%s n %lld: checksum flip (which %d, %lld,%lld, bit %d) changed the factors "
+                 "(corrected %lld recomputed %lld)", pn, (long long)n, which, (long long)f.i,
+                 (long long)f.j, f.bit, (long long)rep.corrected, (long long)rep.recomputed);
+        if (rep.detected > 0) {
+            ++ndet;
+            TU_CHECK(rep.checksum_faults + rep.uncorrectable >= 1 && rep.nfaults >= 1,
+                     "%s: detected %lld but reported nothing", pn, (long long)rep.detected);
+        }
+        int agree = rep.detected > 0 ? rep.max_ratio > 1.0 : rep.max_ratio <= 1.0;
+        nbad += !agree;
+        TU_CHECK(agree, "%s n %lld: checksum flip (which %d, %lld,%lld, bit %d %g -> %g): "
+                 "detected %lld, max_ratio %g (checksum_faults %lld uncorrectable %lld)", pn,
+                 (long long)n, which, (long long)f.i, (long long)f.j, f.bit, f.before, f.after,
+                 (long long)rep.detected, rep.max_ratio, (long long)rep.checksum_faults,
+                 (long long)rep.uncorrectable);
+        free(A);
+        free(C);
+        free(As);
+        free(Cs);
+        free(ip);
+    }
+    printf("checksum flips (%s, bits 0..63): %d trials (%d in X, %d in W), detected %d, "
+           "detected and max_ratio disagree in %d\n", fp32 ? "fp32" : "fp64", ntrials, nx,
+           ntrials - nx, ndet, nbad);
+}
+
 /* A flip in L between panels: L is not in the trailing matrix; the final check corrects. */
 static void test_l_between_panels(abft_handle_t h, tu_rng_t *r) {
     for (int t = 0; t < 20; ++t) {
@@ -563,6 +623,8 @@ int main(void) {
         test_clean(h, &r);
         test_between_panels(h, &r);
         test_checksum(h, &r);
+        test_checksum_ratio(h, &r, 0, 128);
+        test_checksum_ratio(h, &r, 1, 128);
         test_l_between_panels(h, &r);
         test_overflow_between_panels(h, &r);
         test_singular_next_panel(h, &r);
