@@ -150,7 +150,9 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
     /* kinds: row, full, row+rnd (worst case), row+tight, row+tight+rnd (the tight bound in
      * two stages: the one-call form runs the filter and, only where it flags, the full
      * pass; the split form, timed as "passes", runs the full pass at encoding) */
+    const char *only = std::getenv("ABFT_BENCH_GEMM_KINDS"); /* e.g. "3,4": those kinds alone */
     for (int kind = 0; kind < 5; ++kind) {
+        if (only != nullptr && !std::strchr(only, '0' + kind)) continue;
         const bool tight = kind >= 3;
         TU_ABFT_OK(abft_set_checksum_kind(h, kind == 1 ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW));
         TU_ABFT_OK(abft_set_random_checksum(h, kind == 2 || kind == 4 ? 1 : 0, 20261125));
