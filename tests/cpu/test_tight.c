@@ -177,7 +177,11 @@ static void test_tightness(abft_handle_t h, uint64_t seed) {
     abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
 }
 
+/* Adds delta to element (i, j) of the array a protected call hands its hook at `site`
+ * (which: 0 = A at ABFT_SITE_AFTER_ENCODE; C at ABFT_SITE_AFTER_GEMM). */
 typedef struct add1 {
+    abft_hook_site_t site;
+    int which;
     int64_t i, j;
     double delta;
     int fired;
@@ -185,8 +189,8 @@ typedef struct add1 {
 static abft_status_t add1_fn(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
                              int64_t rows, int64_t cols, int64_t ld) {
     add1_t *a = (add1_t *)user;
-    (void)which, (void)rows, (void)cols;
-    if (site != ABFT_SITE_AFTER_GEMM) return ABFT_STATUS_SUCCESS;
+    (void)rows, (void)cols;
+    if (site != a->site || which != a->which) return ABFT_STATUS_SUCCESS;
     if (prec == 'd') ((double *)ptr)[a->i + a->j * ld] += a->delta;
     else ((float *)ptr)[a->i + a->j * ld] += (float)a->delta;
     a->fired = 1;
@@ -208,7 +212,7 @@ static void test_detects(abft_handle_t h, uint64_t seed) {
             abft_set_bound_mode(h, mode ? ABFT_BOUND_TIGHT : ABFT_BOUND_WORST_CASE, 1.0);
             /* the RMS of a row of C: about sqrt(k/9) for uniform [-1, 1] data */
             double rms = sqrt((double)n / 9.0);
-            add1_t a = {17, 101, (pi ? 1e-3 : 1e-11) * rms, 0};
+            add1_t a = {ABFT_SITE_AFTER_GEMM, 0, 17, 101, (pi ? 1e-3 : 1e-11) * rms, 0};
             abft_set_hook(h, add1_fn, &a);
             abft_report_t rep;
             TU_CHECK_STATUS(run(h, &p, &rep), ABFT_STATUS_SUCCESS);
@@ -842,7 +846,7 @@ static int detects_change(abft_handle_t h, abft_bound_mode_t mode, prob_t *p, co
     abft_set_bound_mode(h, mode, 1.0);
     if (p->prec == 'd') memcpy(p->C, C0, sizeof(double) * (size_t)(p->ldc * p->n));
     else memcpy(p->Cs, Cs0, sizeof(float) * (size_t)(p->ldc * p->n));
-    add1_t a = {i, j, delta, 0};
+    add1_t a = {ABFT_SITE_AFTER_GEMM, 0, i, j, delta, 0};
     abft_set_hook(h, add1_fn, &a);
     abft_report_t rep;
     TU_CHECK_STATUS(run(h, p, &rep), ABFT_STATUS_SUCCESS);
@@ -907,20 +911,6 @@ static void test_never_looser(abft_handle_t h, uint64_t seed) {
     abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
 }
 
-typedef struct add_a {
-    int64_t i, l;
-    double delta;
-} add_a_t;
-static abft_status_t add_a_fn(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
-                              int64_t rows, int64_t cols, int64_t ld) {
-    const add_a_t *a = (const add_a_t *)user;
-    (void)rows, (void)cols;
-    if (site != ABFT_SITE_AFTER_ENCODE || which != 0) return ABFT_STATUS_SUCCESS;
-    if (prec == 'd') ((double *)ptr)[a->i + a->l * ld] += a->delta;
-    else ((float *)ptr)[a->i + a->l * ld] += (float)a->delta;
-    return ABFT_STATUS_SUCCESS;
-}
-
 /* 15. The random checksum shares the tight bound: a fault in A after encoding whose row of
  *     op(B) is a (1, -2, 1) stencil hides from both fixed weights, and the random checksum
  *     must see it at the tight mode's sensitivity, not the worst case's. Found by review:
@@ -946,13 +936,13 @@ static void test_random_tight(abft_handle_t h, uint64_t seed) {
         float *As0 = prec == 's' ? tu_alloc_s(p.lda * n + 1) : NULL;
         if (A0) memcpy(A0, p.A, sizeof(double) * (size_t)(p.lda * n));
         if (As0) memcpy(As0, p.As, sizeof(float) * (size_t)(p.lda * n));
-        add_a_t a = {3, 5, pi ? 0.5 : 1e-9};
+        add1_t a = {ABFT_SITE_AFTER_ENCODE, 0, 3, 5, pi ? 0.5 : 1e-9, 0};
         int missed[2] = {0, 0};
         for (int mode = 0; mode < 2; ++mode)
             for (uint64_t sd = 1; sd <= 40; ++sd) {
                 abft_set_bound_mode(h, mode ? ABFT_BOUND_TIGHT : ABFT_BOUND_WORST_CASE, 1.0);
                 abft_set_random_checksum(h, 1, sd * 7919u + seed);
-                abft_set_hook(h, add_a_fn, &a);
+                abft_set_hook(h, add1_fn, &a);
                 abft_report_t rep;
                 TU_CHECK_STATUS(run(h, &p, &rep), ABFT_STATUS_SUCCESS);
                 abft_set_hook(h, NULL, NULL);
