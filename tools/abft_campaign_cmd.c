@@ -214,10 +214,12 @@ static void json_num(FILE *f, double v) {
 }
 
 /* Full space: the configuration and fault a trial drew (abft_trial_config_t), as CSV
- * columns after `rel_change` (FULL_CSV_HEADER) and as a JSON object. */
+ * columns after `rel_change` (FULL_CSV_HEADER: one name per column; the model's width is
+ * `model_width`, beside the first flip's `width`) and as a JSON object. */
 #define FULL_CSV_HEADER                                                                         \
     ",rho_check,m,n,k,transa,transb,lda,ldb,ldc,alpha,beta,c_scale,checksum,bound,bound_factor," \
-    "math,recompute,lu_recovery,nb,check_every,panel_nb,lookahead,model,width,call,calls,"  \
+    "math,recompute,lu_recovery,nb,check_every,panel_nb,lookahead,model,model_width,call,"  \
+    "calls,"                                                                                 \
     "random_checksum"
 static void trial_config_csv(FILE *f, const abft_trial_t *t) {
     const abft_trial_config_t *c = &t->config;

@@ -1119,7 +1119,6 @@ static abft_compare_args_t compare_job(const gemm_ctx_t *g, int cs, double *max_
         c.T = w[cs ? W_TTC : W_TT], c.ldt = ld[cs ? W_TTC : W_TT];
         c.tcoef_s = s->tb.coef_s, c.tcoef_p = s->tb.coef_p, c.tcoef_r = s->tb.coef_r;
         c.tcoef_x = s->tb.coef_x;
-        c.tscale = 1.0;
     }
     return c;
 }
