@@ -246,9 +246,14 @@ static abft_status_t trailing_check(online_t *o, int64_t K1, int64_t K2, int64_t
                     b.eta_amp * dsum[q];
             fl[q] = !(fabs(d[q]) <= tb[q]) || !isfinite(tb[q]);
         }
-        double ratio = fmax(d[0] == 0.0 ? 0.0 : fabs(d[0]) / tb[0],
-                            d[1] == 0.0 ? 0.0 : fabs(d[1]) / tb[1]);
-        if (isnan(ratio) || !isfinite(tb[0]) || !isfinite(tb[1])) ratio = INFINITY;
+        /* per column, a NaN residual's ratio is +Inf (fmax would drop it for the other
+         * column's: a carried checksum flipped to NaN was reported at that ratio, below 1) */
+        double ratio = 0.0;
+        for (int q = 0; q < 2; ++q) {
+            const double rq = d[q] == 0.0 ? 0.0 : fabs(d[q]) / tb[q];
+            if (!(rq <= ratio)) ratio = isnan(rq) ? INFINITY : rq;
+        }
+        if (!isfinite(tb[0]) || !isfinite(tb[1])) ratio = INFINITY;
         if (ratio > hmr) hmr = ratio;
         if (!fl[0] && !fl[1]) continue;
         rep->detected += 1;
