@@ -371,10 +371,8 @@ static abft_status_t tight_two_stage(abft_tight_args_t *a) {
     a->filter = 0;
     if (st == ABFT_STATUS_SUCCESS) st = abft_cpu_tight(&none, a);
     for (int q = 0; q < 2 && st == ABFT_STATUS_SUCCESS; ++q)
-        for (int64_t i = 0; i < n; ++i) {
-            double *t = &a->T[i + q * a->ldt];
-            if (*t >= 0.0 && f[i + q * n] > *t) *t = f[i + q * n];
-        }
+        for (int64_t i = 0; i < n; ++i)
+            a->T[i + q * a->ldt] = abft_bound_tight_merge(f[i + q * n], a->T[i + q * a->ldt]);
     free(f);
     return st;
 }

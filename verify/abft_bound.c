@@ -242,6 +242,8 @@ double abft_bound_tight_raise(double t, double wc, double alpha, double sm, doub
     return up < wc ? up : wc;
 }
 
+double abft_bound_tight_merge(double tf, double t) { return !(t >= 0.0) || t > tf ? t : tf; }
+
 int abft_bound_tight_applies(const abft_arith_t *g) { return g->u_in == 0.0; }
 
 int abft_bound_tight_lanes(abft_backend_t backend, abft_tight_order_t ord[ABFT_TIGHT_MAXORD]) {

@@ -113,6 +113,11 @@ double abft_bound_tight_entry(const abft_gemm_tight_t *tb, double abs_floor, dou
  * |.| sum sa (the encoded sum_l |a_l|·(|op(B)|·w)_l, k terms). */
 double abft_bound_tight_raise(double t, double wc, double alpha, double sm, double sa,
                               int64_t len, int64_t k);
+/* The tight mode in two stages (docs/bound.md, "Two stages"): an entry's part once the full
+ * pass ran after the filter: the larger of the filter's tf and the full pass's t, except
+ * where the full pass sends the entry to the worst case (t < 0) or finds no bound (NaN):
+ * its verdict stands. */
+double abft_bound_tight_merge(double tf, double t);
 /* How a protected GEMM's checksums are summed in the tight mode on a backend, for data of
  * precision prec: the CPU backend's always compensated (SEQ); the CUDA backend's
  * compensated (TREE) for fp64 data, plain for fp32 data (where their worst case is

@@ -484,10 +484,8 @@ static abft_status_t tight_second(struct abft_gemm_plan *p, const void *A, int64
         abft_copy_args_t c2 = {0, sizeof(double), n, 2, t + 2 * n, n, p->w[fi], p->ld[fi]};
         abft_status_t st = h->ops->copy(&h->kctx, &c1);
         if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c2);
-        for (int64_t x = 0; x < 2 * n && st == ABFT_STATUS_SUCCESS; ++x) {
-            const double f = t[2 * n + x];
-            t[x] = !(f >= 0.0) || f > t[x] ? f : t[x];
-        }
+        for (int64_t x = 0; x < 2 * n && st == ABFT_STATUS_SUCCESS; ++x)
+            t[x] = abft_bound_tight_merge(t[x], t[2 * n + x]);
         abft_copy_args_t c3 = {1, sizeof(double), n, 2, t, n, p->w[ti], p->ld[ti]};
         if (st == ABFT_STATUS_SUCCESS) st = h->ops->copy(&h->kctx, &c3);
         free(t);

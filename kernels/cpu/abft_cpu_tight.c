@@ -119,6 +119,36 @@ static inline void sketch_lanes(int nord, int64_t k, int64_t n, double *Zo, cons
                    G + (size_t)lane[(size_t)o * (size_t)k + (size_t)l] * (size_t)n * SK_Q, k, l, j, b);
 }
 
+/* Z = op(B)·diag(w)·G and B2 = (op(B)∘op(B))·w^2 (both weight columns; Z and B2 zeroed
+ * here), and each of the nord lane orders' sketches Zo (zeroed by the caller), by blocks of
+ * CH rows of op(B), each walked along its stored contiguous index: down the columns of B
+ * when op(B) = B, along its rows otherwise. */
+static void sketch_b(const abft_tight_args_t *a, double *Z, double *B2, const double *G, int nord,
+                     double *Zo, const unsigned char *lane) {
+    const int64_t n = a->n, k = a->k;
+    memset(Z, 0, sizeof(double) * (size_t)k * 2 * SK_Q);
+    memset(B2, 0, sizeof(double) * (size_t)k * 2);
+#pragma omp parallel for schedule(static)
+    for (int64_t l0 = 0; l0 < k; l0 += CH) {
+        const int64_t l1 = l0 + CH < k ? l0 + CH : k;
+        if (a->transb) {
+            for (int64_t l = l0; l < l1; ++l)
+                for (int64_t j = 0; j < n; ++j) {
+                    const double b = opb(a, l, j);
+                    sketch_add(Z, B2, G, k, l, j, b);
+                    sketch_lanes(nord, k, n, Zo, G, lane, l, j, b);
+                }
+        } else {
+            for (int64_t j = 0; j < n; ++j)
+                for (int64_t l = l0; l < l1; ++l) {
+                    const double b = opb(a, l, j);
+                    sketch_add(Z, B2, G, k, l, j, b);
+                    sketch_lanes(nord, k, n, Zo, G, lane, l, j, b);
+                }
+        }
+    }
+}
+
 /* The filter (a->filter; docs/bound.md, "Two stages"): the parts of the full pass below
  * that need no class weights, windows, lane orders or guards, each at most the full pass's
  * (the natural order's squares x_t^2 <= a window's D^2, class weights 1, the short nodes'
@@ -127,8 +157,8 @@ static inline void sketch_lanes(int nord, int64_t k, int64_t n, double *Zo, cons
 static abft_status_t cpu_filter(const abft_tight_args_t *a) {
     const int64_t m = a->m, n = a->n, k = a->k;
     const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
-    double *Z = calloc((size_t)k * 2 * SK_Q, sizeof(double));
-    double *B2 = calloc((size_t)k * 2, sizeof(double));
+    double *Z = malloc(sizeof(double) * (size_t)k * 2 * SK_Q);
+    double *B2 = malloc(sizeof(double) * (size_t)k * 2);
     double *G = malloc(sizeof(double) * (size_t)n * SK_Q);
     if (!Z || !B2 || !G) {
         free(Z), free(B2), free(G);
@@ -136,17 +166,7 @@ static abft_status_t cpu_filter(const abft_tight_args_t *a) {
     }
     for (int64_t j = 0; j < n; ++j)
         for (int q = 0; q < SK_Q; ++q) G[(size_t)j * SK_Q + (size_t)q] = abft_tight_gauss_lane(j, q, 0);
-#pragma omp parallel for schedule(static)
-    for (int64_t l0 = 0; l0 < k; l0 += CH) {
-        const int64_t l1 = l0 + CH < k ? l0 + CH : k;
-        if (a->transb) {
-            for (int64_t l = l0; l < l1; ++l)
-                for (int64_t j = 0; j < n; ++j) sketch_add(Z, B2, G, k, l, j, opb(a, l, j));
-        } else {
-            for (int64_t j = 0; j < n; ++j)
-                for (int64_t l = l0; l < l1; ++l) sketch_add(Z, B2, G, k, l, j, opb(a, l, j));
-        }
-    }
+    sketch_b(a, Z, B2, G, 0, NULL, NULL);
     const double ws = 1.0 + (double)(WIN * (WIN - 1) / 2); /* abft_tight_ws, classes of 1 */
     const double aal = fabs(a->alpha), u2 = a->u * a->u, uc2 = a->u_chk * a->u_chk;
 #pragma omp parallel for schedule(static)
@@ -228,29 +248,7 @@ abft_status_t abft_cpu_tight(const abft_kctx_t *ctx, const abft_tight_args_t *a)
         for (int64_t l = 0; l < k; ++l)
             lane[(size_t)o * (size_t)k + (size_t)l] =
                 (unsigned char)abft_tight_lane(l, ks > 0 && l >= ks ? ks : 0, a->ord[o].S, a->ord[o].b);
-    memset(Z, 0, sizeof(double) * (size_t)k * 2 * SK_Q);
-    memset(B2, 0, sizeof(double) * (size_t)k * 2);
-    /* by blocks of CH rows of op(B), each walked along its stored contiguous index: down the
-     * columns of B when op(B) = B, along its rows otherwise */
-#pragma omp parallel for schedule(static)
-    for (int64_t l0 = 0; l0 < k; l0 += CH) {
-        const int64_t l1 = l0 + CH < k ? l0 + CH : k;
-        if (a->transb) {
-            for (int64_t l = l0; l < l1; ++l)
-                for (int64_t j = 0; j < n; ++j) {
-                    const double b = opb(a, l, j);
-                    sketch_add(Z, B2, G, k, l, j, b);
-                    sketch_lanes(nord, k, n, Zo, G, lane, l, j, b);
-                }
-        } else {
-            for (int64_t j = 0; j < n; ++j)
-                for (int64_t l = l0; l < l1; ++l) {
-                    const double b = opb(a, l, j);
-                    sketch_add(Z, B2, G, k, l, j, b);
-                    sketch_lanes(nord, k, n, Zo, G, lane, l, j, b);
-                }
-        }
-    }
+    sketch_b(a, Z, B2, G, nord, Zo, lane);
 
     /* class sizes G_p(l) of the windows of 2^p rows ending at l (fewer at the top), each
      * column scaled by the sign and power of two of its last nonzero entry up to l: columns
