@@ -19,6 +19,18 @@
  * windows of 1, 2, 4, 8, 16 rows; a block's products must take 8 distinct values. */
 enum { ABFT_TIGHT_Q = 32, ABFT_TIGHT_WIN = 16, ABFT_TIGHT_NWIN = 5, ABFT_TIGHT_D = 8 };
 
+/* The filter of the two stages (docs/bound.md, "Two stages") takes the squares of the running
+ * sums at every ABFT_TIGHT_FILTER_S-th term of each half of l (the library's split ks, or
+ * none) and at each half's last term: a subset of the terms whose squares the full pass sums,
+ * so it stays below the full pass's part term by term, at a quarter of the squares' cost. */
+enum { ABFT_TIGHT_FILTER_S = 4 };
+
+/* Is term t (of k, split at ks: 0 for none) one of the filter's samples? */
+ABFT_TIGHT_FN int abft_tight_filter_sample(int64_t t, int64_t k, int64_t ks) {
+    const int64_t h0 = ks > 0 && t >= ks ? ks : 0;
+    return (t - h0 + 1) % ABFT_TIGHT_FILTER_S == 0 || t == k - 1 || (ks > 0 && t == ks - 1);
+}
+
 ABFT_TIGHT_FN uint64_t abft_tight_mix(uint64_t z) { /* splitmix64's finalizer */
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;

@@ -151,9 +151,10 @@ static void sketch_b(const abft_tight_args_t *a, double *Z, double *B2, const do
 
 /* The filter (a->filter; docs/bound.md, "Two stages"): the parts of the full pass below
  * that need no class weights, windows, lane orders or guards, each at most the full pass's
- * (the natural order's squares x_t^2 <= a window's D^2, class weights 1, the short nodes'
- * Ws_l >= 1 + sum_{s<WIN} s): T >= 0 everywhere, 0 where not finite (the full pass decides
- * such rows). */
+ * (the natural order's squares x_t^2, taken at the samples of abft_tight_filter_sample only,
+ * <= a window's D^2, class weights 1, the short nodes' Ws_l >= 1 + sum_{s<WIN} s): T >= 0
+ * everywhere, 0 where not finite (the full pass decides such rows). The CUDA filter computes
+ * the same in fp32 (kernels/cuda/abft_cuda_filter.cu); this is its oracle. */
 static abft_status_t cpu_filter(const abft_tight_args_t *a) {
     const int64_t m = a->m, n = a->n, k = a->k;
     const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
@@ -175,10 +176,9 @@ static abft_status_t cpu_filter(const abft_tight_args_t *a) {
         double sh[2] = {0, 0}, yc[2] = {0, 0};
         for (int64_t l = 0; l < k; ++l) {
             const double x = opa(a, i, l), *z = Z + (size_t)l * 2 * SK_Q;
-            for (int q = 0; q < 2 * SK_Q; ++q) {
-                P[q] += x * z[q];
-                Vq[q] += P[q] * P[q];
-            }
+            for (int q = 0; q < 2 * SK_Q; ++q) P[q] += x * z[q];
+            if (abft_tight_filter_sample(l, k, ks))
+                for (int q = 0; q < 2 * SK_Q; ++q) Vq[q] += P[q] * P[q];
             if (l == k - 1 || l == ks - 1)
                 for (int q = 0; q < 2 * SK_Q; ++q) Fq[q] += 2.0 * (P[q] * P[q]);
             sh[0] += x * x * B2[l] * ws, sh[1] += x * x * B2[l + k] * ws;

@@ -3,11 +3,12 @@
  * tight pass (abft_cuda_tight.cu) that need no class weights, windows, lane orders or
  * guards, computed in fp32 arithmetic:
  *
- *   T(i, q) = lambda·|alpha|·sqrt(u^2·((sum_t sum_r x_tr^2 + F)/32 + Ws·sum_l a_il^2·B2_l)
- *                                 + u_chk^2·sum_l a_il^2·Yb_l^2)
+ *   T(i, q) = lambda·|alpha|·sqrt(u^2·((sum_{t sampled} sum_r x_tr^2 + F)/32
+ *                                      + Ws·sum_l a_il^2·B2_l) + u_chk^2·sum_l a_il^2·Yb_l^2)
  *
  * with x_tr the running sums of a_il·Z_lr along l (Z = op(B)·diag(w)·G, the natural order's
- * draws G), F the final roundings (2·x^2 at the split and at the end), Ws = 121 (the short
+ * draws G), their squares taken at every ABFT_TIGHT_FILTER_S-th term of each half and at its
+ * end (abft_tight_filter_sample; the CPU filter, its oracle, takes the same), F the final roundings (2·x^2 at the split and at the end), Ws = 121 (the short
  * nodes with classes of one) and B2_l = sum_j w_j^2·b_lj^2 estimated by a quarter of the
  * mean of Z_lr^2 (SHORT_SCALE). An estimate kept below the full pass's part: the protocol
  * accepts a row whose residual is within it and otherwise runs the full pass and takes the
@@ -17,10 +18,10 @@
  *   gw_kernel      Gw (n x 64, data precision): G and diag(w)·G;
  *   (cuBLAS)       Zt = Gw^T·op(B)^T (64 x k): one read of op(B);
  *   aux_kernel     per term l: the mean of Z_lr^2 per weight column, and Yb_l^2;
- *   scan_kernel    per 32 rows and segment of l: a warp per 8 sketch columns, a lane per row;
- *                  each segment's running sums from zero, their sum and sum of squares, so
- *                  that segments run in parallel and combine exactly:
- *                  sum_t (X0 + y_t)^2 = len·X0^2 + 2·X0·sum y_t + sum y_t^2;
+ *   scan_kernel    per 128 rows and segment of l: a warp per 8 sketch columns, a lane per 4
+ *                  rows; each segment's running sums from zero, their sampled sum and sum of
+ *                  squares (cnt samples: sum (X0 + y)^2 = cnt·X0^2 + 2·X0·sum y + sum y^2), so
+ *                  that segments run in parallel and combine exactly;
  *   combine_kernel per row: the segments in order, then T. */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -36,11 +37,14 @@ namespace {
 
 constexpr int Q = ABFT_TIGHT_Q;   /* sketch columns per weight column */
 constexpr int NC = 2 * Q;         /* e, then w */
-constexpr int FR = 32;            /* rows per block: a lane each */
+constexpr int RPT = 4;            /* rows per thread */
+constexpr int FR = 32 * RPT;      /* rows per block */
 constexpr int FL = 32;            /* terms per tile */
 constexpr int CPW = 8;            /* sketch columns per warp */
 constexpr int FT = NC / CPW * 32; /* threads per block */
 constexpr int NOUT = 3 * NC + 4;  /* per row and segment: y_end, sum y, sum y^2; 4 sums */
+constexpr int S = ABFT_TIGHT_FILTER_S; /* the squares' stride */
+static_assert(FL % S == 0, "a tile holds whole groups of S terms");
 static_assert(FT == 256, "scan_kernel: 8 warps of 8 columns");
 
 struct fparams {
@@ -97,8 +101,43 @@ __global__ void aux_kernel(const T *Zt, const double *Yb, int64_t ldyb, int64_t 
     aux[l] = make_float4(SHORT_SCALE * z0 / Q, SHORT_SCALE * z1 / Q, y0 * y0, y1 * y1);
 }
 
+/* One block: RPT·32 rows of op(A) and one segment of l; warp w the sketch columns
+ * 8w..8w+7, lane the rows lane + 32·r (r < RPT), so each thread keeps RPT x 8 running sums
+ * (32 independent chains). op(A)'s tile and Zt's are staged through shared memory, the next
+ * tile prefetched into registers while the current one is summed. Every S-th term (and at
+ * the segment's last) the running sums' squares are taken (abft_tight_filter_sample: the
+ * segments start at multiples of S within their half). */
+struct tile_regs { /* converted to fp32 as loaded */
+    float a[FR * FL / FT];
+    float z[FL * NC / FT];
+    float4 x;
+};
+
+template <typename T>
+__device__ __forceinline__ void tile_load(const fparams &p, int64_t i0, int64_t l0, int lim,
+                                          tile_regs &r) {
+    const T *A = (const T *)p.A, *Zt = (const T *)p.Zt;
+#pragma unroll
+    for (int q = 0; q < FR * FL / FT; ++q) { /* op(A)'s tile, coalesced either way */
+        const int v = threadIdx.x + q * FT;
+        const int rr = p.transa ? v / FL : v % FR, ll = p.transa ? v % FL : v / FR;
+        const int64_t gi = i0 + rr, gl = l0 + ll;
+        T a = (T)0;
+        if (gi < p.m && ll < lim)
+            a = p.transa ? A[(size_t)gl + (size_t)gi * p.lda] : A[(size_t)gi + (size_t)gl * p.lda];
+        r.a[q] = (float)a;
+    }
+#pragma unroll
+    for (int q = 0; q < FL * NC / FT; ++q) { /* Zt's columns l0.., contiguous */
+        const int v = threadIdx.x + q * FT, ll = v / NC;
+        r.z[q] = ll < lim ? (float)Zt[(size_t)l0 * NC + (size_t)v] : 0.0f;
+    }
+    if (threadIdx.x < FL)
+        r.x = (int)threadIdx.x < lim ? p.aux[l0 + threadIdx.x] : make_float4(0, 0, 0, 0);
+}
+
 template <typename T, bool SPLIT>
-__global__ void __launch_bounds__(FT) scan_kernel(fparams p) {
+__global__ void __launch_bounds__(FT, 1) scan_kernel(fparams p) {
     __shared__ float As[FL][FR + 1];
     __shared__ __align__(16) float Zs[FL][NC];
     __shared__ float4 Xs[FL];
@@ -106,61 +145,81 @@ __global__ void __launch_bounds__(FT) scan_kernel(fparams p) {
     const int64_t i0 = (int64_t)blockIdx.x * FR;
     int64_t b, e;
     seg_bounds(p, blockIdx.y, &b, &e);
-    const T *A = (const T *)p.A, *Zt = (const T *)p.Zt;
-    float x[CPW], s1[CPW], s2[CPW], ax = 0.0f;
+    float x[RPT][CPW], s1[RPT][CPW], s2[RPT][CPW], ax[RPT];
 #pragma unroll
-    for (int c = 0; c < CPW; ++c) x[c] = s1[c] = s2[c] = 0.0f;
+    for (int r = 0; r < RPT; ++r) {
+        ax[r] = 0.0f;
+#pragma unroll
+        for (int c = 0; c < CPW; ++c) x[r][c] = s1[r][c] = s2[r][c] = 0.0f;
+    }
+    tile_regs nx;
+    int lim = e - b < FL ? (int)(e - b) : FL;
+    tile_load<T>(p, i0, b, lim, nx);
     for (int64_t l0 = b; l0 < e; l0 += FL) {
-        const int lim = e - l0 < FL ? (int)(e - l0) : FL;
 #pragma unroll
-        for (int r = 0; r < FR * FL / FT; ++r) { /* op(A)'s tile, coalesced either way */
-            const int v = threadIdx.x + r * FT;
+        for (int q = 0; q < FR * FL / FT; ++q) {
+            const int v = threadIdx.x + q * FT;
             const int rr = p.transa ? v / FL : v % FR, ll = p.transa ? v % FL : v / FR;
-            const int64_t gi = i0 + rr, gl = l0 + ll;
-            float a = 0.0f;
-            if (gi < p.m && ll < lim)
-                a = (float)(p.transa ? A[(size_t)gl + (size_t)gi * p.lda] : A[(size_t)gi + (size_t)gl * p.lda]);
-            As[ll][rr] = a;
+            As[ll][rr] = nx.a[q];
         }
 #pragma unroll
-        for (int r = 0; r < FL * NC / FT; ++r) { /* Zt's columns l0.., contiguous */
-            const int v = threadIdx.x + r * FT, ll = v / NC, c = v % NC;
-            Zs[ll][c] = ll < lim ? (float)Zt[(size_t)(l0 + ll) * NC + c] : 0.0f;
+        for (int q = 0; q < FL * NC / FT; ++q) {
+            const int v = threadIdx.x + q * FT;
+            Zs[v / NC][v % NC] = nx.z[q];
         }
-        if (threadIdx.x < FL)
-            Xs[threadIdx.x] = threadIdx.x < lim ? p.aux[l0 + threadIdx.x] : make_float4(0, 0, 0, 0);
+        if (threadIdx.x < FL) Xs[threadIdx.x] = nx.x;
         __syncthreads();
-#pragma unroll 4
-        for (int ll = 0; ll < lim; ++ll) {
-            const float a = As[ll][lane];
-            const float4 za = *reinterpret_cast<const float4 *>(&Zs[ll][warp * CPW]);
-            const float4 zb = *reinterpret_cast<const float4 *>(&Zs[ll][warp * CPW + 4]);
-            const float z[CPW] = {za.x, za.y, za.z, za.w, zb.x, zb.y, zb.z, zb.w};
+        const int cur = lim;
+        if (l0 + FL < e) {
+            lim = e - (l0 + FL) < FL ? (int)(e - (l0 + FL)) : FL;
+            tile_load<T>(p, i0, l0 + FL, lim, nx);
+        }
+#pragma unroll 1
+        for (int g = 0; g < FL; g += S) {
+            if (g >= cur) break; /* past the segment's end: no sample */
 #pragma unroll
-            for (int c = 0; c < CPW; ++c) {
-                x[c] = fmaf(a, z[c], x[c]);
-                if (SPLIT) s1[c] += x[c];
-                s2[c] = fmaf(x[c], x[c], s2[c]);
+            for (int s = 0; s < S; ++s) { /* terms past the end hold zeros */
+                const int ll = g + s;
+                const float4 za = *reinterpret_cast<const float4 *>(&Zs[ll][warp * CPW]);
+                const float4 zb = *reinterpret_cast<const float4 *>(&Zs[ll][warp * CPW + 4]);
+                const float z[CPW] = {za.x, za.y, za.z, za.w, zb.x, zb.y, zb.z, zb.w};
+                float w = 0.0f;
+                if (warp < 4) {
+                    const float4 xs = Xs[ll];
+                    w = warp == 0 ? xs.x : warp == 1 ? xs.y : warp == 2 ? xs.z : xs.w;
+                }
+#pragma unroll
+                for (int r = 0; r < RPT; ++r) {
+                    const float a = As[ll][lane + 32 * r];
+#pragma unroll
+                    for (int c = 0; c < CPW; ++c) x[r][c] = fmaf(a, z[c], x[r][c]);
+                    if (warp < 4) ax[r] = fmaf(a * a, w, ax[r]);
+                }
             }
-            if (warp < 4) {
-                const float4 xs = Xs[ll];
-                const float w = warp == 0 ? xs.x : warp == 1 ? xs.y : warp == 2 ? xs.z : xs.w;
-                ax = fmaf(a * a, w, ax);
-            }
+#pragma unroll
+            for (int r = 0; r < RPT; ++r)
+#pragma unroll
+                for (int c = 0; c < CPW; ++c) {
+                    if (SPLIT) s1[r][c] += x[r][c];
+                    s2[r][c] = fmaf(x[r][c], x[r][c], s2[r][c]);
+                }
         }
         __syncthreads();
     }
-    const int64_t i = i0 + lane;
-    if (i >= p.m) return;
-    float *o = p.out + (size_t)blockIdx.y * NOUT * (size_t)p.m + (size_t)i;
 #pragma unroll
-    for (int c = 0; c < CPW; ++c) {
-        const int cc = warp * CPW + c;
-        o[(size_t)cc * p.m] = x[c];
-        if (SPLIT) o[(size_t)(NC + cc) * p.m] = s1[c];
-        o[(size_t)(2 * NC + cc) * p.m] = s2[c];
+    for (int r = 0; r < RPT; ++r) {
+        const int64_t i = i0 + lane + 32 * r;
+        if (i >= p.m) break;
+        float *o = p.out + (size_t)blockIdx.y * NOUT * (size_t)p.m + (size_t)i;
+#pragma unroll
+        for (int c = 0; c < CPW; ++c) {
+            const int cc = warp * CPW + c;
+            o[(size_t)cc * p.m] = x[r][c];
+            if (SPLIT) o[(size_t)(NC + cc) * p.m] = s1[r][c];
+            o[(size_t)(2 * NC + cc) * p.m] = s2[r][c];
+        }
+        if (warp < 4) o[(size_t)(3 * NC + warp) * p.m] = ax[r];
     }
-    if (warp < 4) o[(size_t)(3 * NC + warp) * p.m] = ax;
 }
 
 __global__ void combine_kernel(fparams p) {
@@ -177,7 +236,7 @@ __global__ void combine_kernel(fparams p) {
             if (s == p.nseg1 && p.ks > 0) f += 2.0 * X0 * X0; /* the first half's result */
             const double y = o[s * st + (size_t)c * p.m], s2 = o[s * st + (size_t)(2 * NC + c) * p.m];
             const double s1 = p.nseg > 1 ? (double)o[s * st + (size_t)(NC + c) * p.m] : 0.0;
-            const double v = (double)(e - b) * X0 * X0 + 2.0 * X0 * s1 + s2;
+            const double v = (double)((e - b + S - 1) / S) * X0 * X0 + 2.0 * X0 * s1 + s2;
             acc += v > 0.0 ? v : 0.0;
             X0 += y;
         }
@@ -204,15 +263,21 @@ abft_status_t run_filter(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
     p.m = m, p.k = k, p.lda = a->lda, p.ldt = a->ldt, p.transa = a->transa, p.A = a->A;
     p.ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
     p.T = a->T, p.lambda = a->lambda, p.alpha = a->alpha, p.u = a->u, p.u_chk = a->u_chk;
-    /* segments of l: about two blocks per SM in all */
+    /* segments of l (multiples of FL, so of S): at least two blocks per SM in all (one is
+     * resident at a time), the count whose last wave is fullest among up to twice that */
     int sms = 1;
     (void)abft_cuda_tune_get(ctx->device, &sms);
-    const int64_t rb = (m + FR - 1) / FR;
+    const int64_t rb = (m + FR - 1) / FR, tiles = (k + FL - 1) / FL;
     int64_t want = (2 * (int64_t)sms + rb - 1) / rb;
-    want = want < 1 ? 1 : want > (k + FL - 1) / FL ? (k + FL - 1) / FL : want;
-    p.L = ((k + want - 1) / want + FL - 1) / FL * FL;
-    p.nseg1 = p.ks > 0 ? (p.ks + p.L - 1) / p.L : 0;
-    p.nseg = p.nseg1 + (k - p.ks + p.L - 1) / p.L;
+    want = want < 1 ? 1 : want > tiles ? tiles : want;
+    double best = -1.0;
+    for (int64_t w = want; w <= 2 * want && w <= tiles; ++w) {
+        const int64_t L = ((k + w - 1) / w + FL - 1) / FL * FL;
+        const int64_t n1 = p.ks > 0 ? (p.ks + L - 1) / L : 0;
+        const int64_t ns = n1 + (k - p.ks + L - 1) / L, blocks = rb * ns;
+        const double fill = (double)blocks / (double)(((blocks + sms - 1) / sms) * sms);
+        if (fill > best + 0.02) best = fill, p.L = L, p.nseg1 = n1, p.nseg = ns;
+    }
     const size_t bytes = align256(sizeof(T) * (size_t)n * NC) + align256(sizeof(T) * (size_t)k * NC) +
                          align256(sizeof(float4) * (size_t)k) +
                          align256(sizeof(float) * (size_t)p.nseg * NOUT * (size_t)m);
