@@ -1,10 +1,16 @@
-# Generates abft.pc (installed to <libdir>/pkgconfig) from cmake/abft.pc.in.
+# Generates abft.pc (the shared library) and abft-static.pc (the static one), installed to
+# <libdir>/pkgconfig, from cmake/abft.pc.in and cmake/abft-static.pc.in.
 #
 # The prefix is written relative to the .pc file (${pcfiledir}), so the file stays right
 # wherever the tree is installed (cmake --install --prefix, DESTDIR, a relocated copy).
-# Libs.private lists what a static link of libabft.a needs: LAPACK, BLAS, libm, threads, OpenMP, and
-# with the CUDA backend the CUDA runtime, cuBLAS, cuSOLVER, cuRAND and the C++ runtime that
-# nvcc-compiled objects call into.
+# abft.pc's Libs carries -Wl,-rpath,${libdir} (option ABFT_PKGCONFIG_RPATH), so a program
+# linked through it finds libabft.so without LD_LIBRARY_PATH; its Libs.private lists what a
+# static link of libabft.a needs: LAPACK, BLAS, libm, threads, OpenMP, and with the CUDA
+# backend the CUDA runtime, cuBLAS, cuSOLVER, cuRAND and the C++ runtime that nvcc-compiled
+# objects call into. abft-static.pc's Libs names libabft.a itself, then the same list, with a
+# run path for each of its directories outside the system's.
+option(ABFT_PKGCONFIG_RPATH
+       "abft.pc's Libs carries -Wl,-rpath,<libdir>: programs start without LD_LIBRARY_PATH" ON)
 
 # Turns a CMake link list (full paths, -l / -L / other flags, plain names) into pkg-config
 # words: /dir/libfoo.so -> -L/dir -lfoo.
@@ -50,6 +56,20 @@ if(ABFT_HAVE_CUDA)
 endif()
 abft_pc_link_words(_abft_pc_words ${_abft_pc_items})
 list(JOIN _abft_pc_words " " ABFT_PC_LIBS_PRIVATE)
+# The static library's Libs: the same words, and a run path for every -L directory (the
+# dependencies stay shared libraries, e.g. the CUDA runtime outside the loader's default).
+set(_abft_pc_static ${_abft_pc_words})
+foreach(w IN LISTS _abft_pc_words)
+  if(w MATCHES "^-L(.+)$")
+    list(APPEND _abft_pc_static "-Wl,-rpath,${CMAKE_MATCH_1}")
+  endif()
+endforeach()
+list(JOIN _abft_pc_static " " ABFT_PC_LIBS_STATIC)
+if(ABFT_PKGCONFIG_RPATH)
+  set(ABFT_PC_SHARED_RPATH "\${rpath} ")
+else()
+  set(ABFT_PC_SHARED_RPATH "")
+endif()
 
 # ${pcfiledir} is <prefix>/<libdir>/pkgconfig: climb back to the prefix.
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
@@ -68,4 +88,7 @@ else()
 endif()
 
 configure_file(${CMAKE_CURRENT_LIST_DIR}/abft.pc.in ${CMAKE_BINARY_DIR}/abft.pc @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/abft.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/abft-static.pc.in ${CMAKE_BINARY_DIR}/abft-static.pc
+               @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/abft.pc ${CMAKE_BINARY_DIR}/abft-static.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -4,7 +4,10 @@
 #      into the build tree: the tool must find the installed library through its RPATH);
 #   3. configures and builds tests/consumer through find_package(abft), one program linked to
 #      abft::abft and one to abft::abft_static, and runs both (each checks a corrected GEMM);
-#   4. builds the same program through pkg-config (abft.pc), shared and static, runs both;
+#   4. builds the same program through pkg-config with nothing added to what it prints:
+#      abft.pc (shared; run with LD_LIBRARY_PATH unset, so its run path must find libabft.so)
+#      and abft-static.pc (--static; run with libabft.so moved aside), then again through
+#      abft.pc from a copy of the prefix moved elsewhere, the first prefix gone;
 #   5. builds and runs the README's minimal example (the C block after its marker).
 # The static programs run with the installed shared library moved aside, so they cannot lean
 # on it. Any failure stops the test with a message.
@@ -104,6 +107,8 @@ message(STATUS "consumer_shared: ${RUN_OUT}")
 run_static("consumer_static (abft::abft_static)" ${WORK_DIR}/build/consumer_static)
 
 # ---- 4. pkg-config ---------------------------------------------------------------------
+# Nothing added to what pkg-config prints: abft.pc's Libs must carry the run path of the
+# library directory, and abft-static.pc must link libabft.a, not libabft.so.
 find_program(PKG_CONFIG NAMES pkg-config pkgconf)
 if(NOT PKG_CONFIG)
   message(FATAL_ERROR "pkg-config not found: install pkg-config (or pkgconf) to test abft.pc")
@@ -111,37 +116,56 @@ endif()
 set(ENV{PKG_CONFIG_PATH} ${libdir}/pkgconfig)
 must_run("pkg-config --modversion abft" ${PKG_CONFIG} --modversion abft)
 must_match("pkg-config --modversion abft" "^${vre}\n" "${RUN_OUT}")
+must_run("pkg-config --modversion abft-static" ${PKG_CONFIG} --modversion abft-static)
+must_match("pkg-config --modversion abft-static" "^${vre}\n" "${RUN_OUT}")
 must_run("pkg-config --cflags abft" ${PKG_CONFIG} --cflags abft)
 separate_arguments(pc_cflags UNIX_COMMAND "${RUN_OUT}")
 must_run("pkg-config --libs abft" ${PKG_CONFIG} --libs abft)
 separate_arguments(pc_libs UNIX_COMMAND "${RUN_OUT}")
-must_run("pkg-config --libs --static abft" ${PKG_CONFIG} --libs --static abft)
+must_match("pkg-config --libs abft (a run path)" "-Wl,-rpath," "${RUN_OUT}")
+must_run("pkg-config --variable=rpath abft" ${PKG_CONFIG} --variable=rpath abft)
+must_match("pkg-config --variable=rpath abft" "^-Wl,-rpath,[^ ]+/lib" "${RUN_OUT}")
+must_run("pkg-config --static --libs abft-static" ${PKG_CONFIG} --static --libs abft-static)
 separate_arguments(pc_static_libs UNIX_COMMAND "${RUN_OUT}")
-# The static link names the archive (GNU ld's -l:), then everything Libs.private lists.
-list(TRANSFORM pc_static_libs REPLACE "^-labft$" "-l:libabft.a")
-if(NOT "-l:libabft.a" IN_LIST pc_static_libs)
-  message(FATAL_ERROR "pkg-config --libs --static abft has no -labft: ${pc_static_libs}")
+must_match("pkg-config --static --libs abft-static" "/libabft\\.a( |$)" "${RUN_OUT}")
+if("${RUN_OUT}" MATCHES "-labft( |$)")
+  message(FATAL_ERROR "pkg-config --static --libs abft-static names -labft: ${RUN_OUT}")
 endif()
-# Every library directory pkg-config names is also a run path (the CUDA libraries' may be
-# outside the loader's default directories).
-set(rpaths "")
-foreach(w ${pc_libs} ${pc_static_libs})
-  if(w MATCHES "^-L(.+)$")
-    list(APPEND rpaths "-Wl,-rpath,${CMAKE_MATCH_1}")
-  endif()
-endforeach()
-list(REMOVE_DUPLICATES rpaths)
+must_run("pkg-config --libs abft-static" ${PKG_CONFIG} --libs abft-static)
+must_match("pkg-config --libs abft-static" "/libabft\\.a( |$)" "${RUN_OUT}")
+
+# Runs a program with LD_LIBRARY_PATH unset: only run paths and the system's directories.
+function(run_no_ldpath what exe)
+  must_run("${what}" ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${exe})
+  must_match("${what}" "consumer OK" "${RUN_OUT}")
+  message(STATUS "${what}: ${RUN_OUT}")
+endfunction()
+
 file(MAKE_DIRECTORY ${WORK_DIR}/pc)
-must_run("cc with pkg-config (shared)" ${C_COMPILER} -std=c11 ${pc_cflags}
-         ${CONSUMER_SOURCE_DIR}/consumer.c -o ${WORK_DIR}/pc/consumer_shared ${pc_libs} -lm
-         ${rpaths})
-must_run("pkg-config consumer (shared)" ${WORK_DIR}/pc/consumer_shared)
-must_match("pkg-config consumer (shared)" "consumer OK" "${RUN_OUT}")
-message(STATUS "pkg-config consumer (shared): ${RUN_OUT}")
-must_run("cc with pkg-config (static)" ${C_COMPILER} -std=c11 ${pc_cflags}
+must_run("cc with pkg-config abft (shared)" ${C_COMPILER} -std=c11 ${pc_cflags}
+         ${CONSUMER_SOURCE_DIR}/consumer.c -o ${WORK_DIR}/pc/consumer_shared ${pc_libs} -lm)
+run_no_ldpath("pkg-config consumer (shared, no LD_LIBRARY_PATH)" ${WORK_DIR}/pc/consumer_shared)
+must_run("cc with pkg-config --static abft-static" ${C_COMPILER} -std=c11 ${pc_cflags}
          ${CONSUMER_SOURCE_DIR}/consumer.c -o ${WORK_DIR}/pc/consumer_static ${pc_static_libs}
-         -lm ${rpaths})
+         -lm)
 run_static("pkg-config consumer (static)" ${WORK_DIR}/pc/consumer_static)
+
+# The same tree moved elsewhere (the .pc files climb from their own directory) with the
+# first prefix gone: a shared program built there starts from there.
+set(moved ${WORK_DIR}/moved/abft-prefix)
+file(MAKE_DIRECTORY ${WORK_DIR}/moved)
+file(RENAME ${prefix} ${moved})
+set(ENV{PKG_CONFIG_PATH} ${moved}/${INSTALL_LIBDIR}/pkgconfig)
+must_run("pkg-config --cflags abft (moved)" ${PKG_CONFIG} --cflags abft)
+separate_arguments(moved_cflags UNIX_COMMAND "${RUN_OUT}")
+must_run("pkg-config --libs abft (moved)" ${PKG_CONFIG} --libs abft)
+separate_arguments(moved_libs UNIX_COMMAND "${RUN_OUT}")
+must_run("cc with pkg-config abft (moved prefix)" ${C_COMPILER} -std=c11 ${moved_cflags}
+         ${CONSUMER_SOURCE_DIR}/consumer.c -o ${WORK_DIR}/pc/consumer_moved ${moved_libs} -lm)
+run_no_ldpath("pkg-config consumer (moved prefix, no LD_LIBRARY_PATH)"
+              ${WORK_DIR}/pc/consumer_moved)
+file(RENAME ${moved} ${prefix})
+set(ENV{PKG_CONFIG_PATH} ${libdir}/pkgconfig)
 
 # ---- 5. the README's minimal example, as printed -------------------------------------------
 if(README)
@@ -158,9 +182,9 @@ if(README)
   string(SUBSTRING "${readme}" 0 ${close} example)
   file(WRITE ${WORK_DIR}/pc/readme_example.c "${example}\n")
   must_run("cc README example" ${C_COMPILER} -std=c11 -Wall -Werror ${pc_cflags}
-           ${WORK_DIR}/pc/readme_example.c -o ${WORK_DIR}/pc/readme_example ${pc_libs}
-           ${rpaths})
-  must_run("README example" ${WORK_DIR}/pc/readme_example)
+           ${WORK_DIR}/pc/readme_example.c -o ${WORK_DIR}/pc/readme_example ${pc_libs})
+  must_run("README example" ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH
+           ${WORK_DIR}/pc/readme_example)
   must_match("README example" "checksums checked" "${RUN_OUT}")
   message(STATUS "README example: ${RUN_OUT}")
 endif()
