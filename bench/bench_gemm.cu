@@ -3,8 +3,10 @@
 // at the streaming-read rate this run measures.
 //
 //   bench_gemm [--quick] [--out DIR]
-//   bench_gemm --profile d|s N row|full|tight ITERS   (ITERS 0: encode and verify timed apart;
-//                                               else ITERS bare calls for a kernel profiler)
+//   bench_gemm --profile d|s N row|full|tight|tight1 ITERS   (ITERS 0: encode and verify timed
+//                                               apart; else ITERS bare calls for a kernel
+//                                               profiler; tight1: one-call abft_?gemm, whose tight
+//                                               mode runs in two stages, ITERS calls)
 //
 // Prints a table and writes DIR/gemm.json and DIR/gemm.md (default DIR: bench/results).
 #include <abft/abft.h>
@@ -266,7 +268,7 @@ static void bench_shape(abft_handle_t h, cublasHandle_t cb, cudaStream_t st, con
 // --profile: where the split form's time goes for one square size (encode and verify timed
 // apart, median of 20; then `iters` plain split calls for a kernel profiler to attribute).
 template <typename T>
-static void profile(abft_handle_t h, cudaStream_t st, int64_t n, bool full, int iters) {
+static void profile(abft_handle_t h, cudaStream_t st, int64_t n, bool full, int iters, bool onecall) {
     const bool dbl = sizeof(T) == 8;
     T *A, *B, *C;
     TU_CUDA_OK(cudaMalloc(&A, sizeof(T) * n * n));
@@ -298,7 +300,21 @@ static void profile(abft_handle_t h, cudaStream_t st, int64_t n, bool full, int 
             std::exit(1);
         }
     };
-    if (iters > 0) {
+    if (onecall) { /* the one-call form, beta 0: C rewritten with the same product */
+        for (int r = 0; r < (iters > 0 ? iters : 1); ++r) {
+            if (dbl)
+                TU_ABFT_OK(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0, (const double *)A, n,
+                                      (const double *)B, n, 0.0, (double *)C, n, &rep));
+            else
+                TU_ABFT_OK(abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, n, n, n, 1.0f, (const float *)A, n,
+                                      (const float *)B, n, 0.0f, (float *)C, n, &rep));
+            if (rep.detected != 0) {
+                std::fprintf(stderr, "profile: unexpected detection\n");
+                std::exit(1);
+            }
+        }
+        TU_CUDA_OK(cudaStreamSynchronize(st));
+    } else if (iters > 0) {
         for (int r = 0; r < iters; ++r) enc(), ver();
         TU_CUDA_OK(cudaStreamSynchronize(st));
     } else {
@@ -337,7 +353,7 @@ int main(int argc, char **argv) {
     std::string dir = "bench/results";
     const char *prof_prec = nullptr;
     int64_t prof_n = 0;
-    int prof_full = 0, prof_tight = 0, prof_iters = 0;
+    int prof_full = 0, prof_tight = 0, prof_one = 0, prof_iters = 0;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--quick")) quick = true;
         else if (!std::strcmp(argv[i], "--out") && i + 1 < argc) dir = argv[++i];
@@ -346,10 +362,11 @@ int main(int argc, char **argv) {
             prof_n = std::atoll(argv[++i]);
             const char *kind = argv[++i];
             prof_full = !std::strcmp(kind, "full");
-            prof_tight = !std::strcmp(kind, "tight"); /* row checksums, tight bound mode */
+            prof_tight = !std::strcmp(kind, "tight") || !std::strcmp(kind, "tight1"); /* row checksums, tight bound mode */
+            prof_one = !std::strcmp(kind, "tight1");
             prof_iters = std::atoi(argv[++i]);
         } else {
-            std::fprintf(stderr, "usage: %s [--quick] [--out DIR] [--profile d|s N row|full|tight ITERS]\n",
+            std::fprintf(stderr, "usage: %s [--quick] [--out DIR] [--profile d|s N row|full|tight|tight1 ITERS]\n",
                          argv[0]);
             return 2;
         }
@@ -366,8 +383,8 @@ int main(int argc, char **argv) {
         TU_CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
         TU_ABFT_OK(abft_set_stream(h, st));
         if (prof_tight) TU_ABFT_OK(abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0));
-        if (prof_prec[0] == 'd') profile<double>(h, st, prof_n, prof_full, prof_iters);
-        else profile<float>(h, st, prof_n, prof_full, prof_iters);
+        if (prof_prec[0] == 'd') profile<double>(h, st, prof_n, prof_full, prof_iters, prof_one);
+        else profile<float>(h, st, prof_n, prof_full, prof_iters, prof_one);
         abft_destroy(h);
         cudaStreamDestroy(st);
         return 0;
