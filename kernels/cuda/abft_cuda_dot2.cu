@@ -28,6 +28,7 @@ namespace {
 constexpr int DC = 4;      /* weight columns at most */
 constexpr int NT = 256;    /* threads per block */
 constexpr int NPART = 3;   /* hi, lo, |.| per chunk, output and column */
+constexpr int RU = 8;      /* rows_chunk_kernel: loads issued ahead of their sums */
 
 struct dot2_job {
     const double *M;
@@ -90,7 +91,15 @@ __global__ void __launch_bounds__(NT) rows_chunk_kernel(dot2_job j) {
     if (i >= j.rows) return;
     double hi[DC] = {0, 0, 0, 0}, lo[DC] = {0, 0, 0, 0}, ab[DC] = {0, 0, 0, 0};
     const int64_t t0 = s * j.chunk, t1 = t0 + j.chunk < j.cols ? t0 + j.chunk : j.cols;
-    for (int64_t t = t0; t < t1; ++t) add_term(j, j.M[i + t * j.ldm], t, hi, lo, ab);
+    int64_t t = t0;
+    for (; t + RU <= t1; t += RU) { /* RU loads in flight, then the terms in order */
+        double x[RU];
+#pragma unroll
+        for (int u = 0; u < RU; ++u) x[u] = j.M[i + (t + u) * j.ldm];
+#pragma unroll
+        for (int u = 0; u < RU; ++u) add_term(j, x[u], t + u, hi, lo, ab);
+    }
+    for (; t < t1; ++t) add_term(j, j.M[i + t * j.ldm], t, hi, lo, ab);
     store(j, s, i, j.rows, hi, lo, ab);
 }
 

@@ -22,7 +22,7 @@
  *                  rows; each segment's running sums from zero, their sampled sum and sum of
  *                  squares (cnt samples: sum (X0 + y)^2 = cnt·X0^2 + 2·X0·sum y + sum y^2), so
  *                  that segments run in parallel and combine exactly;
- *   combine_kernel per row: the segments in order, then T. */
+ *   combine_kernel per row and 8 sketch columns: the segments in order; then per row, T. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -174,9 +174,9 @@ __global__ void __launch_bounds__(FT, 1) scan_kernel(fparams p) {
             lim = e - (l0 + FL) < FL ? (int)(e - (l0 + FL)) : FL;
             tile_load<T>(p, i0, l0 + FL, lim, nx);
         }
-#pragma unroll 1
+#pragma unroll
         for (int g = 0; g < FL; g += S) {
-            if (g >= cur) break; /* past the segment's end: no sample */
+            if (g >= cur) break; /* past the segment's end: no sample (cur is the block's) */
 #pragma unroll
             for (int s = 0; s < S; ++s) { /* terms past the end hold zeros */
                 const int ll = g + s;
@@ -222,33 +222,45 @@ __global__ void __launch_bounds__(FT, 1) scan_kernel(fparams p) {
     }
 }
 
-__global__ void combine_kernel(fparams p) {
-    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (i >= p.m) return;
+/* CR rows a block, 8 threads a row (each 8 sketch columns, the segments in order: columns
+ * 0..31 the e weights', 32..63 the w weights'), their sums merged in shared memory, then T. */
+constexpr int CR = 32;
+__global__ void __launch_bounds__(CR * 8) combine_kernel(fparams p) {
+    __shared__ double red[8][4][CR];
+    const int r = threadIdx.x % CR, g = threadIdx.x / CR; /* g: sketch columns 8g..8g+7 */
+    const int64_t i = (int64_t)blockIdx.x * CR + r;
     const size_t st = NOUT * (size_t)p.m;
-    const float *o = p.out + (size_t)i;
-    double vs[2] = {0, 0}, fs[2] = {0, 0}, ax[4] = {0, 0, 0, 0};
-    for (int c = 0; c < NC; ++c) {
-        double X0 = 0.0, acc = 0.0, f = 0.0;
-        for (int64_t s = 0; s < p.nseg; ++s) {
-            int64_t b, e;
-            seg_bounds(p, s, &b, &e);
-            if (s == p.nseg1 && p.ks > 0) f += 2.0 * X0 * X0; /* the first half's result */
-            const double y = o[s * st + (size_t)c * p.m], s2 = o[s * st + (size_t)(2 * NC + c) * p.m];
-            const double s1 = p.nseg > 1 ? (double)o[s * st + (size_t)(NC + c) * p.m] : 0.0;
-            const double v = (double)((e - b + S - 1) / S) * X0 * X0 + 2.0 * X0 * s1 + s2;
-            acc += v > 0.0 ? v : 0.0;
-            X0 += y;
+    double vs = 0.0, fs = 0.0, ax = 0.0;
+    if (i < p.m) {
+        const float *o = p.out + (size_t)i;
+        for (int c = g * CPW; c < (g + 1) * CPW; ++c) {
+            double X0 = 0.0, acc = 0.0, f = 0.0;
+            for (int64_t s = 0; s < p.nseg; ++s) {
+                int64_t b, e;
+                seg_bounds(p, s, &b, &e);
+                if (s == p.nseg1 && p.ks > 0) f += 2.0 * X0 * X0; /* the first half's result */
+                const double y = o[s * st + (size_t)c * p.m], s2 = o[s * st + (size_t)(2 * NC + c) * p.m];
+                const double s1 = p.nseg > 1 ? (double)o[s * st + (size_t)(NC + c) * p.m] : 0.0;
+                const double v = (double)((e - b + S - 1) / S) * X0 * X0 + 2.0 * X0 * s1 + s2;
+                acc += v > 0.0 ? v : 0.0;
+                X0 += y;
+            }
+            f += 2.0 * X0 * X0;
+            vs += acc, fs += f;
         }
-        f += 2.0 * X0 * X0;
-        vs[c / Q] += acc, fs[c / Q] += f;
+        if (g < 4)
+            for (int64_t s = 0; s < p.nseg; ++s) ax += o[s * st + (size_t)(3 * NC + g) * p.m];
     }
-    for (int s = 0; s < p.nseg; ++s)
-        for (int q = 0; q < 4; ++q) ax[q] += o[s * st + (size_t)(3 * NC + q) * p.m];
+    red[g][0][r] = vs, red[g][1][r] = fs, red[g][2][r] = ax;
+    __syncthreads();
+    if (g > 0 || i >= p.m) return;
+    double V[2] = {0, 0}, F[2] = {0, 0}, AX[4];
+    for (int q = 0; q < 8; ++q) V[q / 4] += red[q][0][r], F[q / 4] += red[q][1][r];
+    for (int q = 0; q < 4; ++q) AX[q] = red[q][2][r];
     const double ws = 1.0 + (double)(ABFT_TIGHT_WIN * (ABFT_TIGHT_WIN - 1) / 2);
     for (int q = 0; q < 2; ++q) {
-        const double V = p.u * p.u * ((vs[q] + fs[q]) / Q + ws * ax[q]) + p.u_chk * p.u_chk * ax[2 + q];
-        const double t = p.lambda * fabs(p.alpha) * sqrt(V);
+        const double Vq = p.u * p.u * ((V[q] + F[q]) / Q + ws * AX[q]) + p.u_chk * p.u_chk * AX[2 + q];
+        const double t = p.lambda * fabs(p.alpha) * sqrt(Vq);
         p.T[i + q * p.ldt] = t < INFINITY ? t : 0.0; /* not finite: the full pass decides */
     }
 }
@@ -304,7 +316,7 @@ abft_status_t run_filter(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
     if (p.nseg > 1) scan_kernel<T, true><<<grid, FT, 0, st>>>(p);
     else scan_kernel<T, false><<<grid, FT, 0, st>>>(p);
     ABFT_CUDA_LAUNCHED();
-    combine_kernel<<<(unsigned)((m + 127) / 128), 128, 0, st>>>(p);
+    combine_kernel<<<(unsigned)((m + CR - 1) / CR), CR * 8, 0, st>>>(p);
     ABFT_CUDA_LAUNCHED();
     return ABFT_STATUS_SUCCESS;
 }
