@@ -25,6 +25,15 @@ enum { ABFT_TIGHT_Q = 32, ABFT_TIGHT_WIN = 16, ABFT_TIGHT_NWIN = 5, ABFT_TIGHT_D
  * so it stays below the full pass's part term by term, at a quarter of the squares' cost. */
 enum { ABFT_TIGHT_FILTER_S = 4 };
 
+/* The filter sums the first ABFT_TIGHT_FILTER_Q of each weight column's ABFT_TIGHT_Q sketch
+ * columns (over ABFT_TIGHT_Q still: a subset of the full pass's terms), and estimates the
+ * short nodes' sum_j w_j^2·b_lj^2 by the mean of those columns' Z_lr^2 times
+ * ABFT_TIGHT_FILTER_SHORT: the mean is the exact sum times a chi-square of 16 degrees of
+ * freedom over 16, above 7 with probability 1.9e-16, so the estimate stays below the exact
+ * sum that the full pass uses but with that probability per term. */
+enum { ABFT_TIGHT_FILTER_Q = 16 };
+#define ABFT_TIGHT_FILTER_SHORT (1.0 / 7.0)
+
 /* Is term t (of k, split at ks: 0 for none) one of the filter's samples? */
 ABFT_TIGHT_FN int abft_tight_filter_sample(int64_t t, int64_t k, int64_t ks) {
     const int64_t h0 = ks > 0 && t >= ks ? ks : 0;

@@ -151,11 +151,14 @@ static void sketch_b(const abft_tight_args_t *a, double *Z, double *B2, const do
 
 /* The filter (a->filter; docs/bound.md, "Two stages"): the parts of the full pass below
  * that need no class weights, windows, lane orders or guards, each at most the full pass's
- * (the natural order's squares x_t^2, taken at the samples of abft_tight_filter_sample only,
- * <= a window's D^2, class weights 1, the short nodes' Ws_l >= 1 + sum_{s<WIN} s): T >= 0
+ * (the natural order's squares x_t^2 of the first ABFT_TIGHT_FILTER_Q sketch columns, taken
+ * at the samples of abft_tight_filter_sample only, <= a window's D^2, class weights 1, the
+ * short nodes' Ws_l >= 1 + sum_{s<WIN} s, their sum_j w_j^2·b_lj^2 estimated from the sketch
+ * as abft_tight_common.h states): T >= 0
  * everywhere, 0 where not finite (the full pass decides such rows). The CUDA filter computes
  * the same in fp32 (kernels/cuda/abft_cuda_filter.cu); this is its oracle. */
 static abft_status_t cpu_filter(const abft_tight_args_t *a) {
+    enum { FQ = ABFT_TIGHT_FILTER_Q };
     const int64_t m = a->m, n = a->n, k = a->k;
     const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
     double *Z = malloc(sizeof(double) * (size_t)k * 2 * SK_Q);
@@ -181,13 +184,16 @@ static abft_status_t cpu_filter(const abft_tight_args_t *a) {
                 for (int q = 0; q < 2 * SK_Q; ++q) Vq[q] += P[q] * P[q];
             if (l == k - 1 || l == ks - 1)
                 for (int q = 0; q < 2 * SK_Q; ++q) Fq[q] += 2.0 * (P[q] * P[q]);
-            sh[0] += x * x * B2[l] * ws, sh[1] += x * x * B2[l + k] * ws;
+            double z2[2] = {0.0, 0.0}; /* the short nodes' estimate, as the CUDA filter's */
+            for (int c = 0; c < FQ; ++c) z2[0] += z[c] * z[c], z2[1] += z[SK_Q + c] * z[SK_Q + c];
+            const double sc = ABFT_TIGHT_FILTER_SHORT / FQ;
+            sh[0] += x * x * (sc * z2[0]) * ws, sh[1] += x * x * (sc * z2[1]) * ws;
             const double y0 = a->Yb[l], y1 = a->Yb[l + a->ldyb];
             yc[0] += x * x * y0 * y0, yc[1] += x * x * y1 * y1;
         }
         for (int q = 0; q < 2; ++q) {
             double vs = 0.0, fs = 0.0;
-            for (int c = 0; c < SK_Q; ++c) vs += Vq[q * SK_Q + c], fs += Fq[q * SK_Q + c];
+            for (int c = 0; c < FQ; ++c) vs += Vq[q * SK_Q + c], fs += Fq[q * SK_Q + c];
             const double t = a->lambda * aal * sqrt(u2 * ((vs + fs) / SK_Q + sh[q]) + uc2 * yc[q]);
             a->T[i + q * a->ldt] = t < INFINITY ? t : 0.0;
         }

@@ -3,25 +3,27 @@
  * tight pass (abft_cuda_tight.cu) that need no class weights, windows, lane orders or
  * guards, computed in fp32 arithmetic:
  *
- *   T(i, q) = lambda·|alpha|·sqrt(u^2·((sum_{t sampled} sum_r x_tr^2 + F)/32
+ *   T(i, q) = lambda·|alpha|·sqrt(u^2·((sum_{t sampled} sum_{r<16} x_tr^2 + F)/32
  *                                      + Ws·sum_l a_il^2·B2_l) + u_chk^2·sum_l a_il^2·Yb_l^2)
  *
- * with x_tr the running sums of a_il·Z_lr along l (Z = op(B)·diag(w)·G, the natural order's
- * draws G), their squares taken at every ABFT_TIGHT_FILTER_S-th term of each half and at its
- * end (abft_tight_filter_sample; the CPU filter, its oracle, takes the same), F the final roundings (2·x^2 at the split and at the end), Ws = 121 (the short
- * nodes with classes of one) and B2_l = sum_j w_j^2·b_lj^2 estimated by a quarter of the
- * mean of Z_lr^2 (SHORT_SCALE). An estimate kept below the full pass's part: the protocol
- * accepts a row whose residual is within it and otherwise runs the full pass and takes the
- * larger of the two; tests/gpu/test_tight_gpu.c checks it below the full pass. Four
- * launches:
+ * with x_tr the running sums of a_il·Z_lr along l (Z = op(B)·diag(w)·G, the first
+ * ABFT_TIGHT_FILTER_Q = 16 of the natural order's 32 draws G), their squares taken at every
+ * ABFT_TIGHT_FILTER_S-th term of each half and at its end (abft_tight_filter_sample), F the
+ * final roundings (2·x^2 at the split and at the end), Ws = 121 (the short nodes with
+ * classes of one) and B2_l = sum_j w_j^2·b_lj^2 estimated by ABFT_TIGHT_FILTER_SHORT times
+ * the mean of Z_lr^2. The CPU filter (kernels/cpu/abft_cpu_tight.c) computes the same in
+ * fp64 and is its oracle. An estimate kept below the full pass's part (a subset of its
+ * terms): the protocol accepts a row whose residual is within it and otherwise runs the full
+ * pass and takes the larger of the two; tests/gpu/test_tight_gpu.c checks it below the full
+ * pass. Five launches:
  *
- *   gw_kernel      Gw (n x 64, data precision): G and diag(w)·G;
- *   (cuBLAS)       Zt = Gw^T·op(B)^T (64 x k): one read of op(B);
+ *   gw_kernel      Gw (n x 32, data precision): G and diag(w)·G;
+ *   (cuBLAS)       Zt = Gw^T·op(B)^T (32 x k): one read of op(B);
  *   aux_kernel     per term l: the mean of Z_lr^2 per weight column, and Yb_l^2;
- *   scan_kernel    per 128 rows and segment of l: a warp per 8 sketch columns, a lane per 4
- *                  rows; each segment's running sums from zero, their sampled sum and sum of
- *                  squares (cnt samples: sum (X0 + y)^2 = cnt·X0^2 + 2·X0·sum y + sum y^2), so
- *                  that segments run in parallel and combine exactly;
+ *   scan_kernel    per 256 rows and segment of l: 8 warps, each 8 sketch columns of 128 rows,
+ *                  a lane 4 rows; each segment's running sums from zero, their sampled sum
+ *                  and sum of squares (cnt samples: sum (X0 + y)^2 = cnt·X0^2 + 2·X0·sum y
+ *                  + sum y^2), so that segments run in parallel and combine exactly;
  *   combine_kernel per row and 8 sketch columns: the segments in order; then per row, T. */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -35,17 +37,20 @@ extern "C" abft_status_t abft_cuda_gemm(const abft_kctx_t *ctx, const abft_gemm_
 
 namespace {
 
-constexpr int Q = ABFT_TIGHT_Q;   /* sketch columns per weight column */
-constexpr int NC = 2 * Q;         /* e, then w */
+constexpr int Q = ABFT_TIGHT_Q;   /* the full pass's sketch columns per weight column */
+constexpr int QF = ABFT_TIGHT_FILTER_Q; /* the filter's: the first QF of those */
+constexpr int NC = 2 * QF;        /* e, then w */
 constexpr int RPT = 4;            /* rows per thread */
-constexpr int FR = 32 * RPT;      /* rows per block */
-constexpr int FL = 32;            /* terms per tile */
-constexpr int CPW = 8;            /* sketch columns per warp */
-constexpr int FT = NC / CPW * 32; /* threads per block */
+constexpr int CPW = 8;            /* sketch columns per thread */
+constexpr int CG = NC / CPW;      /* column groups: a warp each */
+constexpr int RG = 2;             /* row groups: a warp each */
+constexpr int FR = RG * 32 * RPT; /* rows per block */
+constexpr int FL = 16;            /* terms per tile */
+constexpr int FT = CG * RG * 32;  /* threads per block */
 constexpr int NOUT = 3 * NC + 4;  /* per row and segment: y_end, sum y, sum y^2; 4 sums */
 constexpr int S = ABFT_TIGHT_FILTER_S; /* the squares' stride */
 static_assert(FL % S == 0, "a tile holds whole groups of S terms");
-static_assert(FT == 256, "scan_kernel: 8 warps of 8 columns");
+static_assert(FT == 256 && CG == 4, "scan_kernel: 8 warps, a column group each for the 4 aux sums");
 
 struct fparams {
     int64_t m, k, lda, ldt;
@@ -76,8 +81,8 @@ __global__ void gw_kernel(T *G, int64_t n) {
     if (x >= n * NC) return;
     const int64_t j = x % n;
     const int c = (int)(x / n);
-    const double g = abft_tight_gauss_lane(j, c % Q, 0);
-    G[x] = (T)(c < Q ? g : (double)(j + 1) * g);
+    const double g = abft_tight_gauss_lane(j, c % QF, 0);
+    G[x] = (T)(c < QF ? g : (double)(j + 1) * g);
 }
 
 /* The short nodes' sum_j w_j^2·b_lj^2 estimated by the mean of Z_lr^2 over the 32 draws:
@@ -86,19 +91,19 @@ __global__ void gw_kernel(T *G, int64_t n) {
  * exact sum the full pass uses (a mean square of 32 normal draws above 4 has probability
  * below 1e-15), and the filter below the full pass (a review found it up to 1.125 times
  * above, undeflated). */
-constexpr float SHORT_SCALE = 0.25f;
+constexpr float SHORT_SCALE = (float)ABFT_TIGHT_FILTER_SHORT;
 
 template <typename T>
 __global__ void aux_kernel(const T *Zt, const double *Yb, int64_t ldyb, int64_t k, float4 *aux) {
     const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (l >= k) return;
     float z0 = 0.0f, z1 = 0.0f;
-    for (int c = 0; c < Q; ++c) {
-        const float a = (float)Zt[(size_t)l * NC + c], b = (float)Zt[(size_t)l * NC + Q + c];
+    for (int c = 0; c < QF; ++c) {
+        const float a = (float)Zt[(size_t)l * NC + c], b = (float)Zt[(size_t)l * NC + QF + c];
         z0 = fmaf(a, a, z0), z1 = fmaf(b, b, z1);
     }
     const float y0 = (float)Yb[l], y1 = (float)Yb[l + ldyb];
-    aux[l] = make_float4(SHORT_SCALE * z0 / Q, SHORT_SCALE * z1 / Q, y0 * y0, y1 * y1);
+    aux[l] = make_float4(SHORT_SCALE * z0 / QF, SHORT_SCALE * z1 / QF, y0 * y0, y1 * y1);
 }
 
 /* One block: RPT·32 rows of op(A) and one segment of l; warp w the sketch columns
@@ -142,6 +147,7 @@ __global__ void __launch_bounds__(FT, 1) scan_kernel(fparams p) {
     __shared__ __align__(16) float Zs[FL][NC];
     __shared__ float4 Xs[FL];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int cg = warp % CG, rg = warp / CG, row0 = rg * 32 * RPT + lane;
     const int64_t i0 = (int64_t)blockIdx.x * FR;
     int64_t b, e;
     seg_bounds(p, blockIdx.y, &b, &e);
@@ -180,20 +186,17 @@ __global__ void __launch_bounds__(FT, 1) scan_kernel(fparams p) {
 #pragma unroll
             for (int s = 0; s < S; ++s) { /* terms past the end hold zeros */
                 const int ll = g + s;
-                const float4 za = *reinterpret_cast<const float4 *>(&Zs[ll][warp * CPW]);
-                const float4 zb = *reinterpret_cast<const float4 *>(&Zs[ll][warp * CPW + 4]);
+                const float4 za = *reinterpret_cast<const float4 *>(&Zs[ll][cg * CPW]);
+                const float4 zb = *reinterpret_cast<const float4 *>(&Zs[ll][cg * CPW + 4]);
                 const float z[CPW] = {za.x, za.y, za.z, za.w, zb.x, zb.y, zb.z, zb.w};
-                float w = 0.0f;
-                if (warp < 4) {
-                    const float4 xs = Xs[ll];
-                    w = warp == 0 ? xs.x : warp == 1 ? xs.y : warp == 2 ? xs.z : xs.w;
-                }
+                const float4 xs = Xs[ll];
+                const float w = cg == 0 ? xs.x : cg == 1 ? xs.y : cg == 2 ? xs.z : xs.w;
 #pragma unroll
                 for (int r = 0; r < RPT; ++r) {
-                    const float a = As[ll][lane + 32 * r];
+                    const float a = As[ll][row0 + 32 * r];
 #pragma unroll
                     for (int c = 0; c < CPW; ++c) x[r][c] = fmaf(a, z[c], x[r][c]);
-                    if (warp < 4) ax[r] = fmaf(a * a, w, ax[r]);
+                    ax[r] = fmaf(a * a, w, ax[r]);
                 }
             }
 #pragma unroll
@@ -208,25 +211,26 @@ __global__ void __launch_bounds__(FT, 1) scan_kernel(fparams p) {
     }
 #pragma unroll
     for (int r = 0; r < RPT; ++r) {
-        const int64_t i = i0 + lane + 32 * r;
+        const int64_t i = i0 + row0 + 32 * r;
         if (i >= p.m) break;
         float *o = p.out + (size_t)blockIdx.y * NOUT * (size_t)p.m + (size_t)i;
 #pragma unroll
         for (int c = 0; c < CPW; ++c) {
-            const int cc = warp * CPW + c;
+            const int cc = cg * CPW + c;
             o[(size_t)cc * p.m] = x[r][c];
             if (SPLIT) o[(size_t)(NC + cc) * p.m] = s1[r][c];
             o[(size_t)(2 * NC + cc) * p.m] = s2[r][c];
         }
-        if (warp < 4) o[(size_t)(3 * NC + warp) * p.m] = ax[r];
+        o[(size_t)(3 * NC + cg) * p.m] = ax[r];
     }
 }
 
-/* CR rows a block, 8 threads a row (each 8 sketch columns, the segments in order: columns
- * 0..31 the e weights', 32..63 the w weights'), their sums merged in shared memory, then T. */
-constexpr int CR = 32;
-__global__ void __launch_bounds__(CR * 8) combine_kernel(fparams p) {
-    __shared__ double red[8][4][CR];
+/* CR rows a block, CG threads a row (each 8 sketch columns, the segments in order, and one
+ * of the 4 aux sums: columns 0..QF-1 the e weights', QF..NC-1 the w weights'), their sums
+ * merged in shared memory, then T. */
+constexpr int CR = 64;
+__global__ void __launch_bounds__(CR * CG) combine_kernel(fparams p) {
+    __shared__ double red[CG][3][CR];
     const int r = threadIdx.x % CR, g = threadIdx.x / CR; /* g: sketch columns 8g..8g+7 */
     const int64_t i = (int64_t)blockIdx.x * CR + r;
     const size_t st = NOUT * (size_t)p.m;
@@ -248,15 +252,16 @@ __global__ void __launch_bounds__(CR * 8) combine_kernel(fparams p) {
             f += 2.0 * X0 * X0;
             vs += acc, fs += f;
         }
-        if (g < 4)
-            for (int64_t s = 0; s < p.nseg; ++s) ax += o[s * st + (size_t)(3 * NC + g) * p.m];
+        for (int64_t s = 0; s < p.nseg; ++s) ax += o[s * st + (size_t)(3 * NC + g) * p.m];
     }
     red[g][0][r] = vs, red[g][1][r] = fs, red[g][2][r] = ax;
     __syncthreads();
     if (g > 0 || i >= p.m) return;
-    double V[2] = {0, 0}, F[2] = {0, 0}, AX[4];
-    for (int q = 0; q < 8; ++q) V[q / 4] += red[q][0][r], F[q / 4] += red[q][1][r];
-    for (int q = 0; q < 4; ++q) AX[q] = red[q][2][r];
+    double V[2] = {0, 0}, F[2] = {0, 0}, AX[CG];
+    for (int q = 0; q < CG; ++q) {
+        V[q / (CG / 2)] += red[q][0][r], F[q / (CG / 2)] += red[q][1][r];
+        AX[q] = red[q][2][r];
+    }
     const double ws = 1.0 + (double)(ABFT_TIGHT_WIN * (ABFT_TIGHT_WIN - 1) / 2);
     for (int q = 0; q < 2; ++q) {
         const double Vq = p.u * p.u * ((V[q] + F[q]) / Q + ws * AX[q]) + p.u_chk * p.u_chk * AX[2 + q];
@@ -316,7 +321,7 @@ abft_status_t run_filter(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
     if (p.nseg > 1) scan_kernel<T, true><<<grid, FT, 0, st>>>(p);
     else scan_kernel<T, false><<<grid, FT, 0, st>>>(p);
     ABFT_CUDA_LAUNCHED();
-    combine_kernel<<<(unsigned)((m + CR - 1) / CR), CR * 8, 0, st>>>(p);
+    combine_kernel<<<(unsigned)((m + CR - 1) / CR), CR * CG, 0, st>>>(p);
     ABFT_CUDA_LAUNCHED();
     return ABFT_STATUS_SUCCESS;
 }
