@@ -24,10 +24,11 @@
  *                  a lane 4 rows; each segment's running sums from zero, their sampled sum
  *                  and sum of squares (cnt samples: sum (X0 + y)^2 = cnt·X0^2 + 2·X0·sum y
  *                  + sum y^2), so that segments run in parallel and combine exactly;
- *   combine_kernel per row and 8 sketch columns: the segments in order; then per row, T. */
+ *   combine_kernel per row and sketch column: the segments in order; then per row, T. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "abft_cuda_common.cuh"
 #include "abft_cuda_tuning.h"
@@ -40,11 +41,10 @@ namespace {
 constexpr int Q = ABFT_TIGHT_Q;   /* the full pass's sketch columns per weight column */
 constexpr int QF = ABFT_TIGHT_FILTER_Q; /* the filter's: the first QF of those */
 constexpr int NC = 2 * QF;        /* e, then w */
-constexpr int RPT = 4;            /* rows per thread */
 constexpr int CPW = 8;            /* sketch columns per thread */
 constexpr int CG = NC / CPW;      /* column groups: a warp each */
 constexpr int RG = 2;             /* row groups: a warp each */
-constexpr int FR = RG * 32 * RPT; /* rows per block */
+/* rows per thread RPT (a template argument), per block RG·32·RPT */
 constexpr int FL = 16;            /* terms per tile */
 constexpr int FT = CG * RG * 32;  /* threads per block */
 constexpr int NOUT = 3 * NC + 4;  /* per row and segment: y_end, sum y, sum y^2; 4 sums */
@@ -112,15 +112,17 @@ __global__ void aux_kernel(const T *Zt, const double *Yb, int64_t ldyb, int64_t 
  * tile prefetched into registers while the current one is summed. Every S-th term (and at
  * the segment's last) the running sums' squares are taken (abft_tight_filter_sample: the
  * segments start at multiples of S within their half). */
+template <int RPT>
 struct tile_regs { /* converted to fp32 as loaded */
-    float a[FR * FL / FT];
+    float a[RG * 32 * RPT * FL / FT];
     float z[FL * NC / FT];
     float4 x;
 };
 
-template <typename T>
+template <typename T, int RPT>
 __device__ __forceinline__ void tile_load(const fparams &p, int64_t i0, int64_t l0, int lim,
-                                          tile_regs &r) {
+                                          tile_regs<RPT> &r) {
+    constexpr int FR = RG * 32 * RPT;
     const T *A = (const T *)p.A, *Zt = (const T *)p.Zt;
 #pragma unroll
     for (int q = 0; q < FR * FL / FT; ++q) { /* op(A)'s tile, coalesced either way */
@@ -141,8 +143,9 @@ __device__ __forceinline__ void tile_load(const fparams &p, int64_t i0, int64_t 
         r.x = (int)threadIdx.x < lim ? p.aux[l0 + threadIdx.x] : make_float4(0, 0, 0, 0);
 }
 
-template <typename T, bool SPLIT>
-__global__ void __launch_bounds__(FT, 1) scan_kernel(fparams p) {
+template <typename T, bool SPLIT, int RPT>
+__global__ void __launch_bounds__(FT, RPT > 2 ? 1 : 2) scan_kernel(fparams p) {
+    constexpr int FR = RG * 32 * RPT;
     __shared__ float As[FL][FR + 1];
     __shared__ __align__(16) float Zs[FL][NC];
     __shared__ float4 Xs[FL];
@@ -158,9 +161,9 @@ __global__ void __launch_bounds__(FT, 1) scan_kernel(fparams p) {
 #pragma unroll
         for (int c = 0; c < CPW; ++c) x[r][c] = s1[r][c] = s2[r][c] = 0.0f;
     }
-    tile_regs nx;
+    tile_regs<RPT> nx;
     int lim = e - b < FL ? (int)(e - b) : FL;
-    tile_load<T>(p, i0, b, lim, nx);
+    tile_load<T, RPT>(p, i0, b, lim, nx);
     for (int64_t l0 = b; l0 < e; l0 += FL) {
 #pragma unroll
         for (int q = 0; q < FR * FL / FT; ++q) {
@@ -178,7 +181,7 @@ __global__ void __launch_bounds__(FT, 1) scan_kernel(fparams p) {
         const int cur = lim;
         if (l0 + FL < e) {
             lim = e - (l0 + FL) < FL ? (int)(e - (l0 + FL)) : FL;
-            tile_load<T>(p, i0, l0 + FL, lim, nx);
+            tile_load<T, RPT>(p, i0, l0 + FL, lim, nx);
         }
 #pragma unroll
         for (int g = 0; g < FL; g += S) {
@@ -225,46 +228,40 @@ __global__ void __launch_bounds__(FT, 1) scan_kernel(fparams p) {
     }
 }
 
-/* CR rows a block, CG threads a row (each 8 sketch columns, the segments in order, and one
- * of the 4 aux sums: columns 0..QF-1 the e weights', QF..NC-1 the w weights'), their sums
- * merged in shared memory, then T. */
-constexpr int CR = 64;
-__global__ void __launch_bounds__(CR * CG) combine_kernel(fparams p) {
-    __shared__ double red[CG][3][CR];
-    const int r = threadIdx.x % CR, g = threadIdx.x / CR; /* g: sketch columns 8g..8g+7 */
+/* CR rows a block, a thread per row and sketch column (the segments in order; the threads
+ * of columns 0..3 also sum the 4 aux sums), their sums merged in shared memory, then T. */
+constexpr int CR = 32;
+__global__ void __launch_bounds__(CR * NC) combine_kernel(fparams p) {
+    __shared__ double red[3][NC][CR + 1];
+    const int r = threadIdx.x % CR, c = threadIdx.x / CR; /* c: the sketch column */
     const int64_t i = (int64_t)blockIdx.x * CR + r;
     const size_t st = NOUT * (size_t)p.m;
-    double vs = 0.0, fs = 0.0, ax = 0.0;
+    double acc = 0.0, f = 0.0, ax = 0.0;
     if (i < p.m) {
         const float *o = p.out + (size_t)i;
-        for (int c = g * CPW; c < (g + 1) * CPW; ++c) {
-            double X0 = 0.0, acc = 0.0, f = 0.0;
-            for (int64_t s = 0; s < p.nseg; ++s) {
-                int64_t b, e;
-                seg_bounds(p, s, &b, &e);
-                if (s == p.nseg1 && p.ks > 0) f += 2.0 * X0 * X0; /* the first half's result */
-                const double y = o[s * st + (size_t)c * p.m], s2 = o[s * st + (size_t)(2 * NC + c) * p.m];
-                const double s1 = p.nseg > 1 ? (double)o[s * st + (size_t)(NC + c) * p.m] : 0.0;
-                const double v = (double)((e - b + S - 1) / S) * X0 * X0 + 2.0 * X0 * s1 + s2;
-                acc += v > 0.0 ? v : 0.0;
-                X0 += y;
-            }
-            f += 2.0 * X0 * X0;
-            vs += acc, fs += f;
+        double X0 = 0.0;
+        for (int64_t s = 0; s < p.nseg; ++s) {
+            int64_t b, e;
+            seg_bounds(p, s, &b, &e);
+            if (s == p.nseg1 && p.ks > 0) f += 2.0 * X0 * X0; /* the first half's result */
+            const double y = o[s * st + (size_t)c * p.m], s2 = o[s * st + (size_t)(2 * NC + c) * p.m];
+            const double s1 = p.nseg > 1 ? (double)o[s * st + (size_t)(NC + c) * p.m] : 0.0;
+            const double v = (double)((e - b + S - 1) / S) * X0 * X0 + 2.0 * X0 * s1 + s2;
+            acc += v > 0.0 ? v : 0.0;
+            X0 += y;
+            if (c < 4) ax += o[s * st + (size_t)(3 * NC + c) * p.m];
         }
-        for (int64_t s = 0; s < p.nseg; ++s) ax += o[s * st + (size_t)(3 * NC + g) * p.m];
+        f += 2.0 * X0 * X0;
     }
-    red[g][0][r] = vs, red[g][1][r] = fs, red[g][2][r] = ax;
+    red[0][c][r] = acc, red[1][c][r] = f, red[2][c][r] = ax;
     __syncthreads();
-    if (g > 0 || i >= p.m) return;
-    double V[2] = {0, 0}, F[2] = {0, 0}, AX[CG];
-    for (int q = 0; q < CG; ++q) {
-        V[q / (CG / 2)] += red[q][0][r], F[q / (CG / 2)] += red[q][1][r];
-        AX[q] = red[q][2][r];
-    }
+    if (c > 0 || i >= p.m) return;
+    double V[2] = {0, 0}, F[2] = {0, 0};
+    for (int q = 0; q < NC; ++q) V[q / QF] += red[0][q][r], F[q / QF] += red[1][q][r];
     const double ws = 1.0 + (double)(ABFT_TIGHT_WIN * (ABFT_TIGHT_WIN - 1) / 2);
     for (int q = 0; q < 2; ++q) {
-        const double Vq = p.u * p.u * ((V[q] + F[q]) / Q + ws * AX[q]) + p.u_chk * p.u_chk * AX[2 + q];
+        const double Vq = p.u * p.u * ((V[q] + F[q]) / Q + ws * red[2][q][r]) +
+                          p.u_chk * p.u_chk * red[2][2 + q][r];
         const double t = p.lambda * fabs(p.alpha) * sqrt(Vq);
         p.T[i + q * p.ldt] = t < INFINITY ? t : 0.0; /* not finite: the full pass decides */
     }
@@ -284,6 +281,11 @@ abft_status_t run_filter(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
      * resident at a time), the count whose last wave is fullest among up to twice that */
     int sms = 1;
     (void)abft_cuda_tune_get(ctx->device, &sms);
+    /* rows per thread: 4 (one block of 8 warps per SM), or 2 (two) where ABFT_FILTER_RPT=2
+     * asks (a measurement knob, to be removed once one is chosen) */
+    const char *rv = getenv("ABFT_FILTER_RPT");
+    const int rpt = rv != NULL && rv[0] == '2' ? 2 : 4;
+    const int64_t FR = RG * 32 * rpt;
     const int64_t rb = (m + FR - 1) / FR, tiles = (k + FL - 1) / FL;
     int64_t want = (2 * (int64_t)sms + rb - 1) / rb;
     want = want < 1 ? 1 : want > tiles ? tiles : want;
@@ -318,10 +320,15 @@ abft_status_t run_filter(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
     aux_kernel<T><<<(unsigned)((k + 255) / 256), 256, 0, st>>>(Zt, a->Yb, a->ldyb, k, aux);
     ABFT_CUDA_LAUNCHED();
     const dim3 grid((unsigned)rb, (unsigned)p.nseg);
-    if (p.nseg > 1) scan_kernel<T, true><<<grid, FT, 0, st>>>(p);
-    else scan_kernel<T, false><<<grid, FT, 0, st>>>(p);
+    if (rpt == 2) {
+        if (p.nseg > 1) scan_kernel<T, true, 2><<<grid, FT, 0, st>>>(p);
+        else scan_kernel<T, false, 2><<<grid, FT, 0, st>>>(p);
+    } else {
+        if (p.nseg > 1) scan_kernel<T, true, 4><<<grid, FT, 0, st>>>(p);
+        else scan_kernel<T, false, 4><<<grid, FT, 0, st>>>(p);
+    }
     ABFT_CUDA_LAUNCHED();
-    combine_kernel<<<(unsigned)((m + CR - 1) / CR), CR * CG, 0, st>>>(p);
+    combine_kernel<<<(unsigned)((m + CR - 1) / CR), CR * NC, 0, st>>>(p);
     ABFT_CUDA_LAUNCHED();
     return ABFT_STATUS_SUCCESS;
 }
