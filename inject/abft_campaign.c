@@ -1688,8 +1688,14 @@ typedef struct block {
     int count_golden; /* fixed space: this block's golden is its set's first (counted) */
     trial_rec_t *rec;
     int done;
+    int cut;          /* the stop flag ended it early: last is where it stopped */
     abft_status_t st;
 } block_t;
+
+/* The caller's stop flag (abft_campaign_config_t.stop) is set. */
+static int stop_asked(const abft_campaign_config_t *g) {
+    return g->stop != NULL && *g->stop != 0;
+}
 
 typedef struct shared {
     const abft_campaign_config_t *cfg;
@@ -1701,6 +1707,19 @@ typedef struct shared {
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } shared_t;
+
+/* Waits on sh->cv (its mutex held); with a stop flag, for at most 50 ms: the flag, set by
+ * a signal handler that cannot signal the condition, is seen within that time. */
+static void wait_cv(shared_t *sh) {
+    struct timespec ts; /* TIME_UTC: the realtime clock the condition's default clock is */
+    if (sh->cfg->stop == NULL || timespec_get(&ts, TIME_UTC) != TIME_UTC) {
+        pthread_cond_wait(&sh->cv, &sh->mu);
+        return;
+    }
+    ts.tv_nsec += 50000000L;
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec += 1, ts.tv_nsec -= 1000000000L;
+    (void)pthread_cond_timedwait(&sh->cv, &sh->mu, &ts);
+}
 
 /* One handle, injector and set of buffers per worker. */
 static abft_status_t camp_init(camp_t *c, const abft_campaign_config_t *g) {
@@ -1739,6 +1758,11 @@ static abft_status_t run_block(camp_t *c, block_t *b) {
     const uint32_t sites = g->sites != 0u ? g->sites : op->default_sites;
     const int full = g->space == ABFT_SPACE_FULL;
     for (int64_t t = b->first; t < b->last; ++t) {
+        if (stop_asked(g)) { /* no trial starts after the stop: the block ends here */
+            b->last = t;
+            b->cut = 1;
+            break;
+        }
         trial_rec_t *r = &b->rec[t - b->first];
         abft_trial_t tr;
         memset(&tr, 0, sizeof tr);
@@ -1777,6 +1801,7 @@ static int64_t block_end(const abft_campaign_config_t *g, int64_t t, int64_t fir
     return t + min64(len, last - t);
 }
 
+/* (A cut block's records past its last were never filled: they hold nothing to free.) */
 static void free_block(block_t *b) {
     if (b->rec == NULL) return;
     for (int64_t i = 0; i < b->last - b->first; ++i) free(b->rec[i].flips);
@@ -1789,9 +1814,10 @@ static void free_block(block_t *b) {
 static void work(shared_t *sh, camp_t *c) {
     for (;;) {
         pthread_mutex_lock(&sh->mu);
-        while (!sh->stop && sh->cursor < sh->last && sh->next >= sh->emitted + WINDOW)
-            pthread_cond_wait(&sh->cv, &sh->mu);
-        if (sh->stop || sh->cursor >= sh->last) {
+        while (!sh->stop && !stop_asked(sh->cfg) && sh->cursor < sh->last &&
+               sh->next >= sh->emitted + WINDOW)
+            wait_cv(sh);
+        if (sh->stop || stop_asked(sh->cfg) || sh->cursor >= sh->last) {
             pthread_mutex_unlock(&sh->mu);
             return;
         }
@@ -1852,7 +1878,8 @@ static void emit(const abft_campaign_config_t *g, block_t *b, abft_campaign_summ
     }
 }
 
-static abft_status_t campaign(const abft_campaign_config_t *g, abft_campaign_summary_t *s) {
+static abft_status_t campaign(const abft_campaign_config_t *g, abft_campaign_summary_t *s,
+                              int *stopped) {
     int64_t first = 0, last = g->trials + g->controls;
     if (g->only_trial >= 0) {
         first = g->only_trial;
@@ -1881,6 +1908,10 @@ static abft_status_t campaign(const abft_campaign_config_t *g, abft_campaign_sum
             if (st == ABFT_STATUS_SUCCESS) emit(g, &b, s, first, total);
             free_block(&b);
             t = b.last;
+            if (st == ABFT_STATUS_SUCCESS && b.cut) {
+                *stopped = 1;
+                break;
+            }
         }
         camp_free(&c);
         return st;
@@ -1913,19 +1944,35 @@ static abft_status_t campaign(const abft_campaign_config_t *g, abft_campaign_sum
     for (int64_t i = 0; st == ABFT_STATUS_SUCCESS; ++i) {
         block_t *b = &sh->slot[i % WINDOW];
         pthread_mutex_lock(&sh->mu);
-        while (!sh->stop && !(i < sh->next && b->done) && !(i >= sh->next && sh->cursor >= last))
-            pthread_cond_wait(&sh->cv, &sh->mu);
+        /* a stop: no block is made after the workers see it, so once every block made was
+         * passed on, none will come */
+        while (!sh->stop && !(i < sh->next && b->done) && !(i >= sh->next && sh->cursor >= last) &&
+               !(i >= sh->next && stop_asked(g)))
+            wait_cv(sh);
         int done = i < sh->next && b->done;
         all = !done && i >= sh->next && sh->cursor >= last;
+        int halted = !done && !all && !sh->stop && i >= sh->next && stop_asked(g);
         abft_status_t bst = b->st;
         pthread_mutex_unlock(&sh->mu);
+        if (halted) {
+            *stopped = 1;
+            break;
+        }
         if (!done) break; /* all passed on, or a worker failed: its status is found below */
         if (bst != ABFT_STATUS_SUCCESS) {
             st = bst;
             break;
         }
         emit(g, b, s, first, total);
+        int cut = b->cut;
         free_block(b);
+        if (cut) { /* the trials after it are not passed on: the summary stays a prefix */
+            pthread_mutex_lock(&sh->mu);
+            sh->emitted = i + 1;
+            pthread_mutex_unlock(&sh->mu);
+            *stopped = 1;
+            break;
+        }
         pthread_mutex_lock(&sh->mu);
         sh->emitted = i + 1;
         pthread_cond_broadcast(&sh->cv);
@@ -1938,12 +1985,13 @@ static abft_status_t campaign(const abft_campaign_config_t *g, abft_campaign_sum
     for (int i = 0; i < started; ++i) pthread_join(w[i].th, NULL);
     for (int64_t i = sh->emitted; i < sh->next; ++i) { /* the first failure, in block order */
         block_t *b = &sh->slot[i % WINDOW];
-        if (st == ABFT_STATUS_SUCCESS && b->done && b->st != ABFT_STATUS_SUCCESS) st = b->st;
+        if (st == ABFT_STATUS_SUCCESS && !*stopped && b->done && b->st != ABFT_STATUS_SUCCESS)
+            st = b->st; /* (after a stop the blocks not passed on are dropped, failed or not) */
         free_block(b);
     }
     for (int i = 0; i < started; ++i)
         if (st == ABFT_STATUS_SUCCESS && w[i].init != ABFT_STATUS_SUCCESS) st = w[i].init;
-    if (st == ABFT_STATUS_SUCCESS && !all) /* no thread could start */
+    if (st == ABFT_STATUS_SUCCESS && !all && !*stopped) /* no thread could start */
         st = started < nw ? ABFT_STATUS_ALLOC_FAILED : ABFT_STATUS_INTERNAL_ERROR;
     if (started > 0 && w[0].init == ABFT_STATUS_SUCCESS)
         (void)abft_get_backend(w[0].c.h, (abft_backend_t *)&s->backend);
@@ -1998,8 +2046,10 @@ abft_status_t abft_campaign_run(const abft_campaign_config_t *cfg, abft_campaign
     abft_campaign_summary_t sum;
     memset(&sum, 0, sizeof sum);
     double t0 = now_seconds();
-    abft_status_t st = campaign(cfg, &sum);
+    int stopped = 0;
+    abft_status_t st = campaign(cfg, &sum, &stopped);
     sum.seconds = now_seconds() - t0;
+    sum.partial = stopped;
     /* a call inside refused something the config asked for: the config is at fault */
     if (st == ABFT_STATUS_INVALID_VALUE) abft_set_bad_arg(1);
     if (st == ABFT_STATUS_SUCCESS) *s = sum;

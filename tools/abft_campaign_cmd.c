@@ -178,11 +178,14 @@ static void campaign_usage(FILE *f) {
             "  --replay T         run only trial T (same other options) and print it in full\n"
             "  --quiet            no progress bar\n"
             "\n"
-            "Outputs (in DIR, replaced only when the run completes): NAME.csv (one line per\n"
-            "trial), NAME.json (schema abft-campaign/2), NAME.svg (outcomes by site and bit),\n"
-            "NAME.md (the summary).\n"
+            "Outputs (in DIR, replaced only when the run completes or is interrupted):\n"
+            "NAME.csv (one line per trial), NAME.json (schema abft-campaign/2), NAME.svg\n"
+            "(outcomes by site and bit), NAME.md (the summary). SIGINT (Ctrl-C) or SIGTERM\n"
+            "stops the campaign after the trial in progress and writes the trials finished,\n"
+            "the summary marked PARTIAL (JSON summary.partial); a second one quits at once.\n"
             "Exit status: 0 when SDC, miscorrections, false positives and errors are all 0;\n"
-            "1 when any is not; 2 on bad options or when the campaign cannot run.\n");
+            "1 when any is not; 2 on bad options or when the campaign cannot run; 130 (SIGINT)\n"
+            "or 143 (SIGTERM) for an interrupted run with none of those failures.\n");
 }
 
 /* ---- progress ------------------------------------------------------------------------ */
@@ -371,6 +374,23 @@ static totals_t totals(const abft_campaign_summary_t *s) {
     return t;
 }
 
+/* The signal that stopped the campaign (SIGINT, SIGTERM), 0 when none did. */
+static volatile sig_atomic_t stop_flag, stop_signal;
+
+static const char *stop_name(void) {
+    return stop_signal == SIGTERM ? "SIGTERM" : "SIGINT";
+}
+
+/* The first line of a partial run's summary (trials run of those asked for). */
+static void describe_partial(FILE *f, const abft_campaign_config_t *c,
+                             const abft_campaign_summary_t *s, const char *sep) {
+    if (!s->partial) return;
+    fprintf(f, "PARTIAL: interrupted (%s) after %" PRId64 " of %" PRId64 " trials (%" PRId64
+               " faulty, then %" PRId64 " controls were asked for); every count below is of "
+               "the trials run%s",
+            stop_name(), s->total, c->trials + c->controls, c->trials, c->controls, sep);
+}
+
 static void describe(FILE *f, const abft_campaign_config_t *c, const abft_campaign_summary_t *s,
                      const char *op_name, int md) {
     const char *sep = md ? "\n\n" : "\n";
@@ -380,26 +400,40 @@ static void describe(FILE *f, const abft_campaign_config_t *c, const abft_campai
                  c->k);
     else /* LU: an n x n matrix */
         snprintf(dims, sizeof dims, "n = %" PRId64, c->n);
-    fprintf(f, "%s%s %s, %s, backend %s, %s checksums%s, "
-               "%s bound (factor %g), guarantee g = %g, seed %" PRIu64 "%s%s",
-            md ? "" : "abft campaign: ", op_name, c->precision == 'd' ? "fp64" : "fp32", dims,
-            cli_backend_name(s->backend), c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
-            c->op == ABFT_CAMPAIGN_GEMM && c->random_checksum && c->space != ABFT_SPACE_FULL
-                ? " + random"
-                : "",
-            bound_long(c->bound_mode),
-            c->bound_factor, c->guarantee, c->seed,
-            c->op == ABFT_CAMPAIGN_GEMM ? "" : c->lu_recovery ? ", LU recovery copy on"
-                                                               : ", LU recovery copy off", sep);
-    if (c->space == ABFT_SPACE_FULL)
-        fprintf(f, "space full: each trial draws its configuration (sizes up to those above, "
-                   "transposes, alpha, beta, leading dimensions, checksum kind, random checksum, "
-                   "bound mode, math mode, LU options), fault model and firing call "
-                   "(docs/campaign.md)%s", sep);
-    fprintf(f, "fault: %s bit%s, %d element%s, width %d, row %s, col %s; sites: ",
-            cli_class_name(c->spec.bit_class), c->spec.bit_class == ABFT_BITS_EXACT ? "" : "s",
-            c->spec.nelems, c->spec.nelems > 1 ? "s" : "", c->spec.width,
-            c->spec.row < 0 ? "uniform" : "given", c->spec.col < 0 ? "uniform" : "given");
+    describe_partial(f, c, s, sep);
+    if (c->space == ABFT_SPACE_FULL) {
+        /* nothing of the handle is fixed: say what each trial drew, not the defaults */
+        fprintf(f, "%s%s %s, space full: every trial draws its own configuration and fault "
+                   "(docs/campaign.md, \"The full space\"); sizes up to %s, backend %s, "
+                   "guarantee g = %g, seed %" PRIu64 "%s",
+                md ? "" : "abft campaign: ", op_name, c->precision == 'd' ? "fp64" : "fp32", dims,
+                cli_backend_name(s->backend), c->guarantee, c->seed, sep);
+        fprintf(f, "drawn per trial: sizes, transposes, alpha, beta, leading dimensions, checksum "
+                   "kind (row or full), random checksum, bound mode and factor (worst case 1, "
+                   "probabilistic 4, tight 1), recompute, math mode (CUDA), LU options%s",
+                sep);
+        fprintf(f, "fault: %s bit%s (kept), fault model (one, row2, col2, same_bit, burst), "
+                   "width 1 or 2, elements, row, column and firing call drawn per trial; sites: ",
+                cli_class_name(c->spec.bit_class),
+                c->spec.bit_class == ABFT_BITS_EXACT ? "" : "s");
+    } else {
+        fprintf(f, "%s%s %s, %s, backend %s, %s checksums%s, "
+                   "%s bound (factor %g), guarantee g = %g, seed %" PRIu64 "%s%s",
+                md ? "" : "abft campaign: ", op_name, c->precision == 'd' ? "fp64" : "fp32", dims,
+                cli_backend_name(s->backend),
+                c->checksum_kind == ABFT_CHECKSUM_FULL ? "full" : "row",
+                c->op == ABFT_CAMPAIGN_GEMM && c->random_checksum && c->space != ABFT_SPACE_FULL
+                    ? " + random"
+                    : "",
+                bound_long(c->bound_mode),
+                c->bound_factor, c->guarantee, c->seed,
+                c->op == ABFT_CAMPAIGN_GEMM ? "" : c->lu_recovery ? ", LU recovery copy on"
+                                                                   : ", LU recovery copy off", sep);
+        fprintf(f, "fault: %s bit%s, %d element%s, width %d, row %s, col %s; sites: ",
+                cli_class_name(c->spec.bit_class), c->spec.bit_class == ABFT_BITS_EXACT ? "" : "s",
+                c->spec.nelems, c->spec.nelems > 1 ? "s" : "", c->spec.width,
+                c->spec.row < 0 ? "uniform" : "given", c->spec.col < 0 ? "uniform" : "given");
+    }
     int firstsite = 1;
     for (int st = 0; st < ABFT_SITE_COUNT; ++st)
         if (s->by_site[st][0] + s->by_site[st][1] + s->by_site[st][2] + s->by_site[st][3] +
@@ -409,9 +443,59 @@ static void describe(FILE *f, const abft_campaign_config_t *c, const abft_campai
             fprintf(f, "%s%s", firstsite ? "" : ", ", cli_site_name(st));
             firstsite = 0;
         }
+    if (firstsite) fprintf(f, "none (no faulty trial ran)");
     fprintf(f, "%s", sep);
-    fprintf(f, "%" PRId64 " trials in %.1f s (u = %.3g, %" PRId64 " golden runs)%s", s->total,
-            s->seconds, s->unit_roundoff, s->golden_runs, sep);
+    if (s->unit_roundoff > 0) /* (a run without golden runs has no u to show) */
+        fprintf(f, "%" PRId64 " trials in %.1f s (u = %.3g, %" PRId64 " golden runs)%s", s->total,
+                s->seconds, s->unit_roundoff, s->golden_runs, sep);
+    else
+        fprintf(f, "%" PRId64 " trials in %.1f s (%" PRId64 " golden runs)%s", s->total,
+                s->seconds, s->golden_runs, sep);
+}
+
+/* What the summary's words mean, one line each (docs/campaign.md, "What the outcomes mean"
+ * and "The guarantee and the gray zone", say it at length). */
+static void print_terms(FILE *f, const abft_campaign_config_t *c, int md) {
+    char g[32];
+    snprintf(g, sizeof g, "%g", c->guarantee);
+    const char *terms[][2] = {
+        {"tau", "a row's checksum bound: the most that rounding alone can move the row's "
+                "checksum (docs/bound.md); rho = the change / tau"},
+        {"g·tau", "the guarantee (g = GUAR): a change above g·tau in an element of a row is "
+                  "always detected"},
+        {"masked", "nothing detected, and the change is within the rounding noise of a "
+                   "fault-free run: harmless"},
+        {"undetected", "nothing detected; the change is beyond that noise but within the bound "
+                       "tau, below what the check can see: not a failure, its size is shown"},
+        {"corrected", "detected and resolved: the element corrected, a row or column "
+                      "recomputed, or a corrupted checksum found"},
+        {"uncorrectable", "detected and reported to the caller as not trustworthy (\"reported\" "
+                          "in the tables): nothing silent"},
+        {"gray zone", "nothing reported and the change between tau and g·tau, where detection "
+                      "is not promised (full space: or spread over a row)"},
+        {"SDC", "silent data corruption: nothing detected and a change above g·tau; must be 0"},
+        {"miscorrected", "reported as resolved, yet a change above g·tau remains; must be 0"},
+        {"false positive", "a detection in a fault-free run (control or golden run); must be 0"},
+        {"Wilson interval", "the 95 % confidence interval of a rate from its count and the "
+                            "number of trials (Wilson score)"},
+        {"PASS", "no SDC, no miscorrection, no false positive, no error status; masked, "
+                 "undetected, uncorrectable and gray trials do not fail a run"},
+    };
+    fprintf(f, md ? "\nTerms (docs/campaign.md, \"What the outcomes mean\"):\n\n"
+                  : "\nterms (docs/campaign.md, \"What the outcomes mean\"):\n");
+    for (size_t i = 0; i < sizeof terms / sizeof terms[0]; ++i) {
+        /* the guarantee's g as configured */
+        char line[256];
+        const char *d = terms[i][1], *at = strstr(d, "GUAR");
+        if (at != NULL)
+            snprintf(line, sizeof line, "%.*s%s%s", (int)(at - d), d, g, at + 4);
+        else
+            snprintf(line, sizeof line, "%s", d);
+        int pad = 16; /* columns, not bytes: UTF-8 continuation bytes take none */
+        for (const char *q = terms[i][0]; *q; ++q) pad += ((unsigned char)*q & 0xC0) == 0x80;
+        if (md) fprintf(f, "- **%s**: %s\n", terms[i][0], line);
+        else fprintf(f, "  %-*s %s\n", pad, terms[i][0], line);
+    }
 }
 
 static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_campaign_summary_t *s,
@@ -420,12 +504,24 @@ static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_c
     totals_t t = totals(s);
     double lo, hi;
     describe(f, c, s, op_name, md);
-    if (md) {
-        fprintf(f, "| outcome | count | rate | 95 %% CI (Wilson) |\n| --- | ---: | ---: | --- |\n");
-    } else {
-        fprintf(f, "\n%-48s %8s %9s   %s\n", "faulty trials", "count", "rate", "95% CI (Wilson)");
+    if (t.faulty == 0) { /* no rates of nothing: say what the run was */
+        if (s->partial)
+            fprintf(f, "%sfaulty trials: none finished before the interrupt\n", md ? "" : "\n");
+        else
+            fprintf(f, "%sfaulty trials: none (--trials 0): this run checks fault-free runs for "
+                       "false positives only\n",
+                    md ? "" : "\n");
+        if (md) fprintf(f, "\n");
     }
-    for (size_t o = 0; o < sizeof faulty_order / sizeof faulty_order[0]; ++o) {
+    if (t.faulty > 0 && md) {
+        fprintf(f, "| outcome | count | rate | 95 %% CI (Wilson) |\n| --- | ---: | ---: | --- |\n");
+    } else if (t.faulty > 0) {
+        fprintf(f, "\n%-48s %8s %9s   %s\n", "faulty trials", "count", "rate", "95% CI (Wilson)");
+    } else if (md) {
+        fprintf(f, "| fault-free runs | count | rate | 95 %% CI (Wilson) |\n"
+                   "| --- | ---: | ---: | --- |\n");
+    }
+    for (size_t o = 0; o < sizeof faulty_order / sizeof faulty_order[0] && t.faulty > 0; ++o) {
         int64_t k = s->count[faulty_order[o]];
         if ((faulty_order[o] == ABFT_OUTCOME_NOT_FIRED || faulty_order[o] == ABFT_OUTCOME_ERROR) &&
             k == 0)
@@ -466,6 +562,13 @@ static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_c
                    "checksums' view <= %g·tau, counted gray): %" PRId64 "\n",
                 md ? "\n" : "", c->guarantee, c->guarantee, s->spread_undetected);
 
+    if (t.faulty == 0) {
+        fprintf(f, "%slargest control |residual|/bound: %.3g\n", md ? "\n" : "\n",
+                s->max_control_ratio);
+        print_terms(f, c, md);
+        if (svg_path != NULL) fprintf(f, "\npicture (no faulty trial in it): %s\n", svg_path);
+        return;
+    }
     fprintf(f, "%sguarantee: a change > %g·tau_i in an element of row i is detected, where tau_i "
                "is the row's checksum bound (docs/campaign.md); %s\n",
             md ? "\n" : "\n", c->guarantee,
@@ -551,6 +654,7 @@ static void print_summary(FILE *f, const abft_campaign_config_t *c, const abft_c
                         b[ABFT_OUTCOME_CORRECTED], b[ABFT_OUTCOME_UNCORRECTABLE], share);
         }
     }
+    print_terms(f, c, md);
     if (svg_path != NULL)
         fprintf(f, "\noutcomes by site and bit position: %s\n", svg_path);
 }
@@ -559,11 +663,12 @@ static void write_json_tail(FILE *f, const abft_campaign_config_t *c,
                             const abft_campaign_summary_t *s, const rel_sets_t *rel) {
     totals_t t = totals(s);
     double lo, hi;
-    fprintf(f, "\n  ],\n  \"summary\": {\n    \"backend\": \"%s\", \"seconds\": %.3f, "
+    fprintf(f, "\n  ],\n  \"summary\": {\n    \"partial\": %s, \"trials_run\": %" PRId64 ",\n"
+               "    \"backend\": \"%s\", \"seconds\": %.3f, "
                "\"unit_roundoff\": %.17g, \"faulty_trials\": %" PRId64 ", \"control_trials\": %" PRId64
                ", \"golden_runs\": %" PRId64 ", \"golden_detections\": %" PRId64 ",\n",
-            cli_backend_name(s->backend), s->seconds, s->unit_roundoff, t.faulty, t.controls,
-            s->golden_runs, s->golden_detections);
+            s->partial ? "true" : "false", s->total, cli_backend_name(s->backend), s->seconds,
+            s->unit_roundoff, t.faulty, t.controls, s->golden_runs, s->golden_detections);
     fprintf(f, "    \"max_control_ratio\": ");
     json_num(f, s->max_control_ratio);
     fprintf(f, ", \"max_corrected_rho\": ");
@@ -728,6 +833,15 @@ static void on_signal(int sig) {
         if (out_live[t]) unlink(out_tmp[t]); /* async-signal-safe */
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+/* SIGINT, SIGTERM: the campaign polls the flag (abft_campaign_config_t.stop), starts no
+ * further trial and returns what it ran; the outputs are then written, marked partial. A
+ * second signal ends the tool at once, as on_signal does. */
+static void on_stop(int sig) {
+    stop_flag = 1;
+    stop_signal = sig;
+    signal(sig, on_signal); /* async-signal-safe */
 }
 
 static FILE *open_out(const char *dir, int which) {
@@ -991,9 +1105,10 @@ int abft_cmd_campaign(int argc, char **argv) {
             cli_err("--out", out_dir, "cannot be created: %s", strerror(errno));
             return 2;
         }
-        signal(SIGINT, on_signal);
-        signal(SIGTERM, on_signal);
+        signal(SIGINT, on_stop);
+        signal(SIGTERM, on_stop);
         signal(SIGHUP, on_signal);
+        cfg.stop = &stop_flag;
         rc.csv = open_out(out_dir, OUT_CSV);
         rc.json = rc.csv ? open_out(out_dir, OUT_JSON) : NULL;
         rc.svg = (abft_svg_counts_t *)calloc(1, sizeof *rc.svg);
@@ -1032,6 +1147,12 @@ int abft_cmd_campaign(int argc, char **argv) {
     }
     totals_t t = totals(&sum);
     if (cfg.only_trial >= 0) return t.bad == 0 ? 0 : 1;
+    if (sum.partial) {
+        if (rc.bar) fprintf(stderr, "\n");
+        fprintf(stderr, "abft campaign: interrupted (%s) after %" PRId64 " of %" PRId64
+                        " trials: writing them, marked partial (again to quit at once)\n",
+                stop_name(), sum.total, cfg.trials + cfg.controls);
+    }
 
     write_json_tail(rc.json, &cfg, &sum, rc.rel);
     int wbad = close_out(rc.json, OUT_JSON);
@@ -1044,12 +1165,23 @@ int abft_cmd_campaign(int argc, char **argv) {
         else
             snprintf(dims, sizeof dims, "m = %" PRId64 ", n = %" PRId64 ", k = %" PRId64, cfg.m,
                      cfg.n, cfg.k);
-        snprintf(title, sizeof title, "abft campaign: %s %s, %s, %" PRId64
-                 " faulty trials, %s checksums, backend %s",
-                 op_name, cfg.precision == 'd' ? "fp64" : "fp32", dims, t.faulty,
-                 abft_checksum_kind_name((abft_checksum_kind_t)cfg.checksum_kind),
-                 cli_backend_name(sum.backend));
-        abft_svg_by_site(svg, title, cfg.precision == 'd' ? 64 : 32, rc.svg);
+        char part[96] = "";
+        if (sum.partial)
+            snprintf(part, sizeof part, " (PARTIAL: interrupted after %" PRId64 " of %" PRId64
+                     " trials)", sum.total, cfg.trials + cfg.controls);
+        if (cfg.space == ABFT_SPACE_FULL)
+            snprintf(title, sizeof title, "abft campaign: %s %s, space full (each trial draws "
+                     "its sizes up to %s, its configuration and its fault), %" PRId64
+                     " faulty trials, backend %s%s",
+                     op_name, cfg.precision == 'd' ? "fp64" : "fp32", dims, t.faulty,
+                     cli_backend_name(sum.backend), part);
+        else
+            snprintf(title, sizeof title, "abft campaign: %s %s, %s, %" PRId64
+                     " faulty trials, %s checksums, %s bound, backend %s%s",
+                     op_name, cfg.precision == 'd' ? "fp64" : "fp32", dims, t.faulty,
+                     abft_checksum_kind_name((abft_checksum_kind_t)cfg.checksum_kind),
+                     bound_long(cfg.bound_mode), cli_backend_name(sum.backend), part);
+        abft_svg_by_site(svg, title, cfg.precision == 'd' ? 64 : 32, cfg.guarantee, rc.svg);
         wbad |= close_out(svg, OUT_SVG);
     } else {
         wbad = 1;
@@ -1060,8 +1192,8 @@ int abft_cmd_campaign(int argc, char **argv) {
         char date[32];
         time_t now = time(NULL);
         strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-        fprintf(md, "# abft campaign: %s %s (%s)\n\n", op_name,
-                cfg.precision == 'd' ? "fp64" : "fp32", date);
+        fprintf(md, "# abft campaign: %s %s (%s)%s\n\n", op_name,
+                cfg.precision == 'd' ? "fp64" : "fp32", date, sum.partial ? ", partial" : "");
         print_summary(md, &cfg, &sum, rc.rel, op_name, svg_path, 1);
         fprintf(md, "\nFiles: %s, %s. Replay trial T: `abft campaign <same options> --replay T`.\n",
                 csv_path, json_path);
@@ -1086,10 +1218,15 @@ int abft_cmd_campaign(int argc, char **argv) {
     printf("trials: %s, %s; summary: %s\n", csv_path, json_path, md_path);
     if (t.bad != 0)
         printf("FAIL: %" PRId64 " SDC, %" PRId64 " miscorrected, %" PRId64 " false positives, %" PRId64
-               " errors\n",
+               " errors%s\n",
                sum.count[ABFT_OUTCOME_SDC], sum.count[ABFT_OUTCOME_MISCORRECTED], t.fp,
-               sum.count[ABFT_OUTCOME_ERROR]);
+               sum.count[ABFT_OUTCOME_ERROR], sum.partial ? " (PARTIAL run)" : "");
+    else if (sum.partial)
+        printf("PARTIAL (interrupted, %s): no SDC, no miscorrection, no false positive in the "
+               "%" PRId64 " trials run of %" PRId64 "\n",
+               stop_name(), sum.total, cfg.trials + cfg.controls);
     else
         printf("PASS: no SDC, no miscorrection, no false positive\n");
-    return t.bad == 0 ? 0 : 1;
+    if (t.bad != 0) return 1;
+    return sum.partial ? 128 + (int)stop_signal : 0;
 }

@@ -21,7 +21,8 @@ static const struct {
     {ABFT_SVG_RECOMPUTED, "detected, row or column recomputed", "recomputed", "#7fc97f"},
     {ABFT_SVG_CHECKSUM_FAULT, "detected: a corrupted checksum, data intact", "checksum fault",
      "#4a90d9"},
-    {ABFT_OUTCOME_UNCORRECTABLE, "detected, reported to the caller", "reported", "#e0a526"},
+    {ABFT_OUTCOME_UNCORRECTABLE, "detected, reported uncorrectable to the caller",
+     "reported uncorrectable", "#e0a526"},
     {ABFT_OUTCOME_GRAY, "gray zone (tau < change <= g·tau)", "gray", "#8e7cc3"},
     {ABFT_OUTCOME_NOT_FIRED, "site not reached", "not reached", "#dddddd"},
     {ABFT_OUTCOME_ERROR, "error status (must be 0)", "error", "#444444"},
@@ -97,11 +98,31 @@ static void panel_text(int site, int slot, const char **what, const char **expec
 /* Rough width of a string at 12px in a sans-serif font (for placing the totals). */
 static double text_w(const char *s, double px) { return 0.56 * px * (double)strlen(s); }
 
-void abft_svg_by_site(FILE *f, const char *title, int nbits, const abft_svg_counts_t *c) {
+/* One line per term of the legend and the panels (docs/campaign.md says it at length). */
+static const char *const terms[] = {
+    "tau: a row's checksum bound, the most that rounding alone can move the row's checksum "
+    "(docs/bound.md).",
+    "g·tau: the guarantee (g = %g): a change above g·tau in an element of a row is always "
+    "detected.",
+    "masked: nothing detected, the change within the rounding noise of a fault-free run.",
+    "undetected: nothing detected, the change beyond that noise but within tau: below what the "
+    "check can see, not a failure.",
+    "reported uncorrectable: detected and handed to the caller as not trustworthy: nothing "
+    "silent.",
+    "gray zone: nothing reported, the change between tau and g·tau, where detection is not "
+    "promised.",
+    "SDC (silent data corruption): nothing detected and a change above g·tau; must be 0.",
+    "miscorrected: reported as resolved, yet a change above g·tau remains; must be 0.",
+    "More: docs/campaign.md, \"What the outcomes mean\".",
+};
+#define NTERMS ((int)(sizeof terms / sizeof terms[0]))
+
+void abft_svg_by_site(FILE *f, const char *title, int nbits, double guarantee,
+                      const abft_svg_counts_t *c) {
     const double bw = nbits == 64 ? 12.0 : 24.0; /* bar pitch */
     const double left = 64, pw = bw * nbits, width = left + pw + 40;
     const double ph = 110;                       /* bar height */
-    const double head = 58;                      /* panel title, expectation, totals */
+    const double head = 94; /* title, expectation, totals, verdict and what it means */
     const double panel_h = head + ph + 52;       /* + bit labels and field bands */
     const int mant = nbits == 64 ? 52 : 23, half = nbits == 64 ? 26 : 12;
 
@@ -126,7 +147,8 @@ void abft_svg_by_site(FILE *f, const char *title, int nbits, const abft_svg_coun
         lx[l] = xcur, ly[l] = ycur;
         xcur += w;
     }
-    const double top = ycur + 30;
+    const double terms_y = ycur + 26; /* one line per term under the legend */
+    const double top = terms_y + NTERMS * 16 + 14;
     const double height = top + (np > 0 ? np : 1) * panel_h + 10;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                "viewBox=\"0 0 %.0f %.0f\" font-family=\"Helvetica, Arial, sans-serif\">\n",
@@ -148,8 +170,17 @@ void abft_svg_by_site(FILE *f, const char *title, int nbits, const abft_svg_coun
         xml_text(f, layers[l].label);
         fputs("</text>\n", f);
     }
+    for (int l = 0; l < NTERMS; ++l) {
+        char line[256];
+        snprintf(line, sizeof line, terms[l], guarantee);
+        fprintf(f, "<text x=\"16\" y=\"%.1f\" font-size=\"12\" fill=\"#333\">", terms_y + 16 * l);
+        xml_text(f, line);
+        fputs("</text>\n", f);
+    }
     if (np == 0)
-        fprintf(f, "<text x=\"16\" y=\"%.1f\" font-size=\"13\">no faulty trial</text>\n", top + 20);
+        fprintf(f, "<text x=\"16\" y=\"%.1f\" font-size=\"13\">no faulty trial in this run "
+                   "(the summary gives the fault-free runs' false positives)</text>\n",
+                top + 20);
 
     for (int p = 0; p < np; ++p) {
         int s = psite[p], q = pslot[p];
@@ -197,19 +228,40 @@ void abft_svg_by_site(FILE *f, const char *title, int nbits, const abft_svg_coun
                     x + 15, ty, lab);
             x += 15 + text_w(lab, 13) + 18;
         }
+        /* the verdict, on a line of its own, and under it what the counts beside it mean: a
+         * reported or undetected count is no failure, and the line says why */
         int64_t bad = tot[ABFT_OUTCOME_SDC] + tot[ABFT_OUTCOME_MISCORRECTED] +
                       tot[ABFT_OUTCOME_ERROR];
-        char verdict[160];
+        char verdict[160], why[320] = "";
         if (bad == 0)
-            snprintf(verdict, sizeof verdict, "no SDC, no miscorrection, no error");
+            snprintf(verdict, sizeof verdict, "verdict: no SDC, no miscorrection, no error");
         else
-            snprintf(verdict, sizeof verdict, "%" PRId64 " SDC, %" PRId64 " miscorrected, %" PRId64
-                     " error%s: must be 0", tot[ABFT_OUTCOME_SDC],
+            snprintf(verdict, sizeof verdict, "verdict: %" PRId64 " SDC, %" PRId64
+                     " miscorrected, %" PRId64 " error%s: must be 0", tot[ABFT_OUTCOME_SDC],
                      tot[ABFT_OUTCOME_MISCORRECTED], tot[ABFT_OUTCOME_ERROR],
                      tot[ABFT_OUTCOME_ERROR] == 1 ? "" : "s");
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" text-anchor=\"end\" "
-                   "font-weight=\"bold\" fill=\"%s\">%s</text>\n",
-                width - 16, ty, bad == 0 ? "#2e6b3f" : "#c00000", verdict);
+        int wl = 0;
+        if (tot[ABFT_OUTCOME_UNCORRECTABLE] > 0)
+            wl = snprintf(why, sizeof why, "reported uncorrectable %" PRId64 ": detected and "
+                          "handed to the caller, none silent",
+                          tot[ABFT_OUTCOME_UNCORRECTABLE]);
+        if (tot[ABFT_OUTCOME_UNDETECTED] > 0 && wl >= 0 && wl < (int)sizeof why)
+            snprintf(why + wl, sizeof why - (size_t)wl, "%sundetected %" PRId64 ": within tau, "
+                     "not a failure",
+                     wl > 0 ? "; " : "", tot[ABFT_OUTCOME_UNDETECTED]);
+        fprintf(f, "<text x=\"16\" y=\"%.1f\" font-size=\"13\" font-weight=\"bold\" "
+                   "fill=\"%s\">",
+                ty + 18, bad == 0 ? "#2e6b3f" : "#c00000");
+        xml_text(f, verdict);
+        fputs("</text>\n", f);
+        if (why[0] != '\0') {
+            double wsize = 12;
+            while (wsize > 9 && 16 + text_w(why, wsize) > width - 16) wsize -= 0.5;
+            fprintf(f, "<text x=\"16\" y=\"%.1f\" font-size=\"%.1f\" fill=\"#444\">",
+                    ty + 34, wsize);
+            xml_text(f, why);
+            fputs("</text>\n", f);
+        }
 
         /* grid */
         for (int g = 0; g <= 2; ++g) {

@@ -29,11 +29,14 @@ typedef struct abft_svg_counts {
 void abft_svg_add(abft_svg_counts_t *c, const abft_trial_t *t);
 
 /* Small multiples: one panel per site (and operand) that has trials, top to bottom in the
- * order of the sites. Each panel has a title naming the site, a line of its totals per
- * outcome and whether anything that must be 0 happened, and stacked bars: one per bit
- * position (most significant on the left, as IEEE-754 is drawn), each bar the share of each
- * outcome among the panel's trials whose first flipped bit is that bit (the count in the
- * bar's tooltip); sign / exponent / mantissa bands under each panel. */
-void abft_svg_by_site(FILE *f, const char *title, int nbits, const abft_svg_counts_t *c);
+ * order of the sites, under a legend and one line per term (tau, g·tau with g = guarantee,
+ * the outcomes) pointing to docs/campaign.md. Each panel has a title naming the site, a line
+ * of its totals per outcome, a verdict line (whether anything that must be 0 happened, and
+ * what its reported and undetected counts mean), and stacked bars: one per bit position
+ * (most significant on the left, as IEEE-754 is drawn), each bar the share of each outcome
+ * among the panel's trials whose first flipped bit is that bit (the count in the bar's
+ * tooltip); sign / exponent / mantissa bands under each panel. */
+void abft_svg_by_site(FILE *f, const char *title, int nbits, double guarantee,
+                      const abft_svg_counts_t *c);
 
 #endif /* ABFT_SVG_H */

@@ -2,8 +2,10 @@
 # test_cli.cmake. Checks that every bad option is refused with exit status 2 and its own
 # message naming the option, the value and what is accepted; that --help lists every value;
 # that --version works; and that a campaign writes complete outputs (JSON schema, one SVG
-# panel per site), never leaves a killed run's partial files in place of an earlier run's,
-# and does not fail on --row/--col positions some sites cannot hold.
+# panel per site, every term defined on each screen, a full-space run saying what it drew,
+# --trials 0 saying it ran controls only), writes the trials it finished marked partial when
+# interrupted (SIGINT, SIGTERM), never leaves a killed run's partial files in place of an
+# earlier run's, and does not fail on --row/--col positions some sites cannot hold.
 cmake_minimum_required(VERSION 3.24)
 set(ENV{OPENBLAS_NUM_THREADS} 1)
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -160,6 +162,72 @@ if(leftovers)
   fail("temporary files left after a complete run: ${leftovers}")
 endif()
 
+# Every screen defines its terms, one line each: the terminal summary and the Markdown (a
+# "terms" block pointing to docs/campaign.md), the SVG (a line per term under its legend).
+# The words beside a verdict never contradict it: "reported" counts are named "reported
+# uncorrectable" and each panel's verdict line says what they and the undetected ones mean.
+run("campaign (terms)" 0 "PASS: no SDC" campaign ${common} --out out --name terms)
+foreach(term "tau +a row's checksum bound" "g·tau +the guarantee \\(g = 2\\)"
+        "masked +nothing detected" "undetected +nothing detected; the change is beyond"
+        "uncorrectable +detected and reported to the caller" "gray zone +nothing reported"
+        "SDC +silent data corruption" "miscorrected +reported as resolved"
+        "false positive +a detection in a fault-free run" "Wilson interval +the 95 % confidence"
+        "PASS +no SDC")
+  if(NOT RUN_OUT MATCHES "terms \\(docs/campaign.md, \"What the outcomes mean\"\\):\n(  [^\n]+\n)*  ${term}")
+    fail("the terminal summary does not define '${term}' in its terms block:\n${RUN_OUT}")
+  endif()
+endforeach()
+file(READ ${WORK_DIR}/out/terms.md md)
+foreach(term tau masked undetected SDC "Wilson interval")
+  if(NOT md MATCHES "\n- \\*\\*${term}\\*\\*: ")
+    fail("the Markdown summary does not define '${term}'")
+  endif()
+endforeach()
+file(READ ${WORK_DIR}/out/terms.svg svg)
+foreach(term "tau: a row's checksum bound" "g·tau: the guarantee \\(g = 2\\)" "masked: "
+        "undetected: " "reported uncorrectable: detected and handed to the caller"
+        "SDC \\(silent data corruption\\): " "miscorrected: " "More: docs/campaign.md")
+  if(NOT svg MATCHES ">${term}")
+    fail("the SVG does not define '${term}'")
+  endif()
+endforeach()
+if(svg MATCHES ">reported [0-9]")
+  fail("the SVG shows a bare 'reported N' count")
+endif()
+string(REGEX MATCHALL "font-weight=\"bold\">reported uncorrectable [0-9]+<" rep_totals "${svg}")
+string(REGEX MATCHALL ">reported uncorrectable [0-9]+: detected and handed to the caller, none silent"
+       rep_why "${svg}")
+list(LENGTH rep_totals nrep)
+list(LENGTH rep_why nwhy)
+if(nrep EQUAL 0 OR NOT nrep EQUAL nwhy)
+  fail("${nrep} panels show a 'reported uncorrectable' count, ${nwhy} of them say what it means")
+endif()
+string(REGEX MATCHALL "font-weight=\"bold\">undetected [0-9]+ " und_totals "${svg}")
+string(REGEX MATCHALL "undetected [0-9]+: within tau, not a failure" und_why "${svg}")
+list(LENGTH und_totals nund)
+list(LENGTH und_why nundwhy)
+if(NOT nund EQUAL nundwhy)
+  fail("${nund} panels show an 'undetected' count, ${nundwhy} of them say what it means")
+endif()
+string(REGEX MATCHALL ">verdict: no SDC, no miscorrection, no error<" verdicts "${svg}")
+string(REGEX MATCHALL "</tspan>: " panels "${svg}")
+list(LENGTH verdicts nverdicts)
+list(LENGTH panels npanels)
+if(npanels LESS 4 OR NOT nverdicts EQUAL npanels)
+  fail("${nverdicts} panel verdict lines for ${npanels} panels")
+endif()
+
+# --trials 0 (controls only) says what it ran instead of a table of rates over no trials.
+run("campaign --trials 0" 0 "faulty trials: none \\(--trials 0\\): this run checks fault-free runs for false positives only"
+    campaign --backend cpu --size 24 --trials 0 --controls 6 --quiet --out out --name t0)
+if(RUN_OUT MATCHES "undetected \\(beyond the noise|\nmasked \\(within|held in every trial")
+  fail("--trials 0 prints rates or a guarantee over no faulty trial:\n${RUN_OUT}")
+endif()
+file(READ ${WORK_DIR}/out/t0.svg svg)
+if(NOT svg MATCHES "no faulty trial in this run")
+  fail("the SVG of --trials 0 does not say it has no faulty trial")
+endif()
+
 # A full-space LU campaign: the outcomes by configuration name each class once (the LU is
 # classed by its recovery copy alone), in the table and in the JSON.
 run("campaign getrf full" 0 "PASS: no SDC" campaign --backend cpu --space full --op getrf
@@ -178,6 +246,20 @@ list(REMOVE_DUPLICATES csv_uniq)
 list(LENGTH csv_uniq nuniq)
 if(NOT ncols EQUAL nuniq)
   fail("the full-space CSV header repeats a column name: ${csv_head}")
+endif()
+# A full-space run says what it drew, not a fixed configuration it did not use.
+if(RUN_OUT MATCHES "row checksums|worst-case bound|1 element, width 1")
+  fail("the full-space header names a fixed configuration:\n${RUN_OUT}")
+endif()
+if(NOT RUN_OUT MATCHES "space full: every trial draws its own configuration and fault.*drawn per trial: sizes, transposes.*checksum kind.*bound mode and factor.*fault model.*drawn per trial")
+  fail("the full-space header does not say what each trial drew:\n${RUN_OUT}")
+endif()
+file(READ ${WORK_DIR}/out/lu.svg svg)
+if(NOT svg MATCHES "abft campaign: getrf fp64, space full \\(each trial draws its sizes up to n = 24, its configuration and its fault\\)")
+  fail("the full-space SVG title does not say what was drawn")
+endif()
+if(svg MATCHES "<text[^>]*font-weight=\"bold\">abft campaign:[^<]*checksums")
+  fail("the full-space SVG title names a checksum kind")
 endif()
 file(READ ${WORK_DIR}/out/lu.json json)
 string(JSON ncfg ERROR_VARIABLE jerr LENGTH "${json}" summary by_config)
@@ -208,6 +290,70 @@ file(MD5 ${WORK_DIR}/out/c.csv csv_after)
 file(MD5 ${WORK_DIR}/out/c.json json_after)
 if(NOT csv_before STREQUAL csv_after OR NOT json_before STREQUAL json_after)
   fail("a killed run (${krc}) changed the earlier run's CSV/JSON")
+endif()
+
+# An interrupted campaign (SIGINT, then SIGTERM with workers) writes the trials it finished
+# and a summary marked partial, with its own exit status (128 + the signal), instead of
+# leaving nothing; faults in C only (--sites after), which the guarantee covers.
+if(UNIX)
+  foreach(sig INT TERM)
+    if(sig STREQUAL "INT")
+      set(jobs 1)
+      set(want 130)
+    else()
+      set(jobs 2)
+      set(want 143)
+    endif()
+    file(REMOVE_RECURSE ${WORK_DIR}/int)
+    execute_process(COMMAND sh -c "\"$0\" campaign --backend cpu --size 24 --sites after --trials 100000000 --controls 5 --jobs ${jobs} --quiet --out int --name i >int.out 2>int.err & p=$!; sleep 1; kill -${sig} $p; wait $p; echo \"rc=$?\""
+                            ${ABFT}
+                    WORKING_DIRECTORY ${WORK_DIR} TIMEOUT 60 OUTPUT_VARIABLE irc)
+    file(READ ${WORK_DIR}/int.out iout)
+    file(READ ${WORK_DIR}/int.err ierr)
+    if(NOT irc MATCHES "rc=${want}")
+      fail("SIG${sig}: ${irc}, want rc=${want}:\n${iout}\n${ierr}")
+    endif()
+    foreach(ext csv json svg md)
+      if(NOT EXISTS ${WORK_DIR}/int/i.${ext})
+        fail("SIG${sig}: no i.${ext} written")
+      endif()
+    endforeach()
+    if(NOT iout MATCHES "^PARTIAL: interrupted \\(SIG${sig}\\) after ([0-9]+) of 100000005 trials")
+      fail("SIG${sig}: the summary does not start by saying it is partial:\n${iout}")
+    endif()
+    set(nrun ${CMAKE_MATCH_1})
+    if(NOT iout MATCHES "\nPARTIAL \\(interrupted, SIG${sig}\\): no SDC, no miscorrection, no false positive in the ${nrun} trials run")
+      fail("SIG${sig}: no partial verdict:\n${iout}")
+    endif()
+    if(NOT ierr MATCHES "interrupted \\(SIG${sig}\\) after ${nrun} of 100000005 trials: writing them, marked partial")
+      fail("SIG${sig}: no note on stderr: ${ierr}")
+    endif()
+    file(STRINGS ${WORK_DIR}/int/i.csv icsv)
+    list(LENGTH icsv nlines)
+    math(EXPR nlines "${nlines} - 1")
+    if(NOT nlines EQUAL nrun)
+      fail("SIG${sig}: the CSV holds ${nlines} trials, the summary ${nrun}")
+    endif()
+    file(READ ${WORK_DIR}/int/i.json ijson)
+    string(JSON ipart ERROR_VARIABLE jerr GET "${ijson}" summary partial)
+    string(JSON itr ERROR_VARIABLE jerr2 GET "${ijson}" summary trials_run)
+    string(JSON injs ERROR_VARIABLE jerr3 LENGTH "${ijson}" trials)
+    if(NOT ipart STREQUAL "ON" OR NOT itr EQUAL nrun OR NOT injs EQUAL nrun)
+      fail("SIG${sig}: JSON summary.partial '${ipart}' (${jerr}), trials_run '${itr}', ${injs} trials; want true, ${nrun}, ${nrun}")
+    endif()
+    file(READ ${WORK_DIR}/int/i.md imd)
+    if(NOT imd MATCHES "^# abft campaign: gemm fp64 \\([0-9-]+\\), partial\n\nPARTIAL: interrupted")
+      fail("SIG${sig}: the Markdown summary is not marked partial")
+    endif()
+    file(READ ${WORK_DIR}/int/i.svg isvg)
+    if(NOT isvg MATCHES "\\(PARTIAL: interrupted after ${nrun} of 100000005 trials\\)")
+      fail("SIG${sig}: the SVG title is not marked partial")
+    endif()
+    file(GLOB leftovers ${WORK_DIR}/int/.*)
+    if(leftovers)
+      fail("SIG${sig}: temporary files left: ${leftovers}")
+    endif()
+  endforeach()
 endif()
 
 # Buffers are sized for what each space needs: a lopsided GEMM (once sized max(m, k)^2, 25 GB

@@ -15,6 +15,7 @@
 #ifndef ABFT_INJECT_H
 #define ABFT_INJECT_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "abft/abft_types.h"
@@ -311,12 +312,17 @@ typedef struct abft_campaign_config {
     int32_t random_checksum; /* gemm, fixed space: 1 = abft_set_random_checksum on (default
                                 0); 0 or 1, and 1 is refused with getrf or the full space
                                 (which draws it) */
+    const volatile sig_atomic_t *stop; /* NULL (default), or a flag the caller may set to
+                              nonzero at any time, e.g. from a SIGINT handler: no trial
+                              starts after the campaign sees it; the trials finished before
+                              the first unfinished one (in index order) are passed on and
+                              summarized, and the summary is marked partial */
 } abft_campaign_config_t;
 
 /* Defaults: GEMM, 'd', m = n = k = 128, 200 trials, 200 controls, refresh 50, default
  * sites, AUTO backend, the default fault spec, ROW checksums, worst-case bound factor 1,
  * guarantee 2, seed 1, only_trial -1, no LU recovery copy, FIXED space, no callbacks,
- * jobs 1. */
+ * jobs 1, no stop flag. */
 ABFT_API abft_campaign_config_t abft_campaign_config_default(void);
 
 typedef struct abft_campaign_summary {
@@ -329,7 +335,9 @@ typedef struct abft_campaign_summary {
     double max_undetected_rho;  /* largest rho among undetected faulty trials */
     double seconds;             /* wall time of the campaign */
     int32_t backend;            /* abft_backend_t the campaign ran on */
-    int32_t pad_;
+    int32_t partial;            /* 1: cfg->stop ended the campaign early; every count is of
+                                   the trials run, trials 0 .. total - 1 in index order (the
+                                   controls come after the faulty trials); else 0 */
     double unit_roundoff;       /* u the bound assumed (from the golden run's report) */
     int64_t golden_runs;        /* input sets run fault-free as golden */
     int64_t golden_detections;  /* golden runs that flagged something: false positives too
@@ -367,7 +375,8 @@ ABFT_API abft_status_t abft_campaign_memory(const abft_campaign_config_t *cfg,
  * in int64 (abft_campaign_memory), is refused with INVALID_VALUE before anything runs, and
  * abft_last_invalid_argument() names it (1; a NULL summary: 2). *summary is written only
  * when the campaign completed: on any error status it is left as it was (the callbacks may
- * have seen some trials). */
+ * have seen some trials). A campaign stopped through cfg->stop returns SUCCESS with the
+ * summary of the trials it ran and summary->partial = 1. */
 ABFT_API abft_status_t abft_campaign_run(const abft_campaign_config_t *cfg,
                                          abft_campaign_summary_t *summary);
 

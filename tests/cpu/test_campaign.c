@@ -262,6 +262,22 @@ static void full_space(int op, char prec, uint64_t seed, int64_t trials, int64_t
     }
 }
 
+/* on_trial for the stop test: records the trials (in order?) and sets the stop flag once
+ * trial `at` is passed on, as a signal handler would between two trials. */
+typedef struct stopper {
+    volatile sig_atomic_t flag;
+    int64_t at;
+    int in_order;
+    rec_t r;
+} stopper_t;
+static void stop_at(void *user, const abft_trial_t *t) {
+    stopper_t *st = (stopper_t *)user;
+    if (st->r.n == 0) st->in_order = 1;
+    if (t->index != st->r.n) st->in_order = 0;
+    collect(&st->r, t);
+    if (t->index == st->at) st->flag = 1;
+}
+
 /* A config abft_campaign_run must refuse: INVALID_VALUE naming the config (argument 1),
  * the summary untouched, no trial run. */
 static int64_t bad_trials;
@@ -445,6 +461,65 @@ int main(void) {
                sp ? "full" : "fixed", (long long)a.n, (long long)s3.golden_runs);
         c.jobs = 65;
         TU_CHECK_STATUS(abft_campaign_run(&c, &s3), ABFT_STATUS_INVALID_VALUE);
+    }
+
+    /* 2e. The stop flag (abft_campaign_config_t.stop), as a SIGINT handler sets it: set by
+     * on_trial at trial 40, the campaign starts no further trial and returns SUCCESS with
+     * the summary of the trials it passed on, marked partial; those are trials 0 .. total-1
+     * in order, the same as a run without the flag gives; jobs 1 and 3, both spaces. A flag
+     * set before the run: no trial, partial. A run without it is never partial. */
+    for (int sp = 0; sp < 2; ++sp) {
+        abft_campaign_config_t c = abft_campaign_config_default();
+        c.backend = ABFT_BACKEND_CPU;
+        c.space = sp ? ABFT_SPACE_FULL : ABFT_SPACE_FIXED;
+        c.m = c.n = c.k = 32;
+        c.trials = 200;
+        c.controls = 20;
+        c.refresh = 30;
+        c.seed = seed + 50 + (uint64_t)sp;
+        c.on_trial = collect;
+        c.user = &a;
+        memset(&a, 0, sizeof a);
+        abft_campaign_summary_t s;
+        TU_CHECK_STATUS(abft_campaign_run(&c, &s), ABFT_STATUS_SUCCESS);
+        TU_CHECK(s.partial == 0 && s.total == 220, "a run without a stop: partial %d, total %lld",
+                 s.partial, (long long)s.total);
+        for (int jobs = 1; jobs <= 3; jobs += 2) {
+            stopper_t st;
+            memset(&st, 0, sizeof st);
+            st.at = 40;
+            c.jobs = jobs;
+            c.on_trial = stop_at;
+            c.user = &st;
+            c.stop = &st.flag;
+            memset(&s, 0, sizeof s);
+            TU_CHECK_STATUS(abft_campaign_run(&c, &s), ABFT_STATUS_SUCCESS);
+            int64_t counted = s.control_errors;
+            for (int o = 0; o < ABFT_OUTCOME_COUNT; ++o) counted += s.count[o];
+            TU_CHECK(s.partial == 1 && s.total == st.r.n && s.total > st.at &&
+                         s.total < c.trials + c.controls && counted == s.total && st.in_order,
+                     "%s space, jobs %d, stopped at trial 40: partial %d, total %lld, seen "
+                     "%lld, counted %lld, in order %d",
+                     sp ? "full" : "fixed", jobs, s.partial, (long long)s.total,
+                     (long long)st.r.n, (long long)counted, st.in_order);
+            int same = 1;
+            for (int64_t t = 0; t < st.r.n && t < MAXT; ++t)
+                same &= st.r.seed[t] == a.seed[t] && st.r.outcome[t] == a.outcome[t] &&
+                        st.r.rho[t] == a.rho[t];
+            TU_CHECK(same, "%s space, jobs %d: the stopped run's trials differ from the full "
+                     "run's", sp ? "full" : "fixed", jobs);
+            printf("stop at trial 40, %s space, jobs %d: %lld trials passed on, partial\n",
+                   sp ? "full" : "fixed", jobs, (long long)s.total);
+            /* set before the run */
+            memset(&st, 0, sizeof st);
+            st.flag = 1;
+            st.at = -1;
+            memset(&s, 0, sizeof s);
+            TU_CHECK_STATUS(abft_campaign_run(&c, &s), ABFT_STATUS_SUCCESS);
+            TU_CHECK(s.partial == 1 && s.total == 0 && st.r.n == 0,
+                     "a stop set before the run: partial %d, total %lld, seen %lld", s.partial,
+                     (long long)s.total, (long long)st.r.n);
+        }
     }
 
     /* 3. Replay: the same config gives the same trials; --replay of one trial gives the
