@@ -28,7 +28,6 @@
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "abft_cuda_common.cuh"
 #include "abft_cuda_tuning.h"
@@ -44,7 +43,9 @@ constexpr int NC = 2 * QF;        /* e, then w */
 constexpr int CPW = 8;            /* sketch columns per thread */
 constexpr int CG = NC / CPW;      /* column groups: a warp each */
 constexpr int RG = 2;             /* row groups: a warp each */
-/* rows per thread RPT (a template argument), per block RG·32·RPT */
+/* rows per thread: 4 (one block of 8 warps per SM: 794 us for the fp32 scan at 8192 under
+ * ncu, 837 us with 2 rows and two blocks per SM); per block RG·32·RPT */
+constexpr int RPT = 4;
 constexpr int FL = 16;            /* terms per tile */
 constexpr int FT = CG * RG * 32;  /* threads per block */
 constexpr int NOUT = 3 * NC + 4;  /* per row and segment: y_end, sum y, sum y^2; 4 sums */
@@ -281,11 +282,7 @@ abft_status_t run_filter(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
      * resident at a time), the count whose last wave is fullest among up to twice that */
     int sms = 1;
     (void)abft_cuda_tune_get(ctx->device, &sms);
-    /* rows per thread: 4 (one block of 8 warps per SM), or 2 (two) where ABFT_FILTER_RPT=2
-     * asks (a measurement knob, to be removed once one is chosen) */
-    const char *rv = getenv("ABFT_FILTER_RPT");
-    const int rpt = rv != NULL && rv[0] == '2' ? 2 : 4;
-    const int64_t FR = RG * 32 * rpt;
+    const int64_t FR = RG * 32 * RPT;
     const int64_t rb = (m + FR - 1) / FR, tiles = (k + FL - 1) / FL;
     int64_t want = (2 * (int64_t)sms + rb - 1) / rb;
     want = want < 1 ? 1 : want > tiles ? tiles : want;
@@ -320,13 +317,8 @@ abft_status_t run_filter(const abft_kctx_t *ctx, const abft_tight_args_t *a) {
     aux_kernel<T><<<(unsigned)((k + 255) / 256), 256, 0, st>>>(Zt, a->Yb, a->ldyb, k, aux);
     ABFT_CUDA_LAUNCHED();
     const dim3 grid((unsigned)rb, (unsigned)p.nseg);
-    if (rpt == 2) {
-        if (p.nseg > 1) scan_kernel<T, true, 2><<<grid, FT, 0, st>>>(p);
-        else scan_kernel<T, false, 2><<<grid, FT, 0, st>>>(p);
-    } else {
-        if (p.nseg > 1) scan_kernel<T, true, 4><<<grid, FT, 0, st>>>(p);
-        else scan_kernel<T, false, 4><<<grid, FT, 0, st>>>(p);
-    }
+    if (p.nseg > 1) scan_kernel<T, true, RPT><<<grid, FT, 0, st>>>(p);
+    else scan_kernel<T, false, RPT><<<grid, FT, 0, st>>>(p);
     ABFT_CUDA_LAUNCHED();
     combine_kernel<<<(unsigned)((m + CR - 1) / CR), CR * NC, 0, st>>>(p);
     ABFT_CUDA_LAUNCHED();
