@@ -8,12 +8,14 @@
 #      abft.pc (shared; run with LD_LIBRARY_PATH unset, so its run path must find libabft.so)
 #      and abft-static.pc (--static; run with libabft.so moved aside), then again through
 #      abft.pc from a copy of the prefix moved elsewhere, the first prefix gone;
-#   5. builds and runs the README's minimal example (the C block after its marker).
+#   5. builds and runs the C programs of the README (the GEMM example, the LU and solve) and
+#      of docs/lu.md (the LU and solve), each the C block after its marker, as printed.
 # The static programs run with the installed shared library moved aside, so they cannot lean
 # on it. Any failure stops the test with a message.
 #
 # Variables: ABFT_BINARY_DIR, CONSUMER_SOURCE_DIR, WORK_DIR, C_COMPILER, ABFT_VERSION,
-# INSTALL_LIBDIR (CMAKE_INSTALL_LIBDIR of the build), INSTALL_BINDIR, INSTALL_DOCDIR, README.
+# INSTALL_LIBDIR (CMAKE_INSTALL_LIBDIR of the build), INSTALL_BINDIR, INSTALL_DOCDIR, README,
+# LU_DOC (docs/lu.md).
 
 cmake_minimum_required(VERSION 3.24)
 
@@ -167,24 +169,39 @@ run_no_ldpath("pkg-config consumer (moved prefix, no LD_LIBRARY_PATH)"
 file(RENAME ${moved} ${prefix})
 set(ENV{PKG_CONFIG_PATH} ${libdir}/pkgconfig)
 
-# ---- 5. the README's minimal example, as printed -------------------------------------------
-if(README)
-  file(READ ${README} readme)
-  string(FIND "${readme}" "<!-- minimal-example" at)
+# ---- 5. the documents' C programs, as printed --------------------------------------------
+# doc_example(<file> <marker> <name> <regex>): the C block after <!-- <marker> in <file>,
+# compiled with -Wall -Werror through abft.pc alone and run (LD_LIBRARY_PATH unset); its
+# output must match <regex>.
+function(doc_example file marker name regex)
+  file(READ ${file} text)
+  string(FIND "${text}" "<!-- ${marker}" at)
   if(at LESS 0)
-    message(FATAL_ERROR "${README}: no <!-- minimal-example --> marker")
+    message(FATAL_ERROR "${file}: no <!-- ${marker} --> marker")
   endif()
-  string(SUBSTRING "${readme}" ${at} -1 readme)
-  string(FIND "${readme}" "```c\n" open)
+  string(SUBSTRING "${text}" ${at} -1 text)
+  string(FIND "${text}" "```c\n" open)
+  if(open LESS 0)
+    message(FATAL_ERROR "${file}: no C block after <!-- ${marker}")
+  endif()
   math(EXPR open "${open} + 5")
-  string(SUBSTRING "${readme}" ${open} -1 readme)
-  string(FIND "${readme}" "\n```" close)
-  string(SUBSTRING "${readme}" 0 ${close} example)
-  file(WRITE ${WORK_DIR}/pc/readme_example.c "${example}\n")
-  must_run("cc README example" ${C_COMPILER} -std=c11 -Wall -Werror ${pc_cflags}
-           ${WORK_DIR}/pc/readme_example.c -o ${WORK_DIR}/pc/readme_example ${pc_libs})
-  must_run("README example" ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH
-           ${WORK_DIR}/pc/readme_example)
-  must_match("README example" "checksums checked" "${RUN_OUT}")
-  message(STATUS "README example: ${RUN_OUT}")
+  string(SUBSTRING "${text}" ${open} -1 text)
+  string(FIND "${text}" "\n```" close)
+  string(SUBSTRING "${text}" 0 ${close} example)
+  file(WRITE ${WORK_DIR}/pc/${name}.c "${example}\n")
+  must_run("cc ${name}" ${C_COMPILER} -std=c11 -Wall -Werror ${pc_cflags}
+           ${WORK_DIR}/pc/${name}.c -o ${WORK_DIR}/pc/${name} ${pc_libs})
+  must_run("${name}" ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${WORK_DIR}/pc/${name})
+  must_match("${name}" "${regex}" "${RUN_OUT}")
+  message(STATUS "${name}: ${RUN_OUT}")
+endfunction()
+
+if(README)
+  doc_example(${README} minimal-example readme_example "checksums checked")
+  doc_example(${README} lu-example readme_lu_example
+              "LU: [0-9]+ checksum entries compared, 0 detected.*\nsolve: [0-9]+ checksum entries compared, max")
+endif()
+if(LU_DOC)
+  doc_example(${LU_DOC} lu-example lu_doc_example
+              "LU: [0-9]+ checksum entries compared, 0 detected.*\nsolve: [0-9]+ checksum entries compared, max")
 endif()
