@@ -244,6 +244,12 @@ double abft_bound_tight_raise(double t, double wc, double alpha, double sm, doub
 
 double abft_bound_tight_merge(double tf, double t) { return !(t >= 0.0) || t > tf ? t : tf; }
 
+int abft_bound_tight_fell_back(double t) { return !(t >= 0.0); }
+
+void abft_bound_report_lu(abft_handle_t h, abft_report_t *rep) {
+    rep->worst_case_rows = h->bound_mode == ABFT_BOUND_TIGHT ? rep->checked : 0;
+}
+
 int abft_bound_tight_applies(const abft_arith_t *g) { return g->u_in == 0.0; }
 
 int abft_bound_tight_lanes(abft_backend_t backend, abft_tight_order_t ord[ABFT_TIGHT_MAXORD]) {

@@ -118,6 +118,12 @@ double abft_bound_tight_raise(double t, double wc, double alpha, double sm, doub
  * where the full pass sends the entry to the worst case (t < 0) or finds no bound (NaN):
  * its verdict stands. */
 double abft_bound_tight_merge(double tf, double t);
+/* Does an entry with the tight mode's part t fall back to the worst case (t < 0: the tight
+ * pass's guards or tables; NaN: no bound)? The report's worst_case_rows counts them. */
+int abft_bound_tight_fell_back(double t);
+/* The LU and getrs bound every entry with the worst case in every mode: where the handle
+ * asks for the tight mode, every checked entry of rep counts in rep->worst_case_rows. */
+void abft_bound_report_lu(abft_handle_t h, abft_report_t *rep);
 /* How a protected GEMM's checksums are summed in the tight mode on a backend, for data of
  * precision prec: the CPU backend's always compensated (SEQ); the CUDA backend's
  * compensated (TREE) for fp64 data, plain for fp32 data (where their worst case is

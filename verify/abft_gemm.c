@@ -1371,6 +1371,33 @@ static const abft_corr_ops_t gemm_corr_ops = {cb_get,  cb_put_vec,  cb_put,     
                                               cb_elem, cb_vec,      cb_checksum,  cb_check_vec,
                                               cb_recheck, cb_extra};
 
+/* The report's worst_case_rows in the tight mode: a side without the tight bound (it does
+ * not apply to the arithmetic, or the pass did not run for it) counts every entry; after
+ * the full pass (at encoding, or the second stage), the entries it sent to the worst case
+ * (either weight column); with the filter alone, none (the filter's bound is the tighter). */
+static abft_status_t count_fallback(const struct abft_gemm_plan *p, const gemm_ctx_t *g,
+                                    abft_report_t *rep) {
+    abft_handle_t h = p->h;
+    for (int cs = 0; cs < g->nsides; ++cs) {
+        const int64_t n = g->s[cs].n;
+        if (!g->s[cs].tight) {
+            rep->worst_case_rows += n;
+            continue;
+        }
+        if (!p->tight_full || n == 0) continue;
+        double *t = (double *)malloc(sizeof(double) * (size_t)n * 2);
+        ABFT_RETURN_IF(t == NULL, ABFT_STATUS_ALLOC_FAILED);
+        const int ti = cs ? W_TTC : W_TT;
+        abft_copy_args_t c = {0, sizeof(double), n, 2, t, n, p->w[ti], p->ld[ti]};
+        const abft_status_t st = h->ops->copy(&h->kctx, &c);
+        for (int64_t i = 0; i < n && st == ABFT_STATUS_SUCCESS; ++i)
+            rep->worst_case_rows += abft_bound_tight_fell_back(t[i]) || abft_bound_tight_fell_back(t[n + i]);
+        free(t);
+        ABFT_TRY(st);
+    }
+    return ABFT_STATUS_SUCCESS;
+}
+
 /* held != NULL: the GEMM went through the device-side gate; *held = 1 when the gate held it
  * back (a non-finite screen): then C is the old C, and nothing is checked or changed. */
 static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda, const void *B,
@@ -1434,6 +1461,8 @@ static abft_status_t verify(struct abft_gemm_plan *p, const void *A, int64_t lda
             flagged += g.s[cs].nflag;
         }
     }
+    if (st == ABFT_STATUS_SUCCESS && tight_wanted(p) && g.use_ab)
+        st = count_fallback(p, &g, rep);
     if (st != ABFT_STATUS_SUCCESS || flagged == 0) {
         ctx_free(&g);
         return st;

@@ -1346,11 +1346,17 @@ static abft_status_t getrf_offline(abft_handle_t h, abft_prec_t prec, int64_t m,
     }
     if (st == ABFT_STATUS_NON_FINITE_INPUT) {
         rep.nonfinite_input = 1;
-        if (report != NULL) *report = rep;
+        if (report != NULL) {
+            abft_bound_report_lu(h, &rep);
+            *report = rep;
+        }
         return st;
     }
     if (st != ABFT_STATUS_SUCCESS) return st;
-    if (report != NULL) *report = rep;
+    if (report != NULL) {
+        abft_bound_report_lu(h, &rep);
+        *report = rep;
+    }
     if (info != NULL) *info = linfo;
     return linfo > 0 ? ABFT_STATUS_SINGULAR : ABFT_STATUS_SUCCESS;
 }
@@ -1441,7 +1447,10 @@ static abft_status_t split_verify(abft_handle_t h, abft_lu_plan_t p, abft_prec_t
         free(hp);
     }
     if (st != ABFT_STATUS_SUCCESS) return st;
-    if (report != NULL) *report = rep;
+    if (report != NULL) {
+        abft_bound_report_lu(h, &rep);
+        *report = rep;
+    }
     /* the caller's getrf gave the info of the factors it wrote; when this call corrected or
      * recomputed them, the status tells whether the returned U has a zero pivot */
     return info > 0 ? ABFT_STATUS_SINGULAR : ABFT_STATUS_SUCCESS;

@@ -516,7 +516,10 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
     rep->unit_roundoff = abft_lu_report_u(&arith);
     if (k == 0) {
         if (info != NULL) *info = 0;
-        if (report != NULL) *report = lrep;
+        if (report != NULL) {
+            abft_bound_report_lu(h, &lrep);
+            *report = lrep;
+        }
         return ABFT_STATUS_SUCCESS;
     }
     if (nb > k) nb = k;
@@ -581,11 +584,17 @@ static abft_status_t getrf_online(abft_handle_t h, abft_prec_t prec, int64_t m, 
     abft_lu_plan_fini(&p);
     if (st == ABFT_STATUS_NON_FINITE_INPUT) {
         lrep.nonfinite_input = 1;
-        if (report != NULL) *report = lrep;
+        if (report != NULL) {
+            abft_bound_report_lu(h, &lrep);
+            *report = lrep;
+        }
         return st;
     }
     if (st != ABFT_STATUS_SUCCESS) return st;
-    if (report != NULL) *report = lrep;
+    if (report != NULL) {
+        abft_bound_report_lu(h, &lrep);
+        *report = lrep;
+    }
     if (info != NULL) *info = linfo;
     return linfo > 0 ? ABFT_STATUS_SINGULAR : ABFT_STATUS_SUCCESS;
 }

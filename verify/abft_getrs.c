@@ -230,7 +230,10 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
     memset(rep, 0, sizeof *rep);
     rep->unit_roundoff = abft_lu_report_u(&arith);
     if (n == 0 || nrhs == 0) {
-        if (report != NULL) *report = lrep;
+        if (report != NULL) {
+            abft_bound_report_lu(h, &lrep);
+            *report = lrep;
+        }
         return ABFT_STATUS_SUCCESS;
     }
     const abft_lu_ops_t *lo = abft_lu_ops(h);
@@ -280,10 +283,16 @@ static abft_status_t getrs(abft_handle_t h, abft_prec_t prec, abft_operation_t t
     free(hp);
     if (st == ABFT_STATUS_NON_FINITE_INPUT) {
         lrep.nonfinite_input = 1;
-        if (report != NULL) *report = lrep;
+        if (report != NULL) {
+            abft_bound_report_lu(h, &lrep);
+            *report = lrep;
+        }
         return st;
     }
-    if (st == ABFT_STATUS_SUCCESS && report != NULL) *report = lrep;
+    if (st == ABFT_STATUS_SUCCESS && report != NULL) {
+        abft_bound_report_lu(h, &lrep);
+        *report = lrep;
+    }
     return st;
 }
 

@@ -100,6 +100,14 @@ typedef struct abft_report {
     double unit_roundoff;    /* u of the arithmetic the bound assumed for the operation */
     int64_t nfaults;         /* entries stored in faults[] (at most ABFT_REPORT_MAX_FAULTS) */
     abft_fault_t faults[ABFT_REPORT_MAX_FAULTS];
+    int64_t worst_case_rows; /* of the checked entries, those compared against the worst-case
+                                bound although the handle's bound mode asked for the tight one
+                                (ABFT_BOUND_TIGHT): rows (and columns for FULL) the tight pass
+                                sent to the worst case (its guards, its tables too large for
+                                the device), every entry where the mode does not apply (an
+                                arithmetic that shortens the inputs, LU and getrs); 0 in the
+                                other modes. The sensitivity the call delivered on those
+                                entries is the worst case's (docs/bound.md) */
 } abft_report_t;
 
 /* Hook called by protected operations at the named points so a fault injector can corrupt

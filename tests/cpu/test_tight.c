@@ -1082,6 +1082,76 @@ static void test_guard_after_encoding(abft_handle_t h) {
     free(A), free(A0), free(B), free(C);
 }
 
+/* The report's worst_case_rows (include/abft/abft_types.h): 0 for a clean product the tight
+ * mode bounds; the rows its guard sends to the worst case, counted, after a full pass (the
+ * split form runs it at encoding); every checked entry of an LU in the tight mode; 0 in the
+ * worst-case mode. */
+static void test_worst_case_rows(abft_handle_t h, uint64_t seed) {
+    tu_rng_t r;
+    tu_rng_init(&r, seed + 41);
+    const int64_t m = 48, n = 8, k = 4096;
+    float *A = tu_alloc_s(m * k), *B = tu_alloc_s(k * n), *C = tu_alloc_s(m * n);
+    abft_report_t rep;
+    abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
+    /* uniform data, one call (two stages) and the split form */
+    tu_fill_s(&r, TU_UNIFORM, m, k, A, m);
+    tu_fill_s(&r, TU_UNIFORM, k, n, B, k);
+    TU_CHECK_STATUS(abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f, C, m, &rep),
+                    ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.detected == 0 && rep.worst_case_rows == 0,
+             "uniform, one call: detected %lld, worst_case_rows %lld", (long long)rep.detected,
+             (long long)rep.worst_case_rows);
+    /* few values on both sides (the along-l guard): rows 1..m-1 to the worst case, row 0
+     * (continuous) kept */
+    for (int64_t i = 0; i < m; ++i) {
+        const int D = (int)tu_int(&r, 8, 16);
+        double vals[16];
+        for (int v = 0; v < D; ++v) vals[v] = 0.05 + 0.2 * tu_uniform(&r);
+        for (int64_t l = 0; l < k; ++l) A[i + l * m] = (float)vals[tu_int(&r, 0, D - 1)];
+    }
+    for (int64_t l = 0; l < k; ++l) A[0 + l * m] = (float)tu_range(&r, 0.05, 0.4);
+    for (int64_t j = 0; j < n; ++j) {
+        const float c = (float)tu_range(&r, 0.5, 2.0);
+        for (int64_t l = 0; l < k; ++l) B[l + j * k] = c;
+    }
+    abft_gemm_plan_t plan;
+    TU_CHECK_STATUS(abft_gemm_plan_create(h, 's', ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, 0.0, &plan),
+                    ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_sgemm_encode(h, plan, A, m, B, k, NULL, m), ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f, C, m, NULL),
+                    ABFT_STATUS_SUCCESS);
+    TU_CHECK_STATUS(abft_sgemm_verify(h, plan, A, m, B, k, C, m, &rep), ABFT_STATUS_SUCCESS);
+    abft_gemm_plan_destroy(plan);
+    TU_CHECK(rep.detected == 0 && rep.worst_case_rows == m - 1,
+             "few values, split form: detected %lld, worst_case_rows %lld (want %lld)",
+             (long long)rep.detected, (long long)rep.worst_case_rows, (long long)(m - 1));
+    const int64_t few = rep.worst_case_rows;
+    /* the worst-case mode: none */
+    abft_set_bound_mode(h, ABFT_BOUND_WORST_CASE, 1.0);
+    TU_CHECK_STATUS(abft_sgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f, C, m, &rep),
+                    ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.worst_case_rows == 0, "worst-case mode: worst_case_rows %lld",
+             (long long)rep.worst_case_rows);
+    /* LU: the worst case in every mode, counted in the tight mode */
+    const int64_t nl = 64;
+    double *L = tu_alloc_d(nl * nl);
+    int64_t *ipiv = (int64_t *)malloc(sizeof(int64_t) * (size_t)nl), info = 0;
+    tu_fill_d(&r, TU_UNIFORM, nl, nl, L, nl);
+    abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
+    TU_CHECK_STATUS(abft_dgetrf(h, nl, nl, L, nl, ipiv, &info, &rep), ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.checked > 0 && rep.worst_case_rows == rep.checked,
+             "LU, tight mode: checked %lld, worst_case_rows %lld", (long long)rep.checked,
+             (long long)rep.worst_case_rows);
+    tu_fill_d(&r, TU_UNIFORM, nl, nl, L, nl);
+    abft_set_bound_mode(h, ABFT_BOUND_WORST_CASE, 1.0);
+    TU_CHECK_STATUS(abft_dgetrf(h, nl, nl, L, nl, ipiv, &info, &rep), ABFT_STATUS_SUCCESS);
+    TU_CHECK(rep.worst_case_rows == 0, "LU, worst-case mode: worst_case_rows %lld",
+             (long long)rep.worst_case_rows);
+    printf("worst_case_rows: uniform 0, few values (split form) %lld of %lld, LU in the tight "
+           "mode every checked entry, worst-case mode 0\n", (long long)few, (long long)m);
+    free(A), free(B), free(C), free(L), free(ipiv);
+}
+
 int main(void) {
     uint64_t seed = tu_seed("test_tight");
     abft_handle_t h;
@@ -1104,6 +1174,7 @@ int main(void) {
     test_random_tight(h, seed);
     test_filter_below(seed);
     test_guard_after_encoding(h);
+    test_worst_case_rows(h, seed);
     abft_destroy(h);
     return tu_finish("test_tight");
 }
