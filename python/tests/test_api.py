@@ -1,0 +1,166 @@
+"""The package against the library it carries: names, enums, parameter lists, layouts."""
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+import abft
+from abft import _lib
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+HEADERS = [os.path.join(ROOT, "include", "abft", f)
+           for f in ("abft.h", "abft_lu.h", "abft_inject.h", "abft_types.h", "abft_status.h")]
+
+
+def _header_prototypes():
+    """{function: [parameter names]} of every ABFT_API function in the headers."""
+    text = ""
+    for p in HEADERS:
+        with open(p) as f:
+            text += f.read()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    protos = {}
+    for m in re.finditer(r"ABFT_API\s+[^;(]*?\b(abft_\w+)\s*\(([^)]*)\)\s*;", text, re.S):
+        name, params = m.group(1), m.group(2).strip()
+        if params in ("", "void"):
+            protos[name] = []
+            continue
+        names = []
+        for p in params.split(","):
+            p = p.strip()
+            mm = re.search(r"(\w+)\s*(\[[^\]]*\])?$", p)
+            names.append(mm.group(1))
+        protos[name] = names
+    return protos
+
+
+@pytest.mark.skipif(not os.path.exists(HEADERS[0]), reason="the repository's headers are not here")
+def test_parameter_names_match_headers():
+    protos = _header_prototypes()
+    assert len(protos) > 50
+    for name, params in _lib.PARAMS.items():
+        assert name in protos, "%s is not declared in include/abft" % name
+        assert list(params) == protos[name], name
+
+
+def test_version():
+    assert re.match(r"^\d+\.\d+\.\d+$", abft.__version__)
+    major, minor, patch = (int(x) for x in abft.__version__.split("."))
+    assert abft.version_number == major * 10000 + minor * 100 + patch
+    from abft import _build
+    assert _build.VERSION == abft.__version__
+
+
+@pytest.mark.parametrize("cls", list(abft._enums.NAME_FUNCTIONS))
+def test_enum_names_come_from_the_library(cls):
+    fn = getattr(_lib, abft._enums.NAME_FUNCTIONS[cls])
+    for m in cls:
+        assert str(m) == fn(int(m)).decode()
+    # every value the library names has a member, and the next one is unknown
+    top = max(int(m) for m in cls) + 1
+    unknown = fn(top).decode()
+    assert unknown in ("unknown", "ABFT_STATUS_<unknown>")
+
+
+def test_enum_names_expected():
+    assert str(abft.Action.CORRECTED) == "corrected"
+    assert str(abft.Action.CHECKSUM_FAULT) == "checksum_fault"
+    assert str(abft.Factor.L) == "L" and str(abft.Factor.U) == "U"
+    assert str(abft.Site.AFTER_GEMM) == "after_gemm"
+    assert str(abft.BoundMode.WORST_CASE) == "worst_case"
+    assert abft.Status.SINGULAR.c_name == "ABFT_STATUS_SINGULAR"
+    assert abft.Site.parse("After_Gemm", "x") is abft.Site.AFTER_GEMM
+    assert abft.Factor.parse("l", "x") is abft.Factor.L
+    with pytest.raises(abft.InvalidValueError, match="'site'"):
+        abft.Site.parse("nowhere", "site")
+
+
+def test_every_error_status_has_its_class():
+    for st in abft.Status:
+        if st == abft.Status.SUCCESS:
+            continue
+        e = abft._errors.error_for(int(st), "abft_dgemm")
+        assert isinstance(e, abft.Error)
+        assert type(e) is not abft.Error
+        assert e.status == st
+        assert e.status_name == st.c_name
+        assert st.c_name in str(e)
+
+
+def test_layout_matches_headers():
+    from abft import _layout
+    assert _layout.SIZES["abft_fault_t"] == __import__("ctypes").sizeof(_lib.Fault)
+    assert __import__("ctypes").sizeof(_lib.Report) == _layout.SIZES["abft_report_t"]
+    assert __import__("ctypes").sizeof(_lib.Flip) == _layout.SIZES["abft_flip_t"]
+
+
+def test_fault_spec_default_matches_library():
+    d = _lib.abft_fault_spec_default()
+    s = abft.FaultSpec()._to_c()
+    for f in ("bit_class", "bit", "width", "nelems", "row", "col"):
+        assert getattr(d, f) == getattr(s, f), f
+
+
+def test_handle_options(h):
+    assert h.backend == abft.Backend.CPU
+    assert h.checksum_kind == abft.ChecksumKind.ROW
+    h.checksum_kind = "full"
+    assert h.checksum_kind == abft.ChecksumKind.FULL
+    assert h.bound_mode == abft.BoundMode.WORST_CASE and h.bound_factor == 1.0
+    h.set_bound_mode("probabilistic")
+    assert (h.bound_mode, h.bound_factor) == (abft.BoundMode.PROBABILISTIC, 4.0)
+    h.set_bound_mode(abft.BoundMode.TIGHT, 2.5)
+    assert (h.bound_mode, h.bound_factor) == (abft.BoundMode.TIGHT, 2.5)
+    h.bound_mode = "worst_case"
+    assert h.bound_mode == abft.BoundMode.WORST_CASE
+    assert h.random_checksum == (False, 0)
+    h.set_random_checksum(True, 42)
+    assert h.random_checksum == (True, 42)
+    h.recompute = False
+    assert h.recompute is False
+    h.lu_recovery = True
+    assert h.lu_recovery is True
+    assert h.stream == 0
+    h.stream = 0
+    with pytest.raises(abft.InvalidValueError) as ei:
+        h.stream = 1234  # a CPU handle takes only the NULL stream
+    assert ei.value.argument == "stream"
+
+
+def test_option_errors_name_the_argument(h):
+    with pytest.raises(abft.InvalidValueError) as ei:
+        h.set_bound_mode("tight", -1.0)
+    e = ei.value
+    assert (e.position, e.c_argument, e.argument) == (3, "factor", "factor")
+    assert e.function == "abft_set_bound_mode"
+    assert "ABFT_STATUS_INVALID_VALUE" in str(e) and "factor" in str(e)
+    with pytest.raises(abft.InvalidValueError, match="'mode'"):
+        h.set_bound_mode("loose")
+    with pytest.raises(abft.InvalidValueError, match="'checksum_kind'"):
+        h.checksum_kind = "diagonal"
+
+
+def test_backend_names():
+    with pytest.raises(abft.InvalidValueError, match="'backend'"):
+        abft.Handle("tpu")
+    if not abft.cuda_built():
+        with pytest.raises(abft.NotSupportedError) as ei:
+            abft.Handle("cuda")
+        assert ei.value.status_name == "ABFT_STATUS_NOT_SUPPORTED"
+        assert abft.Handle("auto").backend == abft.Backend.CPU
+    assert not abft.cuda_available() or abft.cuda_built()
+
+
+def test_closed_handle():
+    h = abft.Handle("cpu")
+    h.close()
+    h.close()
+    with pytest.raises(abft.NotInitializedError):
+        h.gemm(np.ones((2, 2)), np.ones((2, 2)))
+
+
+def test_flip_bits():
+    assert abft.flip_bits(1.0, 63) == -1.0
+    assert abft.flip_bits(1.0, 31, dtype="float32") == -1.0
