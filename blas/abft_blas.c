@@ -83,13 +83,16 @@ ABFT_BLAS_REAL_TYPE(s, float)
 
 enum { T_D = 0, T_S = 1, T_COUNT = 2 };
 
+static const double d_one = 1.0;
+static const float s_one = 1.0f;
+
 static const abft_blas_type_t types[T_COUNT] = {
-    {'d', sizeof(double), "DGEMM ", "DGETRF", "DGETRS", "dgemm_", "dgetrf_", "dgetrs_",
-     "cblas_dgemm", "dtrsm_", d_is_zero, d_is_one, d_is_finite, d_scale, d_gemm, d_getrf, d_getrs,
-     d_cblas_gemm_call},
-    {'s', sizeof(float), "SGEMM ", "SGETRF", "SGETRS", "sgemm_", "sgetrf_", "sgetrs_",
-     "cblas_sgemm", "strsm_", s_is_zero, s_is_one, s_is_finite, s_scale, s_gemm, s_getrf, s_getrs,
-     s_cblas_gemm_call},
+    {'d', sizeof(double), "DGEMM ", "DGETRF", "DGETRS", "DGESV ", "DTRSM ", "DSYRK ",
+     "dgemm_", "dgetrf_", "dgetrs_", "cblas_dgemm", "dtrsm_", "dsyrk_", "dgesv_", &d_one,
+     d_is_zero, d_is_one, d_is_finite, d_scale, d_gemm, d_getrf, d_getrs, d_cblas_gemm_call},
+    {'s', sizeof(float), "SGEMM ", "SGETRF", "SGETRS", "SGESV ", "STRSM ", "SSYRK ",
+     "sgemm_", "sgetrf_", "sgetrs_", "cblas_sgemm", "strsm_", "ssyrk_", "sgesv_", &s_one,
+     s_is_zero, s_is_one, s_is_finite, s_scale, s_gemm, s_getrf, s_getrs, s_cblas_gemm_call},
 };
 
 /* The routines after this library in the search order. */
@@ -98,7 +101,10 @@ static struct next_fns {
     abft_blas_getrf_fn getrf;
     abft_blas_getrs_fn getrs;
     void *cblas_gemm; /* may be NULL: a BLAS without CBLAS */
-    void *trsm;
+    abft_blas_trsm_fn trsm;
+    abft_blas_syrk_fn syrk;
+    abft_blas_gesv_fn gesv; /* may be NULL: then getrf and getrs after this library */
+    void *cblas_syrk, *cblas_trsm; /* may be NULL */
 } next[T_COUNT];
 
 /* ---- configuration (environment, read once) ------------------------------------------- */
@@ -144,9 +150,10 @@ static atomic_llong n_detected;  /* flagged entries (the reports' detected) */
 static atomic_llong n_corrected; /* corrected or recomputed elements, rows, calls */
 static atomic_llong n_uncorrectable;
 static atomic_llong n_checksum;  /* flagged entries explained by a corrupted checksum */
-enum { OP_GEMM = 0, OP_GETRF = 1, OP_GETRS = 2, OP_COUNT = 3 };
-static const char *const op_names[T_COUNT][OP_COUNT] = {{"dgemm", "dgetrf", "dgetrs"},
-                                                        {"sgemm", "sgetrf", "sgetrs"}};
+enum { OP_GEMM, OP_GETRF, OP_GETRS, OP_GESV, OP_TRSM, OP_SYRK, OP_COUNT };
+static const char *const op_names[T_COUNT][OP_COUNT] = {
+    {"dgemm", "dgetrf", "dgetrs", "dgesv", "dtrsm", "dsyrk"},
+    {"sgemm", "sgetrf", "sgetrs", "sgesv", "strsm", "ssyrk"}};
 static atomic_llong n_op[T_COUNT][OP_COUNT]; /* protected calls per routine */
 
 static void report_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -321,7 +328,11 @@ static void init(void) {
         *(void **)&next[t].getrf = dlsym(RTLD_NEXT, types[t].sym_getrf);
         *(void **)&next[t].getrs = dlsym(RTLD_NEXT, types[t].sym_getrs);
         next[t].cblas_gemm = dlsym(RTLD_NEXT, types[t].sym_cblas_gemm);
-        next[t].trsm = dlsym(RTLD_NEXT, types[t].sym_trsm);
+        *(void **)&next[t].trsm = dlsym(RTLD_NEXT, types[t].sym_trsm);
+        *(void **)&next[t].syrk = dlsym(RTLD_NEXT, types[t].sym_syrk);
+        *(void **)&next[t].gesv = dlsym(RTLD_NEXT, types[t].sym_gesv);
+        next[t].cblas_syrk = dlsym(RTLD_NEXT, t == T_D ? "cblas_dsyrk" : "cblas_ssyrk");
+        next[t].cblas_trsm = dlsym(RTLD_NEXT, t == T_D ? "cblas_dtrsm" : "cblas_strsm");
     }
     /* The CPU backend of the library objects inside this one calls these, never the symbols
      * this library exports. */
@@ -331,8 +342,8 @@ static void init(void) {
     *(void **)&hb.sgemm = dlsym(RTLD_NEXT, "sgemm_");
     *(void **)&hb.dgetrf = dlsym(RTLD_NEXT, "dgetrf_");
     *(void **)&hb.sgetrf = dlsym(RTLD_NEXT, "sgetrf_");
-    *(void **)&hb.dtrsm = next[T_D].trsm;
-    *(void **)&hb.strsm = next[T_S].trsm;
+    *(void **)&hb.dtrsm = *(void **)&next[T_D].trsm;
+    *(void **)&hb.strsm = *(void **)&next[T_S].trsm;
     abft_cpu_host_blas = hb;
     parse_config();
     cfg.cuda_present = cfg.backend != ABFT_BACKEND_CPU && abft_blas_cuda_present();
@@ -347,6 +358,7 @@ static void ensure_init(void) {
         if (next[t].getrf == NULL) fatal(types[t].sym_getrf);
         if (next[t].getrs == NULL) fatal(types[t].sym_getrs);
         if (next[t].trsm == NULL) fatal(types[t].sym_trsm);
+        if (next[t].syrk == NULL) fatal(types[t].sym_syrk);
     }
 }
 
@@ -355,7 +367,7 @@ __attribute__((destructor)) static void fini(void) {
         if (env("ABFT_BLAS_REPORT") == NULL) return;
         pthread_once(&init_once, init); /* a program that never called: a summary of zeros */
     }
-    char per_op[256];
+    char per_op[512];
     size_t len = 0;
     per_op[0] = '\0';
     for (int t = 0; t < T_COUNT; ++t)
@@ -383,6 +395,8 @@ typedef struct thread_state {
     abft_injector_t inj[2];
     void *buf; /* host scratch: saved outputs, 64-bit pivots */
     size_t bytes;
+    void *wbuf; /* the sums of the SYRK and TRSM checks */
+    size_t wbytes;
     abft_blas_stage_t stage;
 } thread_state_t;
 
@@ -401,6 +415,7 @@ static void state_free(void *p) {
     }
     abft_blas_cuda_release(&s->stage);
     free(s->buf);
+    free(s->wbuf);
     free(s);
     tls_state = NULL;
     depth--;
@@ -445,6 +460,15 @@ static void *scratch(thread_state_t *s, size_t bytes) {
         s->buf = p, s->bytes = bytes;
     }
     return s->buf;
+}
+
+static void *wscratch(thread_state_t *s, size_t bytes) {
+    if (s->wbytes < bytes) {
+        void *p = realloc(s->wbuf, bytes);
+        if (p == NULL) return NULL;
+        s->wbuf = p, s->wbytes = bytes;
+    }
+    return s->wbuf;
 }
 
 static size_t round16(size_t b) { return (b + 15) & ~(size_t)15; }
@@ -1007,7 +1031,7 @@ static abft_status_t getrf_again(void *ctx, abft_report_t *rep) {
     return getrf_once(g->ty, g->c, g->A, g->lda, g->ipiv, g->info, rep);
 }
 
-static void getrf_core(int t, int m, int n, void *A, int lda, int *ipiv, int *info) {
+static int getrf_core(int t, int m, int n, void *A, int lda, int *ipiv, int *info) {
     const abft_blas_type_t *ty = &types[t];
     const int mn = m < n ? m : n;
     double work = (double)m * (double)n * (double)mn;
@@ -1028,7 +1052,7 @@ static void getrf_core(int t, int m, int n, void *A, int lda, int *ipiv, int *in
     if (st != ABFT_STATUS_SUCCESS && st != ABFT_STATUS_SINGULAR) {
         if (failed_call(&c, st, A, lda, saved, m, n, ty->size)) goto pass;
         *info = 0;
-        return;
+        return 1;
     }
     account(&c, &rep);
     long long left = rep.uncorrectable;
@@ -1040,16 +1064,17 @@ static void getrf_core(int t, int m, int n, void *A, int lda, int *ipiv, int *in
         if (failed != ABFT_STATUS_SUCCESS) { /* A from the copy, the routine after this one */
             unpack(A, lda, saved, m, n, ty->size);
             next[t].getrf(&m, &n, A, &lda, ipiv, info);
-            return;
+            return 1;
         }
     }
     for (int i = 0; i < mn; ++i) ipiv[i] = (int)ip[i];
     *info = (int)inf;
     if (left > 0) uncorrectable_left(&c, left);
-    return;
+    return 1;
 pass:
     atomic_fetch_add(&n_passed, 1);
     next[t].getrf(&m, &n, A, &lda, ipiv, info);
+    return 0;
 }
 
 static void getrf_entry(int t, const int *m, const int *n, void *A, const int *lda, int *ipiv,
@@ -1123,7 +1148,7 @@ static abft_status_t getrs_again(void *ctx, abft_report_t *rep) {
     return getrs_once(g->ty, g->c, g->op, g->A, g->lda, g->ipiv, g->B, g->ldb, rep);
 }
 
-static void getrs_core(int t, char tr, int n, int nrhs, const void *A, int lda, const int *ipiv,
+static int getrs_core(int t, char tr, int n, int nrhs, const void *A, int lda, const int *ipiv,
                        void *B, int ldb, int *info) {
     const abft_blas_type_t *ty = &types[t];
     double work = (double)n * (double)n * (double)nrhs;
@@ -1146,7 +1171,7 @@ static void getrs_core(int t, char tr, int n, int nrhs, const void *A, int lda, 
     if (untouched_refusal(st)) goto pass; /* B untouched */
     if (st != ABFT_STATUS_SUCCESS) {
         if (failed_call(&c, st, B, ldb, saved, n, nrhs, ty->size)) goto pass;
-        return;
+        return 1;
     }
     account(&c, &rep);
     long long left = rep.uncorrectable;
@@ -1158,14 +1183,15 @@ static void getrs_core(int t, char tr, int n, int nrhs, const void *A, int lda, 
         if (failed != ABFT_STATUS_SUCCESS) { /* B from the copy, the routine after this one */
             unpack(B, ldb, saved, n, nrhs, ty->size);
             next[t].getrs(&tr, &n, &nrhs, A, &lda, ipiv, B, &ldb, info, 1);
-            return;
+            return 1;
         }
     }
     if (left > 0) uncorrectable_left(&c, left);
-    return;
+    return 1;
 pass:
     atomic_fetch_add(&n_passed, 1);
     next[t].getrs(&tr, &n, &nrhs, A, &lda, ipiv, B, &ldb, info, 1);
+    return 0;
 }
 
 static void getrs_entry(int t, const char *tr, const int *n, const int *nrhs, const void *A,
@@ -1207,3 +1233,438 @@ EXPORT void sgetrs_(const char *tr, const int *n, const int *nrhs, const float *
     (void)ltr;
     getrs_entry(T_S, tr, n, nrhs, A, lda, ipiv, B, ldb, info);
 }
+
+/* ---- GESV ------------------------------------------------------------------------------ */
+
+/* The reference DGESV: the factorization, then (info = 0) the solve, each protected as the
+ * drop-in's dgetrf_ and dgetrs_ are. The summary counts the call as its getrf and getrs,
+ * and under dgesv= when both ran protected. */
+static void gesv_entry(int t, const int *n, const int *nrhs, void *A, const int *lda,
+                       int *ipiv, void *B, const int *ldb, int *info) {
+    if (depth > 0) {
+        if (next[t].gesv != NULL) {
+            next[t].gesv(n, nrhs, A, lda, ipiv, B, ldb, info);
+        } else {
+            next[t].getrf(n, n, A, lda, ipiv, info);
+            if (*info == 0) next[t].getrs("N", n, nrhs, A, lda, ipiv, B, ldb, info, 1);
+        }
+        return;
+    }
+    ensure_init();
+    *info = 0;
+    if (*n < 0) *info = -1;
+    else if (*nrhs < 0) *info = -2;
+    else if (*lda < (*n > 1 ? *n : 1)) *info = -4;
+    else if (*ldb < (*n > 1 ? *n : 1)) *info = -7;
+    if (*info != 0) {
+        int p = -*info;
+        xerbla_(types[t].name_gesv, &p, 6);
+        return;
+    }
+    if (*n == 0) return;
+    fp_flags_t fp = fp_save();
+    depth++;
+    int prot = getrf_core(t, *n, *n, A, *lda, ipiv, info);
+    if (*info == 0 && *nrhs > 0)
+        prot &= getrs_core(t, 'N', *n, *nrhs, A, *lda, ipiv, B, *ldb, info);
+    if (prot) atomic_fetch_add(&n_op[t][OP_GESV], 1);
+    depth--;
+    fp_restore(fp);
+}
+
+EXPORT void dgesv_(const int *n, const int *nrhs, double *A, const int *lda, int *ipiv,
+                   double *B, const int *ldb, int *info) {
+    gesv_entry(T_D, n, nrhs, A, lda, ipiv, B, ldb, info);
+}
+
+EXPORT void sgesv_(const int *n, const int *nrhs, float *A, const int *lda, int *ipiv,
+                   float *B, const int *ldb, int *info) {
+    gesv_entry(T_S, n, nrhs, A, lda, ipiv, B, ldb, info);
+}
+
+/* ---- SYRK and TRSM (checks of this library: abft_blas_l3.c) --------------------------- */
+
+static double scalar_of(int t, const void *p) {
+    return t == T_D ? *(const double *)p : (double)*(const float *)p;
+}
+
+/* ABFT_BLAS_INJECT for the checks of this library: bit B of element (I, J) of the result
+ * flipped after the routine, before the check (site after_call). */
+static void inject_result(const call_t *c, void *X, int ld, int rows, int cols, size_t es,
+                          int64_t row, int64_t col) {
+    if (!cfg.inject || c->index != cfg.inj_call) return;
+    if (row >= rows || col >= cols) {
+        report_line("inject call=%lld op=%s: row=%lld col=%lld outside the %d x %d result, "
+                    "nothing injected", c->index, c->op, (long long)row, (long long)col, rows,
+                    cols);
+        return;
+    }
+    char *p = (char *)X + ((size_t)col * (size_t)ld + (size_t)row) * es;
+    const int bit = es == 4 && cfg.inj_bit > 31 ? 30 : cfg.inj_bit;
+    double old, now;
+    if (es == 8) {
+        uint64_t u;
+        memcpy(&u, p, 8);
+        memcpy(&old, &u, 8);
+        u ^= 1ull << bit;
+        memcpy(p, &u, 8);
+        memcpy(&now, &u, 8);
+    } else {
+        uint32_t u;
+        float f;
+        memcpy(&u, p, 4);
+        memcpy(&f, &u, 4);
+        old = f;
+        u ^= 1u << bit;
+        memcpy(p, &u, 4);
+        memcpy(&f, &u, 4);
+        now = f;
+    }
+    report_line("inject call=%lld op=%s site=after_call row=%lld col=%lld bit=%d old=%.17g "
+                "new=%.17g", c->index, c->op, (long long)row, (long long)col, bit, old, now);
+}
+
+/* -- SYRK -- */
+
+static void real_syrk(int t, char uplo, char trans, int n, int k, const void *alpha,
+                      const void *A, int lda, const void *beta, void *C, int ldc) {
+    next[t].syrk(&uplo, &trans, &n, &k, alpha, A, &lda, beta, C, &ldc, 1, 1);
+}
+
+typedef struct syrk_run {
+    int t;
+    char uplo, trans;
+    int n, k, lda, ldc;
+    const void *alpha, *A, *beta;
+    void *C;
+    const void *saved; /* the old triangle (beta != 0) */
+    abft_blas_syrk_t chk;
+    call_t *c;
+} syrk_run_t;
+
+static abft_status_t syrk_again(void *ctx, abft_report_t *rep) {
+    syrk_run_t *r = (syrk_run_t *)ctx;
+    if (r->saved != NULL)
+        abft_blas_tri_load(types[r->t].prec, r->chk.upper, r->n, r->C, r->ldc, r->saved);
+    real_syrk(r->t, r->uplo, r->trans, r->n, r->k, r->alpha, r->A, r->lda, r->beta, r->C,
+              r->ldc);
+    abft_blas_syrk_after(r->c->s->h[0], &r->chk, r->C, r->ldc, rep);
+    return ABFT_STATUS_SUCCESS;
+}
+
+static void syrk_core(int t, char uplo, char trans, int n, int k, const void *alpha,
+                      const void *A, int lda, const void *beta, void *C, int ldc) {
+    const abft_blas_type_t *ty = &types[t];
+    const int upper = lsame(uplo, 'U');
+    if (n == 0 || ((ty->is_zero(alpha) || k == 0) && ty->is_one(beta))) return;
+    if (ty->is_zero(alpha) || k == 0) { /* C = beta·C on the triangle, A not read */
+        atomic_fetch_add(&n_passed, 1);
+        abft_blas_tri_scale(ty->prec, upper, n, beta, C, ldc);
+        return;
+    }
+    const double work = (double)n * (double)n * (double)k;
+    if (work < cfg.threshold || !ty->is_finite(alpha) || !ty->is_finite(beta)) goto pass;
+    call_t c;
+    call_begin(&c, t, OP_SYRK, n, n, k, work);
+    c.gpu = 0; /* checked on the host (docs/dropin.md) */
+    if (c.s == NULL || handle(c.s, 0) == NULL) goto pass;
+    void *ws = wscratch(c.s, abft_blas_syrk_ws(n, k));
+    if (ws == NULL) goto pass;
+    syrk_run_t r = {t, uplo, trans, n, k, lda, ldc, alpha, A, beta, C, NULL,
+                    {ty->prec, upper, !lsame(trans, 'N'), n, k, A, lda, scalar_of(t, alpha),
+                     scalar_of(t, beta), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                     {0.0, 0.0}},
+                    &c};
+    if (!abft_blas_syrk_before(&r.chk, ws, C, ldc)) goto pass; /* NaN/Inf: unchecked */
+    const int beta_zero = ty->is_zero(beta);
+    if (!beta_zero && (cfg.on_unc & ON_RECOMPUTE)) {
+        void *buf = scratch(c.s, ((size_t)n * (size_t)(n + 1) / 2) * ty->size);
+        if (buf != NULL) abft_blas_tri_save(ty->prec, upper, n, C, ldc, buf);
+        r.saved = buf;
+    }
+    c.index = atomic_fetch_add(&n_index, 1) + 1;
+    real_syrk(t, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cfg.inject && c.index == cfg.inj_call) {
+        /* a position of the other triangle means its mirror */
+        int64_t i = cfg.inj_row, j = cfg.inj_col;
+        if (upper ? i > j : i < j) i = cfg.inj_col, j = cfg.inj_row;
+        inject_result(&c, C, ldc, n, n, ty->size, i, j);
+    }
+    abft_report_t rep;
+    abft_blas_syrk_after(c.s->h[0], &r.chk, C, ldc, &rep);
+    account(&c, &rep);
+    long long left = rep.uncorrectable;
+    if (left > 0 && (cfg.on_unc & ON_RECOMPUTE) && (beta_zero || r.saved != NULL)) {
+        abft_status_t failed;
+        left = recompute_left(&c, left, syrk_again, &r, C, ldc, NULL, n, n, ty->size, 0,
+                              &failed);
+    }
+    if (left > 0) uncorrectable_left(&c, left);
+    return;
+pass:
+    atomic_fetch_add(&n_passed, 1);
+    real_syrk(t, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+
+static void syrk_entry(int t, const char *uplo, const char *trans, const int *n, const int *k,
+                       const void *alpha, const void *A, const int *lda, const void *beta,
+                       void *C, const int *ldc) {
+    if (depth > 0) {
+        next[t].syrk(uplo, trans, n, k, alpha, A, lda, beta, C, ldc, 1, 1);
+        return;
+    }
+    ensure_init();
+    /* the reference's checks, in its order */
+    const int nrowa = lsame(*trans, 'N') ? *n : *k;
+    int info = 0;
+    if (!lsame(*uplo, 'U') && !lsame(*uplo, 'L')) info = 1;
+    else if (!lsame(*trans, 'N') && !lsame(*trans, 'T') && !lsame(*trans, 'C')) info = 2;
+    else if (*n < 0) info = 3;
+    else if (*k < 0) info = 4;
+    else if (*lda < (nrowa > 1 ? nrowa : 1)) info = 7;
+    else if (*ldc < (*n > 1 ? *n : 1)) info = 10;
+    if (info != 0) {
+        xerbla_(types[t].name_syrk, &info, 6);
+        return;
+    }
+    fp_flags_t fp = fp_save();
+    depth++;
+    syrk_core(t, *uplo, *trans, *n, *k, alpha, A, *lda, beta, C, *ldc);
+    depth--;
+    fp_restore(fp);
+}
+
+EXPORT void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k,
+                   const double *alpha, const double *A, const int *lda, const double *beta,
+                   double *C, const int *ldc, size_t lu, size_t lt) {
+    (void)lu, (void)lt;
+    syrk_entry(T_D, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+
+EXPORT void ssyrk_(const char *uplo, const char *trans, const int *n, const int *k,
+                   const float *alpha, const float *A, const int *lda, const float *beta,
+                   float *C, const int *ldc, size_t lu, size_t lt) {
+    (void)lu, (void)lt;
+    syrk_entry(T_S, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+
+/* -- TRSM -- */
+
+static void real_trsm(int t, char side, char uplo, char transa, char diag, int m, int n,
+                      const void *alpha, const void *A, int lda, void *B, int ldb) {
+    next[t].trsm(&side, &uplo, &transa, &diag, &m, &n, alpha, A, &lda, B, &ldb, 1, 1, 1, 1);
+}
+
+typedef struct trsm_run {
+    int t;
+    char side, uplo, transa, diag;
+    int m, n, lda, ldb;
+    const void *alpha, *A;
+    void *B;
+    abft_blas_trsm_t chk;
+    call_t *c;
+} trsm_run_t;
+
+/* recompute_left's run: B is the old B again (put back from the copy), scaled and encoded
+ * again, solved, checked */
+static abft_status_t trsm_again(void *ctx, abft_report_t *rep) {
+    trsm_run_t *r = (trsm_run_t *)ctx;
+    const abft_blas_type_t *ty = &types[r->t];
+    (void)abft_blas_trsm_rhs(&r->chk, r->B, r->ldb, r->alpha); /* finite the first time */
+    real_trsm(r->t, r->side, r->uplo, r->transa, r->diag, r->m, r->n, ty->one, r->A, r->lda,
+              r->B, r->ldb);
+    abft_blas_trsm_after(r->c->s->h[0], &r->chk, r->B, r->ldb, rep);
+    return ABFT_STATUS_SUCCESS;
+}
+
+static void trsm_core(int t, char side, char uplo, char transa, char diag, int m, int n,
+                      const void *alpha, const void *A, int lda, void *B, int ldb) {
+    const abft_blas_type_t *ty = &types[t];
+    if (m == 0 || n == 0) return;
+    if (ty->is_zero(alpha)) { /* B = 0, A not read */
+        atomic_fetch_add(&n_passed, 1);
+        ty->scale(m, n, alpha, B, ldb);
+        return;
+    }
+    const int left = lsame(side, 'L');
+    const double work = left ? (double)m * (double)m * (double)n
+                             : (double)m * (double)n * (double)n;
+    if (work < cfg.threshold || !ty->is_finite(alpha)) goto pass;
+    call_t c;
+    /* m, n, k of the report lines: B's rows and columns, the triangle's order */
+    call_begin(&c, t, OP_TRSM, m, n, left ? m : n, work);
+    c.gpu = 0; /* checked on the host (docs/dropin.md) */
+    if (c.s == NULL || handle(c.s, 0) == NULL) goto pass;
+    void *ws = wscratch(c.s, abft_blas_trsm_ws(m, n, left));
+    if (ws == NULL) goto pass;
+    trsm_run_t r = {t, side, uplo, transa, diag, m, n, lda, ldb, alpha, A, B,
+                    {ty->prec, left, lsame(uplo, 'U'), !lsame(transa, 'N'), lsame(diag, 'U'),
+                     m, n, A, lda, NULL, NULL, NULL, NULL, NULL, NULL, NULL, {0.0, 0.0}, 0.0},
+                    &c};
+    if (!abft_blas_trsm_encode(&r.chk, ws)) goto pass; /* NaN/Inf or a zero divisor */
+    void *saved = NULL; /* B is overwritten: a copy for the recompute action */
+    if (cfg.on_unc & ON_RECOMPUTE) {
+        saved = scratch(c.s, (size_t)m * (size_t)n * ty->size);
+        if (saved != NULL) pack(saved, B, ldb, m, n, ty->size);
+    }
+    if (!abft_blas_trsm_rhs(&r.chk, B, ldb, alpha)) {
+        /* NaN/Inf in alpha·B (now in B): the solve with alpha = 1 is the call's, unchecked */
+        atomic_fetch_add(&n_passed, 1);
+        real_trsm(t, side, uplo, transa, diag, m, n, ty->one, A, lda, B, ldb);
+        return;
+    }
+    c.index = atomic_fetch_add(&n_index, 1) + 1;
+    real_trsm(t, side, uplo, transa, diag, m, n, ty->one, A, lda, B, ldb);
+    inject_result(&c, B, ldb, m, n, ty->size, cfg.inj_row, cfg.inj_col);
+    abft_report_t rep;
+    abft_blas_trsm_after(c.s->h[0], &r.chk, B, ldb, &rep);
+    account(&c, &rep);
+    long long left_n = rep.uncorrectable;
+    if (left_n > 0 && saved != NULL) {
+        abft_status_t failed;
+        left_n = recompute_left(&c, left_n, trsm_again, &r, B, ldb, saved, m, n, ty->size, 0,
+                                &failed);
+    }
+    if (left_n > 0) uncorrectable_left(&c, left_n);
+    return;
+pass:
+    atomic_fetch_add(&n_passed, 1);
+    real_trsm(t, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+}
+
+static void trsm_entry(int t, const char *side, const char *uplo, const char *transa,
+                       const char *diag, const int *m, const int *n, const void *alpha,
+                       const void *A, const int *lda, void *B, const int *ldb) {
+    if (depth > 0) {
+        next[t].trsm(side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb, 1, 1, 1, 1);
+        return;
+    }
+    ensure_init();
+    const int nrowa = lsame(*side, 'L') ? *m : *n;
+    int info = 0;
+    if (!lsame(*side, 'L') && !lsame(*side, 'R')) info = 1;
+    else if (!lsame(*uplo, 'U') && !lsame(*uplo, 'L')) info = 2;
+    else if (!lsame(*transa, 'N') && !lsame(*transa, 'T') && !lsame(*transa, 'C')) info = 3;
+    else if (!lsame(*diag, 'U') && !lsame(*diag, 'N')) info = 4;
+    else if (*m < 0) info = 5;
+    else if (*n < 0) info = 6;
+    else if (*lda < (nrowa > 1 ? nrowa : 1)) info = 9;
+    else if (*ldb < (*m > 1 ? *m : 1)) info = 11;
+    if (info != 0) {
+        xerbla_(types[t].name_trsm, &info, 6);
+        return;
+    }
+    fp_flags_t fp = fp_save();
+    depth++;
+    trsm_core(t, *side, *uplo, *transa, *diag, *m, *n, alpha, A, *lda, B, *ldb);
+    depth--;
+    fp_restore(fp);
+}
+
+EXPORT void dtrsm_(const char *side, const char *uplo, const char *transa, const char *diag,
+                   const int *m, const int *n, const double *alpha, const double *A,
+                   const int *lda, double *B, const int *ldb, size_t ls, size_t lu, size_t lt,
+                   size_t ld) {
+    (void)ls, (void)lu, (void)lt, (void)ld;
+    trsm_entry(T_D, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+}
+
+EXPORT void strsm_(const char *side, const char *uplo, const char *transa, const char *diag,
+                   const int *m, const int *n, const float *alpha, const float *A,
+                   const int *lda, float *B, const int *ldb, size_t ls, size_t lu, size_t lt,
+                   size_t ld) {
+    (void)ls, (void)lu, (void)lt, (void)ld;
+    trsm_entry(T_S, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);
+}
+
+/* ---- CBLAS SYRK and TRSM ---------------------------------------------------------------- */
+
+/* A row-major call is the column-major one of the transposed matrices: SYRK with the other
+ * triangle and the other transposition, TRSM with the other side and triangle and m, n
+ * swapped. An invalid call goes to the next library's CBLAS routine, which reports it its own
+ * way (without one, xerbla_ gets the Fortran routine's parameter number). */
+enum { CBLAS_UPPER = 121, CBLAS_LOWER = 122, CBLAS_NONUNIT = 131, CBLAS_UNIT = 132,
+       CBLAS_LEFT = 141, CBLAS_RIGHT = 142 };
+
+#define ABFT_BLAS_CBLAS_L3(P, T, TI)                                                          \
+    typedef void (*P##_cblas_syrk_t)(int, int, int, int, int, T, const T *, int, T, T *, int); \
+    typedef void (*P##_cblas_trsm_t)(int, int, int, int, int, int, int, T, const T *, int,    \
+                                     T *, int);                                               \
+    EXPORT void cblas_##P##syrk(int layout, int uplo, int trans, int n, int k, T alpha,       \
+                                const T *A, int lda, T beta, T *C, int ldc) {                 \
+        if (depth == 0) ensure_init();                                                        \
+        P##_cblas_syrk_t real = (P##_cblas_syrk_t)next[TI].cblas_syrk;                        \
+        const int row = layout == CBLAS_ROW;                                                  \
+        const int ok = (row || layout == CBLAS_COL) &&                                        \
+                       (uplo == CBLAS_UPPER || uplo == CBLAS_LOWER) &&                        \
+                       (trans == CBLAS_N || trans == CBLAS_T || trans == CBLAS_C);            \
+        char fu = (uplo == CBLAS_UPPER) != row ? 'U' : 'L';                                   \
+        char ft = (trans == CBLAS_N) != row ? 'N' : 'T';                                      \
+        if (depth > 0 && real != NULL) {                                                      \
+            real(layout, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);                     \
+            return;                                                                           \
+        }                                                                                     \
+        const int nrowa = ft == 'N' ? n : k;                                                  \
+        int info = !ok ? 1 : n < 0 ? 3 : k < 0 ? 4 : lda < (nrowa > 1 ? nrowa : 1) ? 7       \
+                   : ldc < (n > 1 ? n : 1) ? 10 : 0;                                          \
+        if (info != 0 || depth > 0) {                                                         \
+            if (real != NULL) {                                                               \
+                depth++;                                                                      \
+                real(layout, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);                 \
+                depth--;                                                                      \
+            } else if (info != 0) {                                                           \
+                xerbla_(types[TI].name_syrk, &info, 6);                                       \
+            } else {                                                                          \
+                next[TI].syrk(&fu, &ft, &n, &k, &alpha, A, &lda, &beta, C, &ldc, 1, 1);       \
+            }                                                                                 \
+            return;                                                                           \
+        }                                                                                     \
+        fp_flags_t fp = fp_save();                                                            \
+        depth++;                                                                              \
+        syrk_core(TI, fu, ft, n, k, &alpha, A, lda, &beta, C, ldc);                           \
+        depth--;                                                                              \
+        fp_restore(fp);                                                                       \
+    }                                                                                         \
+    EXPORT void cblas_##P##trsm(int layout, int side, int uplo, int transa, int diag, int m,  \
+                                int n, T alpha, const T *A, int lda, T *B, int ldb) {         \
+        if (depth == 0) ensure_init();                                                        \
+        P##_cblas_trsm_t real = (P##_cblas_trsm_t)next[TI].cblas_trsm;                        \
+        const int row = layout == CBLAS_ROW;                                                  \
+        const int ok = (row || layout == CBLAS_COL) &&                                        \
+                       (side == CBLAS_LEFT || side == CBLAS_RIGHT) &&                         \
+                       (uplo == CBLAS_UPPER || uplo == CBLAS_LOWER) &&                        \
+                       (transa == CBLAS_N || transa == CBLAS_T || transa == CBLAS_C) &&       \
+                       (diag == CBLAS_UNIT || diag == CBLAS_NONUNIT);                         \
+        char fs = (side == CBLAS_LEFT) != row ? 'L' : 'R';                                    \
+        char fu = (uplo == CBLAS_UPPER) != row ? 'U' : 'L';                                   \
+        char ft = transa == CBLAS_N ? 'N' : 'T', fd = diag == CBLAS_UNIT ? 'U' : 'N';         \
+        int fm = row ? n : m, fn = row ? m : n;                                               \
+        if (depth > 0 && real != NULL) {                                                      \
+            real(layout, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);              \
+            return;                                                                           \
+        }                                                                                     \
+        const int nrowa = fs == 'L' ? fm : fn;                                                \
+        int info = !ok ? 1 : fm < 0 ? 5 : fn < 0 ? 6 : lda < (nrowa > 1 ? nrowa : 1) ? 9     \
+                   : ldb < (fm > 1 ? fm : 1) ? 11 : 0;                                        \
+        if (info != 0 || depth > 0) {                                                         \
+            if (real != NULL) {                                                               \
+                depth++;                                                                      \
+                real(layout, side, uplo, transa, diag, m, n, alpha, A, lda, B, ldb);          \
+                depth--;                                                                      \
+            } else if (info != 0) {                                                           \
+                xerbla_(types[TI].name_trsm, &info, 6);                                       \
+            } else {                                                                          \
+                next[TI].trsm(&fs, &fu, &ft, &fd, &fm, &fn, &alpha, A, &lda, B, &ldb, 1, 1,   \
+                              1, 1);                                                          \
+            }                                                                                 \
+            return;                                                                           \
+        }                                                                                     \
+        fp_flags_t fp = fp_save();                                                            \
+        depth++;                                                                              \
+        trsm_core(TI, fs, fu, ft, fd, fm, fn, &alpha, A, lda, B, ldb);                        \
+        depth--;                                                                              \
+        fp_restore(fp);                                                                       \
+    }
+
+ABFT_BLAS_CBLAS_L3(d, double, T_D)
+ABFT_BLAS_CBLAS_L3(s, float, T_S)

@@ -21,6 +21,16 @@ typedef void (*abft_blas_getrf_fn)(const int *m, const int *n, void *A, const in
 typedef void (*abft_blas_getrs_fn)(const char *trans, const int *n, const int *nrhs,
                                    const void *A, const int *lda, const int *ipiv, void *B,
                                    const int *ldb, int *info, size_t ltrans);
+typedef void (*abft_blas_gesv_fn)(const int *n, const int *nrhs, void *A, const int *lda,
+                                  int *ipiv, void *B, const int *ldb, int *info);
+typedef void (*abft_blas_trsm_fn)(const char *side, const char *uplo, const char *transa,
+                                  const char *diag, const int *m, const int *n,
+                                  const void *alpha, const void *A, const int *lda, void *B,
+                                  const int *ldb, size_t ls, size_t lu, size_t lt, size_t ld);
+typedef void (*abft_blas_syrk_fn)(const char *uplo, const char *trans, const int *n,
+                                  const int *k, const void *alpha, const void *A,
+                                  const int *lda, const void *beta, void *C, const int *ldc,
+                                  size_t lu, size_t lt);
 
 /* One entry per type: what the generic wrappers need to know about it. Adding a type
  * (complex, later) is one entry of the table in abft_blas.c plus its exported symbols. */
@@ -30,11 +40,17 @@ typedef struct abft_blas_type {
     const char *name_gemm;      /* the routine names handed to xerbla_ ("DGEMM ", ...) */
     const char *name_getrf;
     const char *name_getrs;
+    const char *name_gesv;
+    const char *name_trsm;
+    const char *name_syrk;
     const char *sym_gemm;       /* the symbols looked up after this library ("dgemm_") */
     const char *sym_getrf;
     const char *sym_getrs;
     const char *sym_cblas_gemm; /* "cblas_dgemm" */
-    const char *sym_trsm;       /* what the CPU backend also calls ("dtrsm_") */
+    const char *sym_trsm;       /* also what the CPU backend calls ("dtrsm_") */
+    const char *sym_syrk;
+    const char *sym_gesv;
+    const void *one;            /* the scalar 1 */
     int (*is_zero)(const void *scalar);
     int (*is_one)(const void *scalar);
     int (*is_finite)(const void *scalar);
@@ -55,6 +71,61 @@ typedef struct abft_blas_type {
                             const void *alpha, const void *A, int lda, const void *B, int ldb,
                             const void *beta, void *C, int ldc);
 } abft_blas_type_t;
+
+/* ---- the checks of SYRK and TRSM (abft_blas_l3.c) ---------------------------------------- */
+
+/* One SYRK check, C = alpha·M·M^T + beta·C on the uplo triangle, M = op(A) n x k. The caller
+ * sets the call's fields; abft_blas_syrk_before points the sums into ws
+ * (abft_blas_syrk_ws(n, k) bytes) and fills the encodings of A and (beta != 0) the old C. */
+typedef struct abft_blas_syrk {
+    char prec; /* 'd', 's' */
+    int upper, trans; /* trans: M = A^T (A is k x n) */
+    int64_t n, k;
+    const void *A;
+    int64_t lda;
+    double alpha, beta;
+    double *Y, *Ya, *S, *Sa, *P, *Pa, *a1, *R, *Ra; /* the sums (abft_blas_l3.c) */
+    double ysum[2];
+} abft_blas_syrk_t;
+size_t abft_blas_syrk_ws(int64_t n, int64_t k);
+/* Before the call: 0 when A or (beta != 0) the triangle of C holds NaN or Inf, or an encoding
+ * overflows fp64 (the call is then not checked). */
+int abft_blas_syrk_before(abft_blas_syrk_t *c, void *ws, const void *C, int64_t ldc);
+/* After the call: the row checksums of the result against the GEMM bound of the handle h
+ * (its bound mode); rep as libabft's: rows checked, flagged rows detected and
+ * uncorrectable, one fault per flagged row (col -1). */
+void abft_blas_syrk_after(abft_handle_t h, const abft_blas_syrk_t *c, const void *C,
+                          int64_t ldc, abft_report_t *rep);
+/* The uplo triangle of the n x n matrix C into buf (its columns' parts in turn) and back;
+ * C = beta·C on the triangle (beta = 0: C = 0, not read). */
+void abft_blas_tri_save(char prec, int upper, int64_t n, const void *C, int64_t ldc, void *buf);
+void abft_blas_tri_load(char prec, int upper, int64_t n, void *C, int64_t ldc, const void *buf);
+void abft_blas_tri_scale(char prec, int upper, int64_t n, const void *beta, void *C,
+                         int64_t ldc);
+
+/* One TRSM check: op(A)·X = B (left, A m x m) or X·op(A) = B (right, A n x n), B m x n.
+ * abft_blas_trsm_encode points the sums into ws (abft_blas_trsm_ws bytes) and encodes the
+ * triangle: 0 when it holds NaN or Inf, or a zero on a non-unit diagonal. */
+typedef struct abft_blas_trsm {
+    char prec;
+    int left, upper, trans, unit;
+    int64_t m, n;
+    const void *A;
+    int64_t lda;
+    double *K, *Ka, *dg, *Bs, *Bsa, *Ys, *Ysa;
+    double dsum[2], dmax;
+} abft_blas_trsm_t;
+size_t abft_blas_trsm_ws(int64_t m, int64_t n, int left);
+int abft_blas_trsm_encode(abft_blas_trsm_t *c, void *ws);
+/* B = fl(alpha·B) in the data precision (alpha != 1) and the right-hand sides' sums: 0 when
+ * B then holds NaN or Inf (B is scaled all the same: the solve with alpha = 1 that follows
+ * is the call's). */
+int abft_blas_trsm_rhs(abft_blas_trsm_t *c, void *B, int64_t ldb, const void *alpha);
+/* After the solve with alpha = 1: each right-hand side against the triangular solve's bound
+ * (abft_bound_trs); rep as above, one fault per flagged right-hand side (left: col j; right:
+ * row i). */
+void abft_blas_trsm_after(abft_handle_t h, const abft_blas_trsm_t *c, const void *X,
+                          int64_t ldx, abft_report_t *rep);
 
 /* ---- packed images (abft_blas_pack.c) ----------------------------------------------------- */
 

@@ -8,8 +8,12 @@
  *    the inputs are bit for bit unchanged;
  *  - beta = 0: C is not read (NaN in C does not propagate); alpha = 0 or k = 0: A and B are
  *    not read; the hidden string lengths of a Fortran caller are accepted;
- *  - cblas_dgemm / cblas_sgemm, row and column major;
- *  - dgetrf_/sgetrf_ (P·A = L·U, a singular matrix's info), dgetrs_/sgetrs_ (residual);
+ *  - cblas_dgemm / cblas_sgemm, cblas_dsyrk, cblas_dtrsm, row and column major;
+ *  - dgetrf_/sgetrf_ (P·A = L·U, a singular matrix's info), dgetrs_/sgetrs_ (residual),
+ *    dgesv_/sgesv_ (residual, a singular matrix's info);
+ *  - dsyrk_/ssyrk_ and dtrsm_/strsm_: every uplo/trans (side, diag) and alpha/beta, against
+ *    a plain loop; the triangle not referenced (NaN there, and on a unit diagonal) is never
+ *    read or written, nor the padding;
  *  - several threads calling at once (one handle per thread).
  * It prints "expect protected=P passed_through=Q": the calls that must have run protected
  * and passed through, which the test driver compares with the report's summary line (a
@@ -34,9 +38,29 @@ void dgetrs_(const char *tr, const int *n, const int *nrhs, const double *A, con
              const int *ipiv, double *B, const int *ldb, int *info, size_t ltr);
 void sgetrs_(const char *tr, const int *n, const int *nrhs, const float *A, const int *lda,
              const int *ipiv, float *B, const int *ldb, int *info, size_t ltr);
+void dgesv_(const int *n, const int *nrhs, double *A, const int *lda, int *ipiv, double *B,
+            const int *ldb, int *info);
+void sgesv_(const int *n, const int *nrhs, float *A, const int *lda, int *ipiv, float *B,
+            const int *ldb, int *info);
+void dtrsm_(const char *side, const char *uplo, const char *transa, const char *diag,
+            const int *m, const int *n, const double *alpha, const double *A, const int *lda,
+            double *B, const int *ldb, size_t ls, size_t lu, size_t lt, size_t ld);
+void strsm_(const char *side, const char *uplo, const char *transa, const char *diag,
+            const int *m, const int *n, const float *alpha, const float *A, const int *lda,
+            float *B, const int *ldb, size_t ls, size_t lu, size_t lt, size_t ld);
+void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k,
+            const double *alpha, const double *A, const int *lda, const double *beta,
+            double *C, const int *ldc, size_t lu, size_t lt);
+void ssyrk_(const char *uplo, const char *trans, const int *n, const int *k,
+            const float *alpha, const float *A, const int *lda, const float *beta, float *C,
+            const int *ldc, size_t lu, size_t lt);
 void cblas_dgemm(int layout, int ta, int tb, int m, int n, int k, double alpha,
                  const double *A, int lda, const double *B, int ldb, double beta, double *C,
                  int ldc);
+void cblas_dsyrk(int layout, int uplo, int trans, int n, int k, double alpha, const double *A,
+                 int lda, double beta, double *C, int ldc);
+void cblas_dtrsm(int layout, int side, int uplo, int transa, int diag, int m, int n,
+                 double alpha, const double *A, int lda, double *B, int ldb);
 void cblas_sgemm(int layout, int ta, int tb, int m, int n, int k, float alpha, const float *A,
                  int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
@@ -316,6 +340,82 @@ static void test_cblas(void) {
           "cblas_sgemm row major: %g %g %g %g", sC[0], sC[1], sC[2], sC[3]);
 }
 
+/* cblas_dsyrk and cblas_dtrsm in both layouts against the same products element by element */
+static void test_cblas_l3(void) {
+    enum { ROW = 101, COL = 102, NT = 111, TR = 112, UP = 121, LO = 122, NONUNIT = 131,
+           LEFT = 141, RIGHT = 142 };
+    const int n = 6, k = 5;
+    for (int layout = ROW; layout <= COL; ++layout)
+        for (int uplo = UP; uplo <= LO; ++uplo)
+            for (int trans = NT; trans <= TR; ++trans) {
+                const int row = layout == ROW;
+                /* logical op(A) n x k; A stored per layout */
+                const int ar = trans == NT ? n : k, ac = trans == NT ? k : n;
+                const int lda = (row ? ac : ar) + 1, ldc = n + 2;
+                double *A = row ? dmat(ac, ar, lda) : dmat(ar, ac, lda);
+                double C[64], C0[64];
+                for (int i = 0; i < 64; ++i) C[i] = C0[i] = urand();
+#define AT(X, ld, i, j) (*(row ? &(X)[(i) * (ld) + (j)] : &(X)[(i) + (j) * (ld)]))
+                cblas_dsyrk(layout, uplo, trans, n, k, 0.5, A, lda, 2.0, C, ldc);
+                ++expect_protected;
+                double err = 0;
+                int other_ok = 1;
+                for (int i = 0; i < n; ++i)
+                    for (int j = 0; j < n; ++j) {
+                        const int in = uplo == UP ? i <= j : i >= j;
+                        if (!in) {
+                            other_ok &= AT(C, ldc, i, j) == AT(C0, ldc, i, j);
+                            continue;
+                        }
+                        long double s = 0;
+                        for (int l = 0; l < k; ++l) {
+                            double a = trans == NT ? AT(A, lda, i, l) : AT(A, lda, l, i);
+                            double b = trans == NT ? AT(A, lda, j, l) : AT(A, lda, l, j);
+                            s += (long double)a * b;
+                        }
+                        err = fmax(err, fabs(AT(C, ldc, i, j) -
+                                             (double)(0.5L * s + 2.0L * AT(C0, ldc, i, j))));
+                    }
+                CHECK(err < 1e-13 && other_ok, "cblas_dsyrk layout %d uplo %d trans %d: error "
+                      "%g, other triangle %s", layout, uplo, trans, err,
+                      other_ok ? "kept" : "written");
+                free(A);
+            }
+    const int m = 7, nb = 4;
+    for (int layout = ROW; layout <= COL; ++layout)
+        for (int side = LEFT; side <= RIGHT; ++side)
+            for (int uplo = UP; uplo <= LO; ++uplo)
+                for (int trans = NT; trans <= TR; ++trans) {
+                    const int row = layout == ROW, N = side == LEFT ? m : nb;
+                    const int lda = N + 1, ldb = (row ? nb : m) + 2;
+                    double *A = dmat(N, N, lda);
+                    for (int i = 0; i < N; ++i) A[i + i * lda] += 4.0; /* either layout */
+                    double B[128], X[128];
+                    for (int i = 0; i < 128; ++i) B[i] = X[i] = urand();
+                    cblas_dtrsm(layout, side, uplo, trans, NONUNIT, m, nb, 0.5, A, lda, X, ldb);
+                    ++expect_protected;
+                    /* op(A) as the layout reads it, the other triangle zero */
+#define TA(i, j)                                                                               \
+    (((uplo == UP) == (trans == NT) ? (i) <= (j) : (i) >= (j))                                  \
+         ? (trans == NT ? AT(A, lda, i, j) : AT(A, lda, j, i))                                  \
+         : 0.0)
+                    double res = 0;
+                    for (int i = 0; i < m; ++i)
+                        for (int j = 0; j < nb; ++j) {
+                            long double sum = 0;
+                            for (int l = 0; l < N; ++l)
+                                sum += side == LEFT ? (long double)TA(i, l) * AT(X, ldb, l, j)
+                                                    : (long double)AT(X, ldb, i, l) * TA(l, j);
+                            res = fmax(res, fabs((double)sum - 0.5 * AT(B, ldb, i, j)));
+                        }
+                    CHECK(res < 1e-12, "cblas_dtrsm layout %d side %d uplo %d trans %d: "
+                          "residual %g", layout, side, uplo, trans, res);
+#undef TA
+#undef AT
+                    free(A);
+                }
+}
+
 /* ---- LU ---------------------------------------------------------------------------------- */
 
 static void test_getrf_getrs(void) {
@@ -428,6 +528,246 @@ static void test_getrf_getrs(void) {
     free(A), free(F), free(PA), free(S);
 }
 
+/* ---- GESV -------------------------------------------------------------------------------- */
+
+static void test_gesv(void) {
+    const int n = 37, lda = 40, nrhs = 4, ldb = 39;
+    double *A = dmat(n, n, lda), *F = dup(A, (size_t)lda * n);
+    double *B = dmat(n, nrhs, ldb), *X = dup(B, (size_t)ldb * nrhs);
+    int ipiv[37], info = -7;
+    dgesv_(&n, &nrhs, F, &lda, ipiv, X, &ldb, &info);
+    expect_protected += 2; /* its getrf and its getrs */
+    double res = 0;
+    for (int j = 0; j < nrhs; ++j)
+        for (int i = 0; i < n; ++i) {
+            double s = 0;
+            for (int l = 0; l < n; ++l) s += A[i + l * lda] * X[l + j * ldb];
+            res = fmax(res, fabs(s - B[i + j * ldb]));
+        }
+    CHECK(info == 0 && res < 1e-10, "dgesv: info %d residual %g", info, res);
+    int pad_ok = 1;
+    for (int j = 0; j < nrhs; ++j)
+        for (int i = n; i < ldb; ++i) pad_ok &= isnan(X[i + j * ldb]);
+    CHECK(pad_ok, "dgesv wrote the padding of B");
+    /* singular: info > 0 from the factorization, B untouched (no solve) */
+    double *S = dmat(n, n, lda), *Y = dup(B, (size_t)ldb * nrhs);
+    for (int i = 0; i < n; ++i) S[i + 5 * lda] = 0.0;
+    dgesv_(&n, &nrhs, S, &lda, ipiv, Y, &ldb, &info);
+    ++expect_protected;
+    CHECK(info == 6, "singular dgesv: info %d, expected 6", info);
+    CHECK(same_bits(Y, B, sizeof(double) * (size_t)ldb * nrhs), "singular dgesv wrote B");
+    float sA[16], sF[16], sb[4], sx[4];
+    for (int i = 0; i < 16; ++i) sA[i] = sF[i] = (float)urand() + (i % 5 == 0 ? 3.0f : 0.0f);
+    for (int i = 0; i < 4; ++i) sb[i] = sx[i] = (float)urand();
+    const int four = 4, onei = 1;
+    int sp[4];
+    sgesv_(&four, &onei, sF, &four, sp, sx, &four, &info);
+    expect_protected += 2;
+    double sres = 0;
+    for (int i = 0; i < 4; ++i) {
+        double s = 0;
+        for (int l = 0; l < 4; ++l) s += (double)sA[i + l * 4] * sx[l];
+        sres = fmax(sres, fabs(s - sb[i]));
+    }
+    CHECK(info == 0 && sres < 1e-4, "sgesv: info %d residual %g", info, sres);
+    /* errors: N 1, NRHS 2, LDA 4, LDB 7 */
+    int bad = -1, one = 1, two = 2, zero = 0;
+    double b2[4];
+    xerbla_calls = 0;
+    dgesv_(&bad, &one, A, &lda, ipiv, b2, &two, &info);
+    CHECK(info == -1, "dgesv n < 0: info %d", info);
+    expect_xerbla("DGESV", 1, "dgesv n < 0");
+    dgesv_(&two, &bad, A, &lda, ipiv, b2, &two, &info);
+    expect_xerbla("DGESV", 2, "dgesv nrhs < 0");
+    dgesv_(&two, &one, A, &one, ipiv, b2, &two, &info);
+    expect_xerbla("DGESV", 4, "dgesv lda < n");
+    dgesv_(&two, &one, A, &two, ipiv, b2, &one, &info);
+    CHECK(info == -7, "dgesv ldb < n: info %d", info);
+    expect_xerbla("DGESV", 7, "dgesv ldb < n");
+    sgesv_(&two, &one, sA, &two, sp, sb, &one, &info);
+    expect_xerbla("SGESV", 7, "sgesv ldb < n");
+    dgesv_(&zero, &one, A, &one, ipiv, b2, &one, &info);
+    CHECK(info == 0 && xerbla_calls == 0, "dgesv n = 0: info %d", info);
+    free(A), free(F), free(B), free(X), free(S), free(Y);
+}
+
+/* ---- SYRK -------------------------------------------------------------------------------- */
+
+static void test_syrk(void) {
+    const char ul[2] = {'U', 'L'}, tr[3] = {'N', 'T', 'C'};
+    const double alphas[3] = {1.0, -0.7, 0.0}, betas[3] = {0.0, 1.0, 1.3};
+    const int n = 12, k = 9;
+    for (int u = 0; u < 2; ++u)
+        for (int t = 0; t < 3; ++t)
+            for (int ia = 0; ia < 3; ++ia)
+                for (int ib = 0; ib < 3; ++ib) {
+                    const char uplo = ul[u], trans = tr[t];
+                    const double alpha = alphas[ia], beta = betas[ib];
+                    const int upper = uplo == 'U', nt = trans == 'N';
+                    const int ar = nt ? n : k, ac = nt ? k : n, lda = ar + 2, ldc = n + 3;
+                    double *A = dmat(ar, ac, lda), *C = dmat(n, n, ldc);
+                    /* the other triangle: NaN, never read or written; beta = 0: the
+                     * triangle NaN too (not read) */
+                    for (int j = 0; j < n; ++j)
+                        for (int i = 0; i < n; ++i)
+                            if ((upper ? i > j : i < j) || beta == 0.0) C[i + j * ldc] = NAN;
+                    double *A0 = dup(A, (size_t)lda * ac), *C0 = dup(C, (size_t)ldc * n);
+                    char lu = (char)(uplo | 0x20), lt = (char)(trans | 0x20);
+                    dsyrk_(&lu, &lt, &n, &k, &alpha, A, &lda, &beta, C, &ldc, 1, 1);
+                    if (alpha != 0.0) ++expect_protected;
+                    else if (beta != 1.0) ++expect_passed;
+                    double err = 0;
+                    int other_ok = 1;
+                    for (int j = 0; j < n; ++j)
+                        for (int i = 0; i < ldc; ++i) {
+                            const size_t o = (size_t)i + (size_t)j * ldc;
+                            if (i >= n || (upper ? i > j : i < j)) {
+                                other_ok &= same_bits(&C[o], &C0[o], sizeof(double));
+                                continue;
+                            }
+                            long double s = 0;
+                            for (int l = 0; l < k; ++l) {
+                                double a = nt ? A[i + l * lda] : A[l + i * lda];
+                                double b = nt ? A[j + l * lda] : A[l + j * lda];
+                                s += (long double)a * b;
+                            }
+                            double r = alpha * (double)s + (beta == 0.0 ? 0.0 : beta * C0[o]);
+                            err = fmax(err, fabs(C[o] - r));
+                        }
+                    CHECK(err <= 1e-13 && !isnan(err), "dsyrk %c%c alpha %g beta %g: error %g",
+                          uplo, trans, alpha, beta, err);
+                    CHECK(other_ok, "dsyrk %c%c alpha %g beta %g: the other triangle or the "
+                          "padding written", uplo, trans, alpha, beta);
+                    CHECK(same_bits(A, A0, sizeof(double) * (size_t)lda * ac),
+                          "dsyrk %c%c: A was modified", uplo, trans);
+                    free(A), free(C), free(A0), free(C0);
+                }
+    /* ssyrk, lower, A^T·A */
+    float sA[6] = {1, 2, 3, 4, 5, 6}, sC[4] = {7, -9, 1, 7};
+    const int two = 2, three = 3;
+    const float sone = 1.0f, szero = 0.0f;
+    ssyrk_("L", "T", &two, &three, &sone, sA, &three, &szero, sC, &two, 1, 1);
+    ++expect_protected;
+    CHECK(sC[0] == 14 && sC[1] == 32 && sC[2] == 1 && sC[3] == 77, "ssyrk: %g %g %g %g",
+          sC[0], sC[1], sC[2], sC[3]);
+    /* errors: UPLO 1, TRANS 2, N 3, K 4, LDA 7, LDC 10 */
+    double A[8] = {0}, C[8], one = 1.0;
+    int bad = -1, one_i = 1;
+    xerbla_calls = 0;
+    dsyrk_("X", "N", &two, &two, &one, A, &two, &one, C, &two, 1, 1);
+    expect_xerbla("DSYRK", 1, "dsyrk uplo = X");
+    dsyrk_("U", "X", &two, &two, &one, A, &two, &one, C, &two, 1, 1);
+    expect_xerbla("DSYRK", 2, "dsyrk trans = X");
+    dsyrk_("U", "N", &bad, &two, &one, A, &two, &one, C, &two, 1, 1);
+    expect_xerbla("DSYRK", 3, "dsyrk n < 0");
+    dsyrk_("U", "N", &two, &bad, &one, A, &two, &one, C, &two, 1, 1);
+    expect_xerbla("DSYRK", 4, "dsyrk k < 0");
+    dsyrk_("U", "N", &two, &two, &one, A, &one_i, &one, C, &two, 1, 1);
+    expect_xerbla("DSYRK", 7, "dsyrk lda < n");
+    dsyrk_("U", "T", &two, &three, &one, A, &two, &one, C, &two, 1, 1);
+    expect_xerbla("DSYRK", 7, "dsyrk lda < k (trans = T)");
+    dsyrk_("U", "N", &two, &two, &one, A, &two, &one, C, &one_i, 1, 1);
+    expect_xerbla("DSYRK", 10, "dsyrk ldc < n");
+    ssyrk_("U", "N", &two, &two, &sone, sA, &two, &sone, sC, &one_i, 1, 1);
+    expect_xerbla("SSYRK", 10, "ssyrk ldc < n");
+}
+
+/* ---- TRSM -------------------------------------------------------------------------------- */
+
+static void test_trsm(void) {
+    const char sd[2] = {'L', 'R'}, ul[2] = {'U', 'L'}, tr[3] = {'N', 'T', 'C'}, dg[2] = {'N', 'U'};
+    const double alphas[3] = {1.0, 0.5, 0.0};
+    const int m = 11, n = 7;
+    for (int s = 0; s < 2; ++s)
+        for (int u = 0; u < 2; ++u)
+            for (int t = 0; t < 3; ++t)
+                for (int d = 0; d < 2; ++d)
+                    for (int ia = 0; ia < 3; ++ia) {
+                        const char side = sd[s], uplo = ul[u], transa = tr[t], diag = dg[d];
+                        const double alpha = alphas[ia];
+                        const int left = side == 'L', upper = uplo == 'U', nt = transa == 'N';
+                        const int unit = diag == 'U', N = left ? m : n, lda = N + 2, ldb = m + 3;
+                        double *A = dmat(N, N, lda), *B = dmat(m, n, ldb);
+                        /* the triangle's diagonal dominant (a well-conditioned solve); the
+                         * other triangle, and a unit diagonal, NaN: never read */
+                        for (int j = 0; j < N; ++j)
+                            for (int i = 0; i < N; ++i) {
+                                double *a = &A[i + j * lda];
+                                if (i == j) *a = unit ? NAN : 4.0 + *a;
+                                else if (upper ? i > j : i < j) *a = NAN;
+                            }
+                        double *A0 = dup(A, (size_t)lda * N), *X = dup(B, (size_t)ldb * n);
+                        char ls = (char)(side | 0x20), lu = (char)(uplo | 0x20);
+                        char lt = (char)(transa | 0x20), ld = (char)(diag | 0x20);
+                        dtrsm_(&ls, &lu, &lt, &ld, &m, &n, &alpha, A, &lda, X, &ldb, 1, 1, 1, 1);
+                        if (alpha != 0.0) ++expect_protected;
+                        else ++expect_passed;
+                        /* op(A)·X = alpha·B or X·op(A) = alpha·B */
+                        double res = 0;
+                        int pad_ok = 1;
+#define TA(i, j)                                                                              \
+    ((i) == (j) ? (unit ? 1.0 : A[(i) + (j) * lda])                                           \
+                : (nt ? (upper ? (i) < (j) : (i) > (j)) : (upper ? (j) < (i) : (j) > (i)))    \
+                      ? (nt ? A[(i) + (j) * lda] : A[(j) + (i) * lda])                        \
+                      : 0.0)
+                        for (int j = 0; j < n; ++j)
+                            for (int i = 0; i < ldb; ++i) {
+                                if (i >= m) {
+                                    pad_ok &= isnan(X[i + j * ldb]);
+                                    continue;
+                                }
+                                long double sum = 0;
+                                for (int l = 0; l < N; ++l)
+                                    sum += left ? (long double)TA(i, l) * X[l + j * ldb]
+                                                : (long double)X[i + l * ldb] * TA(l, j);
+                                res = fmax(res, fabs((double)sum - alpha * B[i + j * ldb]));
+                            }
+#undef TA
+                        CHECK(res < 1e-12 && !isnan(res),
+                              "dtrsm %c%c%c%c alpha %g: residual %g", side, uplo, transa, diag,
+                              alpha, res);
+                        CHECK(pad_ok, "dtrsm %c%c%c%c: padding of B written", side, uplo, transa,
+                              diag);
+                        CHECK(same_bits(A, A0, sizeof(double) * (size_t)lda * N),
+                              "dtrsm %c%c%c%c: A was modified", side, uplo, transa, diag);
+                        free(A), free(B), free(A0), free(X);
+                    }
+    /* strsm, left lower unit: [1 0; 2 1]·X = [1; 4] -> X = [1; 2] */
+    float sA[4] = {NAN, 2, NAN, NAN}, sB[2] = {1, 4};
+    const int two = 2, one_i = 1;
+    const float sone = 1.0f;
+    strsm_("L", "L", "N", "U", &two, &one_i, &sone, sA, &two, sB, &two, 1, 1, 1, 1);
+    ++expect_protected;
+    CHECK(sB[0] == 1 && sB[1] == 2, "strsm: %g %g", sB[0], sB[1]);
+    /* a zero on a non-unit diagonal: passed through, the BLAS's Inf/NaN */
+    double Z[4] = {0, 0, 1, 1}, zb[2] = {1, 1}, one = 1.0;
+    dtrsm_("L", "U", "N", "N", &two, &one_i, &one, Z, &two, zb, &two, 1, 1, 1, 1);
+    ++expect_passed;
+    CHECK(!isfinite(zb[0]), "dtrsm with U(0,0) = 0: x0 = %g", zb[0]);
+    /* errors: SIDE 1, UPLO 2, TRANSA 3, DIAG 4, M 5, N 6, LDA 9, LDB 11 */
+    double A[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, B[9];
+    int bad = -1, three = 3;
+    xerbla_calls = 0;
+    dtrsm_("X", "U", "N", "N", &two, &two, &one, A, &three, B, &three, 1, 1, 1, 1);
+    expect_xerbla("DTRSM", 1, "dtrsm side = X");
+    dtrsm_("L", "X", "N", "N", &two, &two, &one, A, &three, B, &three, 1, 1, 1, 1);
+    expect_xerbla("DTRSM", 2, "dtrsm uplo = X");
+    dtrsm_("L", "U", "X", "N", &two, &two, &one, A, &three, B, &three, 1, 1, 1, 1);
+    expect_xerbla("DTRSM", 3, "dtrsm transa = X");
+    dtrsm_("L", "U", "N", "X", &two, &two, &one, A, &three, B, &three, 1, 1, 1, 1);
+    expect_xerbla("DTRSM", 4, "dtrsm diag = X");
+    dtrsm_("L", "U", "N", "N", &bad, &two, &one, A, &three, B, &three, 1, 1, 1, 1);
+    expect_xerbla("DTRSM", 5, "dtrsm m < 0");
+    dtrsm_("L", "U", "N", "N", &two, &bad, &one, A, &three, B, &three, 1, 1, 1, 1);
+    expect_xerbla("DTRSM", 6, "dtrsm n < 0");
+    dtrsm_("R", "U", "N", "N", &two, &three, &one, A, &two, B, &three, 1, 1, 1, 1);
+    expect_xerbla("DTRSM", 9, "dtrsm lda < n (side = R)");
+    dtrsm_("L", "U", "N", "N", &three, &two, &one, A, &three, B, &two, 1, 1, 1, 1);
+    expect_xerbla("DTRSM", 11, "dtrsm ldb < m");
+    strsm_("L", "U", "N", "N", &two, &two, &sone, sA, &one_i, sB, &two, 1, 1, 1, 1);
+    expect_xerbla("STRSM", 9, "strsm lda < m");
+}
+
 /* ---- threads ----------------------------------------------------------------------------- */
 
 enum { NTHREADS = 4, NCALLS = 10 };
@@ -470,7 +810,11 @@ int main(void) {
     test_gemm_not_referenced();
     test_sgemm();
     test_cblas();
+    test_cblas_l3();
     test_getrf_getrs();
+    test_gesv();
+    test_syrk();
+    test_trsm();
     test_threads();
     printf("expect protected=%lld passed_through=%lld\n", expect_protected, expect_passed);
     printf("test_dropin_semantics: %s (%d failures)\n", failures ? "FAILED" : "passed",
