@@ -16,7 +16,7 @@ if [ "$what" = test ]; then
   # Measured on a fresh copy, 2 cores, nvcc present, no GPU, nothing to install: 9 min in
   # all (Release build with the CUDA kernels 2.5 min, its 43 tests 1.2 min, the sanitizer
   # build under a minute, its 20 tests 5.2 min).
-  echo "quickstart test: two builds and two test suites; about 10 minutes on 2 cores" \
+  echo "quickstart test: two builds and two test suites, then the Python package's; about 10 minutes on 2 cores" \
        "(measured 9 min), less with more cores, more on a loaded machine or when packages" \
        "must be installed first; one summary at the end"
 fi
@@ -41,6 +41,9 @@ if command -v dpkg >/dev/null 2>&1; then
   # test is skipped when its program is missing).
   [ "$what" = test ] && for p in libblas-test liblapack-test python3-numpy; do
     installed "$p" || pkgs+=("$p"); done
+  # The Python tests run in a virtual environment (python3 -m venv, Debian's python3-venv).
+  [ "$what" = test ] && [ "$(command -v python3)" = /usr/bin/python3 ] &&
+    ! python3 -c 'import ensurepip' >/dev/null 2>&1 && pkgs+=(python3-venv)
   if ! installed libopenblas-dev && ! installed libblas-dev; then
     arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null || true)
     if update-alternatives --query "libblas.so.3${arch:+-$arch}" >/dev/null 2>&1; then
@@ -151,6 +154,31 @@ cmake --build build-asan -j"$jobs"
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 suite "sanitizers (build-asan/, ASan+UBSan, CPU tests but the install test and the preloaded drop-in programs)" \
   build-asan --output-on-failure -j"$jobs" -L cpu -E test_install_consumer
+
+# The Python package: `pip install .` with the CPU backend (the C tests above cover the CUDA
+# build; this adds under a minute) into a virtual environment of its own, build-venv/ (the
+# system's Python packages are not touched), then its pytest suite (docs/python.md, "Tests").
+py_log=build-python/quickstart-pytest.log py_rc=0
+mkdir -p build-python
+{ [ -x build-venv/bin/python ] || python3 -m venv build-venv; } &&
+  build-venv/bin/python -m pip install -q --disable-pip-version-check scikit-build-core numpy pytest &&
+  CMAKE_BUILD_PARALLEL_LEVEL=$jobs build-venv/bin/python -m pip install -q --disable-pip-version-check \
+    --no-build-isolation -C cmake.define.ABFT_ENABLE_CUDA=OFF -C build-dir=build-python/quickstart . ||
+  py_rc=$?
+if [ "$py_rc" = 0 ]; then
+  echo "quickstart: suite 'python' (build-venv/: pytest python/tests)"
+  build-venv/bin/python -m pytest -rs python/tests 2>&1 | tee "$py_log" || py_rc=$?
+  line="python (build-venv/, pip install . with the CPU backend, pytest python/tests):$(tail -n1 "$py_log" | tr -d '=' | sed 's/  */ /g')"
+  # pytest -rs: "SKIPPED [count] file:line: reason", summed per file and reason
+  py_skips=$(awk '/^SKIPPED \[[0-9]+\] /{n=substr($2,2)+0; f=$3; sub(/:.*/,"",f); r=$0;
+    sub(/^SKIPPED \[[0-9]+\] [^:]*:[0-9]*: /,"",r); k=f" ("r")"; c[k]+=n}
+    END{for(k in c) printf "    %d skipped in %s\n", c[k], k}' "$py_log")
+  [ -n "$py_skips" ] && line+=$'\n'"$py_skips"
+else
+  line="python: the package did not build or install (exit $py_rc; python3 -m venv needs python3-venv)"
+fi
+[ "$py_rc" = 0 ] || { failed_any=1; line+=$'\n    failed'; }
+summary+=("$line")
 
 elapsed=$(( $(date +%s) - t_start ))
 echo

@@ -9,7 +9,7 @@ import numpy as np
 from . import _lib
 from ._arrays import as_arr, copy_fortran, empty_like
 from ._enums import Backend, BitClass, BoundMode, ChecksumKind, Math, Operation, Site, Status
-from ._errors import InvalidValueError, argument_error, error_for
+from ._errors import argument_error, error_for
 from ._report import Flip, Report
 
 _byref = ctypes.byref
