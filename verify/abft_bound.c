@@ -246,6 +246,18 @@ double abft_bound_tight_merge(double tf, double t) { return !(t >= 0.0) || t > t
 
 int abft_bound_tight_fell_back(double t) { return !(t >= 0.0); }
 
+double abft_bound_reencode(int comp, double s, double ay, double sa, int64_t len, int64_t inner) {
+    const double u = 0x1p-53, eta = 0x1p-1074;
+    double e;
+    if (comp) {
+        const double g = gamma_wc(2.0 * (double)len), gi = gamma_wc(2.0 * (double)inner);
+        e = u * fabs(s) + 2.0 * g * g * ay + (inner > 0 ? u * ay + 2.0 * gi * gi * sa : 0.0);
+    } else {
+        e = gamma_wc((double)len + 1.0) * ay + (inner > 0 ? gamma_wc((double)inner + 1.0) * sa : 0.0);
+    }
+    return 2.0 * (e + ((double)len + 1.0) * eta);
+}
+
 void abft_bound_report_lu(abft_handle_t h, abft_report_t *rep) {
     rep->worst_case_rows = h->bound_mode == ABFT_BOUND_TIGHT ? rep->checked : 0;
 }

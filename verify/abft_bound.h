@@ -118,6 +118,17 @@ double abft_bound_tight_raise(double t, double wc, double alpha, double sm, doub
  * where the full pass sends the entry to the worst case (t < 0) or finds no bound (NaN):
  * its verdict stands. */
 double abft_bound_tight_merge(double tf, double t);
+/* How far two encodings of one checksum entry from the same inputs may differ (the tight
+ * mode's second stage recomputes them to find inputs changed after encoding; docs/bound.md,
+ * "Two stages"): each within u·|s| + 2·g²·ay (+ u·ay + 2·gi²·sa from its weights' own
+ * rounding) of the exact sum when compensated (comp; g = gamma_(2·len), gi =
+ * gamma_(2·inner)), within gamma_(len+1)·ay (+ gamma_(inner+1)·sa) when plain, plus
+ * (len + 1) subnormal spacings; twice that. s: the larger magnitude of the two; ay:
+ * |M|·(|X| + 2·(inner + 1)·eta), the sum of the |terms| with the weights' own underflow;
+ * sa: |M|·Xabs, the weights' |.| sums carried through (= ay where the weights are the exact
+ * V, inner = 0); len: the sum's terms; inner: those of the sums that made the weights.
+ * Worst-case gammas, whatever the handle's mode and factor. */
+double abft_bound_reencode(int comp, double s, double ay, double sa, int64_t len, int64_t inner);
 /* Does an entry with the tight mode's part t fall back to the worst case (t < 0: the tight
  * pass's guards or tables; NaN: no bound)? The report's worst_case_rows counts them. */
 int abft_bound_tight_fell_back(double t);
