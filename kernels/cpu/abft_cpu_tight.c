@@ -39,11 +39,13 @@
  * model takes the products to vary as much as the more varied factor; a row meeting a
  * column where both factors take fewer than D = 8 values on a block is "risky": T = -1,
  * and the compare uses the worst-case bound. */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "abft_cpu_host_blas.h"
 #include "abft_kernels.h"
 #include "abft_tight_common.h"
 
@@ -158,47 +160,116 @@ static void sketch_b(const abft_tight_args_t *a, double *Z, double *B2, const do
  * everywhere, 0 where not finite (the full pass decides such rows). The CUDA filter computes
  * the same in fp32 (kernels/cuda/abft_cuda_filter.cu); this is its oracle. */
 static abft_status_t cpu_filter(const abft_tight_args_t *a) {
-    enum { FQ = ABFT_TIGHT_FILTER_Q };
+    enum { FQ = ABFT_TIGHT_FILTER_Q, NZ = 2 * FQ, RB = 32, JB = 256 };
     const int64_t m = a->m, n = a->n, k = a->k;
     const int64_t ks = a->ksplit > 0 && a->ksplit < k ? a->ksplit : 0;
-    double *Z = malloc(sizeof(double) * (size_t)k * 2 * SK_Q);
-    double *B2 = malloc(sizeof(double) * (size_t)k * 2);
-    double *G = malloc(sizeof(double) * (size_t)n * SK_Q);
-    if (!Z || !B2 || !G) {
-        free(Z), free(B2), free(G);
+    /* the host BLAS takes 32-bit sizes: beyond them, the scalar sketch of the full pass */
+    const int blas = k <= INT_MAX && n <= INT_MAX && a->ldb <= INT_MAX;
+    double *Gw = malloc(sizeof(double) * (size_t)n * NZ);     /* n x NZ: G, diag(w)·G */
+    double *Z = malloc(sizeof(double) * (size_t)k * NZ);      /* k x NZ, then by rows */
+    double *Zr = malloc(sizeof(double) * (size_t)k * NZ);     /* k rows of NZ */
+    double *aux = malloc(sizeof(double) * (size_t)k * 4);     /* per term: the short nodes'
+                                                                 estimates, Yb^2 */
+    double *Bd = NULL, *Zs = NULL, *B2 = NULL, *G = NULL;
+    if (!blas) {
+        Zs = malloc(sizeof(double) * (size_t)k * 2 * SK_Q);
+        B2 = malloc(sizeof(double) * (size_t)k * 2);
+        G = malloc(sizeof(double) * (size_t)n * SK_Q);
+    } else if (a->prec == ABFT_PREC_S) {
+        Bd = malloc(sizeof(double) * (size_t)k * JB);
+    }
+    if (!Gw || !Z || !Zr || !aux || (!blas && (!Zs || !B2 || !G)) ||
+        (blas && a->prec == ABFT_PREC_S && !Bd)) {
+        free(Gw), free(Z), free(Zr), free(aux), free(Bd), free(Zs), free(B2), free(G);
         return ABFT_STATUS_ALLOC_FAILED;
     }
+    /* Z = op(B)·Gw (k x NZ) in fp64: the host BLAS (fp32 data widened a block of JB columns
+     * at a time), or the full pass's scalar sketch */
     for (int64_t j = 0; j < n; ++j)
-        for (int q = 0; q < SK_Q; ++q) G[(size_t)j * SK_Q + (size_t)q] = abft_tight_gauss_lane(j, q, 0);
-    sketch_b(a, Z, B2, G, 0, NULL, NULL);
-    const double ws = 1.0 + (double)(WIN * (WIN - 1) / 2); /* abft_tight_ws, classes of 1 */
-    const double aal = fabs(a->alpha), u2 = a->u * a->u, uc2 = a->u_chk * a->u_chk;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < m; ++i) {
-        double P[2 * SK_Q] = {0}, Vq[2 * SK_Q] = {0}, Fq[2 * SK_Q] = {0};
-        double sh[2] = {0, 0}, yc[2] = {0, 0};
-        for (int64_t l = 0; l < k; ++l) {
-            const double x = opa(a, i, l), *z = Z + (size_t)l * 2 * SK_Q;
-            for (int q = 0; q < 2 * SK_Q; ++q) P[q] += x * z[q];
-            if (abft_tight_filter_sample(l, k, ks))
-                for (int q = 0; q < 2 * SK_Q; ++q) Vq[q] += P[q] * P[q];
-            if (l == k - 1 || l == ks - 1)
-                for (int q = 0; q < 2 * SK_Q; ++q) Fq[q] += 2.0 * (P[q] * P[q]);
-            double z2[2] = {0.0, 0.0}; /* the short nodes' estimate, as the CUDA filter's */
-            for (int c = 0; c < FQ; ++c) z2[0] += z[c] * z[c], z2[1] += z[SK_Q + c] * z[SK_Q + c];
-            const double sc = ABFT_TIGHT_FILTER_SHORT / FQ;
-            sh[0] += x * x * (sc * z2[0]) * ws, sh[1] += x * x * (sc * z2[1]) * ws;
-            const double y0 = a->Yb[l], y1 = a->Yb[l + a->ldyb];
-            yc[0] += x * x * y0 * y0, yc[1] += x * x * y1 * y1;
+        for (int c = 0; c < FQ; ++c) {
+            const double g = abft_tight_gauss_lane(j, c, 0);
+            Gw[j + (size_t)c * (size_t)n] = g;
+            Gw[j + (size_t)(FQ + c) * (size_t)n] = (double)(j + 1) * g;
         }
-        for (int q = 0; q < 2; ++q) {
-            double vs = 0.0, fs = 0.0;
-            for (int c = 0; c < FQ; ++c) vs += Vq[q * SK_Q + c], fs += Fq[q * SK_Q + c];
-            const double t = a->lambda * aal * sqrt(u2 * ((vs + fs) / SK_Q + sh[q]) + uc2 * yc[q]);
-            a->T[i + q * a->ldt] = t < INFINITY ? t : 0.0;
+    if (blas) {
+        const int ik = (int)k, nz = NZ, in = (int)n, ildb = (int)a->ldb;
+        const double one = 1.0, zero = 0.0;
+        if (a->prec == ABFT_PREC_D) {
+            const char tb = a->transb ? 'T' : 'N', nn = 'N';
+            ABFT_HOST_BLAS(dgemm, (&tb, &nn, &ik, &nz, &in, &one, (const double *)a->B, &ildb, Gw,
+                                   &in, &zero, Z, &ik));
+        } else {
+            const float *Bs = (const float *)a->B;
+            memset(Z, 0, sizeof(double) * (size_t)k * NZ);
+            for (int64_t j0 = 0; j0 < n; j0 += JB) {
+                const int64_t jb = n - j0 < JB ? n - j0 : JB;
+                for (int64_t j = 0; j < jb; ++j)
+                    for (int64_t l = 0; l < k; ++l)
+                        Bd[l + (size_t)j * (size_t)k] =
+                            a->transb ? (double)Bs[(size_t)(j0 + j) + (size_t)l * (size_t)a->ldb]
+                                      : (double)Bs[(size_t)l + (size_t)(j0 + j) * (size_t)a->ldb];
+                const int ijb = (int)jb;
+                const char nn = 'N';
+                ABFT_HOST_BLAS(dgemm, (&nn, &nn, &ik, &nz, &ijb, &one, Bd, &ik, Gw + j0, &in, &one,
+                                       Z, &ik));
+            }
         }
+    } else {
+        for (int64_t j = 0; j < n; ++j)
+            for (int q = 0; q < SK_Q; ++q)
+                G[(size_t)j * SK_Q + (size_t)q] = abft_tight_gauss_lane(j, q, 0);
+        sketch_b(a, Zs, B2, G, 0, NULL, NULL);
+        for (int64_t l = 0; l < k; ++l)
+            for (int c = 0; c < FQ; ++c) {
+                Z[l + (size_t)c * (size_t)k] = Zs[(size_t)l * 2 * SK_Q + (size_t)c];
+                Z[l + (size_t)(FQ + c) * (size_t)k] = Zs[(size_t)l * 2 * SK_Q + SK_Q + (size_t)c];
+            }
     }
-    free(Z), free(B2), free(G);
+    const double ws = 1.0 + (double)(WIN * (WIN - 1) / 2); /* abft_tight_ws, classes of 1 */
+    const double sc = ABFT_TIGHT_FILTER_SHORT / FQ;
+    for (int64_t l = 0; l < k; ++l) {
+        double z2[2] = {0.0, 0.0}; /* the short nodes' estimate, as the CUDA filter's */
+        for (int c = 0; c < NZ; ++c) {
+            const double z = Z[l + (size_t)c * (size_t)k];
+            Zr[(size_t)l * NZ + (size_t)c] = z;
+            z2[c / FQ] += z * z;
+        }
+        const double y0 = a->Yb[l], y1 = a->Yb[l + a->ldyb];
+        aux[4 * l] = ws * (sc * z2[0]), aux[4 * l + 1] = ws * (sc * z2[1]);
+        aux[4 * l + 2] = y0 * y0, aux[4 * l + 3] = y1 * y1;
+    }
+    const double aal = fabs(a->alpha), u2 = a->u * a->u, uc2 = a->u_chk * a->u_chk;
+    /* the scan: RB rows at a time, each term's NZ products in one vector loop */
+#pragma omp parallel for schedule(static)
+    for (int64_t i0 = 0; i0 < m; i0 += RB) {
+        const int rb = m - i0 < RB ? (int)(m - i0) : RB;
+        double P[RB][NZ], V[RB][NZ], F[RB][NZ], su[RB][4];
+        memset(P, 0, sizeof P), memset(V, 0, sizeof V), memset(F, 0, sizeof F);
+        memset(su, 0, sizeof su);
+        for (int64_t l = 0; l < k; ++l) {
+            const double *z = Zr + (size_t)l * NZ, *ax = aux + 4 * l;
+            const int smp = abft_tight_filter_sample(l, k, ks), fin = l == k - 1 || l == ks - 1;
+            for (int r = 0; r < rb; ++r) {
+                const double x = opa(a, i0 + r, l), x2 = x * x;
+                double *pr = P[r];
+                for (int c = 0; c < NZ; ++c) pr[c] += x * z[c];
+                if (smp)
+                    for (int c = 0; c < NZ; ++c) V[r][c] += pr[c] * pr[c];
+                if (fin)
+                    for (int c = 0; c < NZ; ++c) F[r][c] += 2.0 * (pr[c] * pr[c]);
+                for (int q = 0; q < 4; ++q) su[r][q] += x2 * ax[q];
+            }
+        }
+        for (int r = 0; r < rb; ++r)
+            for (int q = 0; q < 2; ++q) {
+                double vs = 0.0, fs = 0.0;
+                for (int c = 0; c < FQ; ++c) vs += V[r][q * FQ + c], fs += F[r][q * FQ + c];
+                const double t = a->lambda * aal * sqrt(u2 * ((vs + fs) / SK_Q + su[r][q]) +
+                                                        uc2 * su[r][2 + q]);
+                a->T[i0 + r + q * a->ldt] = t < INFINITY ? t : 0.0;
+            }
+    }
+    free(Gw), free(Z), free(Zr), free(aux), free(Bd), free(Zs), free(B2), free(G);
     return ABFT_STATUS_SUCCESS;
 }
 
