@@ -116,34 +116,50 @@ def _layout(a, name, shape, strides_elems, allow_1d):
                          % ((s0, s1), (r, c)))
 
 
-def as_arr(x, name, write=False, allow_1d=False, ints=False):
-    """An Arr for array argument `x` named `name`; InvalidValueError naming it otherwise."""
+def as_arr(x, name, write=False, allow_1d=False, ints=False, stream=True):
+    """An Arr for array argument `x` named `name`; InvalidValueError naming it otherwise.
+    stream: look up the current stream of a device array (the first array of a call)."""
     a = Arr()
     a.obj, a.keep, a.stream = x, None, None
     if isinstance(x, np.ndarray):
         a.kind, a.device, a.device_id = "numpy", "cpu", None
         dt = x.dtype
-        prec = _DT.get(dt)
+        ch = dt.char
         if ints:
-            prec = {np.dtype(np.int64): "q", np.dtype(np.int32): "i"}.get(dt)
+            prec = "q" if ch in "lq" and dt.itemsize == 8 else "i" if ch in "il" and \
+                dt.itemsize == 4 else None
+        else:
+            prec = "d" if ch == "d" else "s" if ch == "f" else None
         if prec is None or not dt.isnative:
             raise argument_error(name, "dtype %s is not supported (%s)" % (
                 dt, "int64 or int32 pivots" if ints else "float64 or float32, native byte order"))
-        if write and not x.flags.writeable:
+        fl = x.flags
+        if write and not fl.writeable:
             raise argument_error(name, "the array is read-only and would be written")
-        if not x.flags.aligned:
+        if not fl.aligned:
             raise argument_error(name, "the array is not aligned")
-        item = dt.itemsize
-        if any(s % item for s in x.strides):
-            raise argument_error(name, "strides %s are not multiples of the element size"
-                                 % (x.strides,))
         a.prec, a.ptr = prec, x.ctypes.data
-        _layout(a, name, x.shape, tuple(s // item for s in x.strides), allow_1d)
+        item = dt.itemsize
+        st = x.strides
+        if x.ndim == 2:
+            s0, s1 = st
+            r, c = x.shape
+            # the common cases first: contiguous in either order
+            if s0 == item and (c <= 1 or s1 == item * r) and r > 0:
+                a.shape, a.ndim, a.t, a.ld = (r, c), 2, False, r
+                return a
+            if s1 == item and (r <= 1 or s0 == item * c) and c > 0 and r > 1:
+                a.shape, a.ndim, a.t, a.ld = (r, c), 2, True, c
+                return a
+        if any(v % item for v in st):
+            raise argument_error(name, "strides %s are not multiples of the element size"
+                                 % (st,))
+        _layout(a, name, x.shape, tuple(v // item for v in st), allow_1d)
         return a
     if _is_torch(x):
-        return _torch_arr(a, x, name, write, allow_1d, ints)
+        return _torch_arr(a, x, name, write, allow_1d, ints, stream)
     if _is_cupy(x) or hasattr(x, "__cuda_array_interface__"):
-        return _cai_arr(a, x, name, allow_1d, ints)
+        return _cai_arr(a, x, name, allow_1d, ints, stream)
     if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
         return _dlpack_arr(a, x, name, allow_1d, ints)
     if isinstance(x, (list, tuple)) or np.isscalar(x):
@@ -154,7 +170,7 @@ def as_arr(x, name, write=False, allow_1d=False, ints=False):
     raise argument_error(name, "expected an array, got %s" % type(x).__name__)
 
 
-def _torch_arr(a, x, name, write, allow_1d, ints):
+def _torch_arr(a, x, name, write, allow_1d, ints, stream):
     import torch
     a.kind = "torch"
     prec = {torch.float64: "d", torch.float32: "s"}.get(x.dtype)
@@ -167,7 +183,8 @@ def _torch_arr(a, x, name, write, allow_1d, ints):
     if dev.type == "cuda":
         a.device, a.device_id = "cuda", dev.index if dev.index is not None else \
             torch.cuda.current_device()
-        a.stream = torch.cuda.current_stream(dev).cuda_stream
+        if stream:
+            a.stream = torch.cuda.current_stream(dev).cuda_stream
     elif dev.type == "cpu":
         a.device, a.device_id = "cpu", None
     else:
@@ -195,7 +212,7 @@ def _typestr_prec(ts, name, ints):
     return prec
 
 
-def _cai_arr(a, x, name, allow_1d, ints):
+def _cai_arr(a, x, name, allow_1d, ints, stream):
     cai = x.__cuda_array_interface__
     a.kind = "cupy" if _is_cupy(x) else "cai"
     a.device = "cuda"
@@ -205,13 +222,14 @@ def _cai_arr(a, x, name, allow_1d, ints):
     if a.kind == "cupy":
         import cupy
         a.device_id = x.device.id
-        a.stream = cupy.cuda.get_current_stream().ptr
+        if stream:
+            a.stream = cupy.cuda.get_current_stream().ptr
     else:
         a.device_id = None
         # Version 3: the stream the producer's data are ordered on (None: no ordering
         # needed; 1: the legacy default stream; 2: the per-thread default stream).
         s = cai.get("stream")
-        a.stream = s
+        a.stream = 0 if s == 1 else s  # the legacy default stream is the NULL stream
     item = _ITEM[a.prec]
     st = cai.get("strides")
     if st is not None:

@@ -318,8 +318,8 @@ class Handle:
         self._hook_fn, self._hook_c = fn, c
 
     # ---- arrays ---------------------------------------------------------------------------
-    def _arr(self, x, name, write=False, allow_1d=False, ints=False):
-        a = as_arr(x, name, write=write, allow_1d=allow_1d, ints=ints)
+    def _arr(self, x, name, write=False, allow_1d=False, ints=False, stream=True):
+        a = as_arr(x, name, write=write, allow_1d=allow_1d, ints=ints, stream=stream)
         if self._backend == Backend.CUDA:
             if a.device != "cuda":
                 raise argument_error(name, "a host array was given to a CUDA handle (use "
@@ -356,7 +356,7 @@ class Handle:
         untouched when the library found the error before computing (docs/api.md)."""
         h = self._ptr
         a = self._arr(A, "A")
-        b = self._arr(B, "B")
+        b = self._arr(B, "B", stream=False)  # one stream lookup a call: the first array's
         self._same_prec(a, b, "B", "A")
         m, ka = (a.cols, a.rows) if trans_a else (a.rows, a.cols)
         kb, n = (b.cols, b.rows) if trans_b else (b.rows, b.cols)
@@ -367,7 +367,7 @@ class Handle:
             if beta != 0:
                 raise argument_error("C", "beta = %r needs the C to scale" % (beta,))
             C = empty_like(a, (m, n), a.prec, "C" if (a.t and b.t) else "F", "C")
-        c = self._arr(C, "C", write=True)
+        c = self._arr(C, "C", write=True, stream=False)
         self._same_prec(a, c, "C", "A")
         if c.shape != (m, n):
             raise argument_error("C", "shape %s, expected %s (op(A) %dx%d times op(B) %dx%d)"

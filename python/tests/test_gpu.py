@@ -160,6 +160,7 @@ def test_torch_cuda_gemm_and_stream(hc, rng):
     assert isinstance(C, torch.Tensor) and C.is_cuda and C.is_contiguous()
     torch.testing.assert_close(C, A @ B, rtol=1e-12, atol=1e-12)
     s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())  # A and B were made on the default stream
     with torch.cuda.stream(s):
         C2, rep = hc.gemm(A, B.t().contiguous().t())  # a column-major B
         assert hc.stream == s.cuda_stream
