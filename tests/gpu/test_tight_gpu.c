@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "abft_internal.h"
+#include "abft_tight_common.h"
 #include "testutil.h"
 #include "testutil_cuda.h"
 
@@ -543,6 +544,74 @@ static void test_lane_orders(abft_handle_t h, tu_rng_t *r, int quick) {
     printf("signs alternating along k: %d products, largest residual/bound %.3g\n", count, worst);
 }
 
+/* An input fault after encoding that turns its row's guard (docs/bound.md, "Two stages";
+ * the CPU twin is in tests/cpu/test_tight.c): fp64, m = 4, n = k = 1024, row 0 of A with 8
+ * distinct magnitudes at the guard's quantization on its first block of 16, one at a bin's
+ * bottom and one at the next bin's top; B two-valued there. The hook merges the two after
+ * encoding; the second stage's full pass then sends row 0 to the worst case, unless it
+ * finds the row's checksum moved (side_changed), as it must. */
+typedef struct enc1 {
+    int64_t i, j;
+    double delta;
+    int fired;
+} enc1_t;
+static abft_status_t enc1_fn(void *user, abft_hook_site_t site, int which, char prec, void *ptr,
+                             int64_t rows, int64_t cols, int64_t ld) {
+    enc1_t *a = (enc1_t *)user;
+    (void)rows, (void)cols;
+    if (site != ABFT_SITE_AFTER_ENCODE || which != 0 || prec != 'd') return ABFT_STATUS_SUCCESS;
+    double v, *e = (double *)ptr + (size_t)(a->i + a->j * ld);
+    if (cudaMemcpy(&v, e, sizeof v, cudaMemcpyDeviceToHost) != cudaSuccess) return ABFT_STATUS_CUDA_ERROR;
+    v += a->delta;
+    if (cudaMemcpy(e, &v, sizeof v, cudaMemcpyHostToDevice) != cudaSuccess) return ABFT_STATUS_CUDA_ERROR;
+    a->fired = 1;
+    return ABFT_STATUS_SUCCESS;
+}
+static double bits_d(uint64_t b) {
+    double x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
+static void test_guard_after_encoding(abft_handle_t h) {
+    const int64_t m = 4, n = 1024, k = 1024;
+    const int rq = abft_tight_qbits(0x1p-53, k), drop = 52 - rq;
+    tu_rng_t rg;
+    tu_rng_init(&rg, 7);
+    double *A = tu_alloc_d(m * k), *B = tu_alloc_d(k * n);
+    for (int64_t x = 0; x < m * k; ++x) A[x] = tu_range(&rg, 1.0, 2.0);
+    for (int64_t j = 0; j < n; ++j) {
+        const double c = tu_range(&rg, 1.0, 2.0);
+        for (int64_t l = 0; l < k; ++l)
+            B[l + j * k] = l < 16 ? c * ((tu_next(&rg) & 1) ? 1.5 : 1.0) : tu_range(&rg, 1.0, 2.0);
+    }
+    double w[8];
+    for (int q = 0; q < 7; ++q) w[q] = tu_range(&rg, 1.0, 2.0);
+    const uint64_t key = abft_tight_qkey(w[6], rq);
+    w[6] = bits_d((key << drop) - (1ull << (drop - 1)));
+    w[7] = bits_d(((key + 1) << drop) + (1ull << (drop - 1)) - 1);
+    for (int q = 0; q < 7; ++q) A[0 + (2 * q) * m] = A[0 + (2 * q + 1) * m] = w[q];
+    A[0 + 14 * m] = w[7];
+    A[0 + 15 * m] = w[0];
+    double *dA, *dB, *dC;
+    TU_CUDA_OK(cudaMalloc(&dA, sizeof(double) * (size_t)(m * k)));
+    TU_CUDA_OK(cudaMalloc(&dB, sizeof(double) * (size_t)(k * n)));
+    TU_CUDA_OK(cudaMalloc(&dC, sizeof(double) * (size_t)(m * n)));
+    TU_CUDA_OK(cudaMemcpy(dA, A, sizeof(double) * (size_t)(m * k), cudaMemcpyHostToDevice));
+    TU_CUDA_OK(cudaMemcpy(dB, B, sizeof(double) * (size_t)(k * n), cudaMemcpyHostToDevice));
+    enc1_t f = {0, 14, w[6] - w[7], 0};
+    abft_set_hook(h, enc1_fn, &f);
+    abft_report_t rep;
+    TU_CHECK_STATUS(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, dA, m, dB, k, 0.0, dC, m, &rep),
+                    ABFT_STATUS_SUCCESS);
+    abft_set_hook(h, NULL, NULL);
+    printf("guard turned by an input fault after encoding (change %.3g): detected %lld (ratio "
+           "%.3g)\n", f.delta, (long long)rep.detected, rep.max_ratio);
+    TU_CHECK(f.fired && rep.detected > 0, "the change after encoding passed (ratio %g): the "
+             "second stage let it turn its row's guard", rep.max_ratio);
+    cudaFree(dA), cudaFree(dB), cudaFree(dC);
+    free(A), free(B);
+}
+
 int main(void) {
     tu_require_gpu();
     uint64_t seed = tu_seed("test_tight_gpu");
@@ -560,6 +629,7 @@ int main(void) {
     test_detects(h, &r, 0, 1e-3);
     test_detects(h, &r, 1, 1e-11);
     test_small_terms(h, &r);
+    test_guard_after_encoding(h);
     abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
     test_lane_orders(h, &r, quick);
     abft_destroy(h);
