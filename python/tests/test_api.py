@@ -164,3 +164,16 @@ def test_closed_handle():
 def test_flip_bits():
     assert abft.flip_bits(1.0, 63) == -1.0
     assert abft.flip_bits(1.0, 31, dtype="float32") == -1.0
+
+
+def test_example_runs():
+    import subprocess
+    import sys
+    ex = os.path.join(ROOT, "python", "examples", "protected_gemm.py")
+    if not os.path.exists(ex):
+        pytest.skip("the example is not here")
+    out = subprocess.run([sys.executable, ex, "96"], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "result equals the clean product: True" in out.stdout
+    assert "corrected" in out.stdout
