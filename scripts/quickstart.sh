@@ -4,9 +4,9 @@
 # a GPU it builds only the command line tool, CPU backend only, in build-cpu/, which takes
 # seconds rather than the minutes the CUDA kernels take);
 # `scripts/quickstart.sh test` builds and runs every test (GPU tests skip without a GPU),
-# then the CPU tests again under AddressSanitizer and UndefinedBehaviorSanitizer, and ends
-# with one summary naming both suites, their counts and their skips (exit status 0 when
-# nothing failed). ABFT_CTEST_ARGS adds arguments to both ctest runs (e.g. -R 'enum').
+# then the CPU tests again under AddressSanitizer and UndefinedBehaviorSanitizer, then the
+# Python package's tests (docs/python.md), and ends with one summary naming every suite, their
+# counts and their skips (exit status 0 when nothing failed). ABFT_CTEST_ARGS adds arguments to both ctest runs (e.g. -R 'enum').
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-}
