@@ -11,8 +11,8 @@ through it.
 abft::mm(Tensor a, Tensor b, int tag=0) -> Tensor is registered with torch.library.custom_op
 with a fake (meta) implementation, so torch.compile takes it as one opaque node, and an
 autograd formula whose two products (grad·b^T, a^T·grad) are protected too. It runs on a
-handle of this package made once per thread and device (handle(device)), on the tensors'
-current CUDA stream; the result is a new row-major tensor. The call synchronizes with its
+handle of this package made once per device (handle(device)), on the tensors' current
+CUDA stream; the result is a new row-major tensor. The call synchronizes with its
 stream (the report is read on the host), so it cannot be captured into a CUDA graph.
 """
 
@@ -26,7 +26,8 @@ from ._handle import Handle
 
 __all__ = ["mm", "protect", "Protection", "handle", "stats", "reset_stats"]
 
-_local = threading.local()
+_handles = {}  # (device type, index) -> (Handle, Lock)
+_handles_lock = threading.Lock()
 
 # tag -> (Protection weak reference, layer name); tag 0: the module-level counters
 _sinks = {}
@@ -38,29 +39,39 @@ _COUNTERS = ("calls", "detected", "corrected", "uncorrectable", "recomputed",
 _global = {k: 0 for k in _COUNTERS}
 
 
-def handle(device=None):
-    """The abft.Handle this thread's abft::mm calls use on `device` (a torch.device, its
-    string, or None for the CPU), made on first use: for fault injection (its injector(),
-    set_hook) and options (set_bound_mode, checksum_kind, set_random_checksum)."""
+def _device_key(device):
     dev = torch.device(device) if device is not None else torch.device("cpu")
     if dev.type == "cuda" and dev.index is None:
         dev = torch.device("cuda", torch.cuda.current_device())
-    key = (dev.type, dev.index)
-    hs = getattr(_local, "handles", None)
-    if hs is None:
-        hs = _local.handles = {}
-    h = hs.get(key)
-    if h is None:
-        if dev.type == "cpu":
-            h = Handle("cpu")
-        elif dev.type == "cuda":
-            with torch.cuda.device(dev):
-                h = Handle("cuda")
-        else:
-            raise NotSupportedError("abft.torch: device %s is not supported (cpu or cuda)"
-                                    % dev)
-        hs[key] = h
-    return h
+    return dev, (dev.type, dev.index)
+
+
+def _entry(device):
+    dev, key = _device_key(device)
+    e = _handles.get(key)
+    if e is None:
+        with _handles_lock:
+            e = _handles.get(key)
+            if e is None:
+                if dev.type == "cpu":
+                    h = Handle("cpu")
+                elif dev.type == "cuda":
+                    with torch.cuda.device(dev):
+                        h = Handle("cuda")
+                else:
+                    raise NotSupportedError("abft.torch: device %s is not supported (cpu or "
+                                            "cuda)" % dev)
+                e = _handles[key] = (h, threading.Lock())
+    return e
+
+
+def handle(device=None):
+    """The abft.Handle the abft::mm calls on `device` (a torch.device, its string, or None
+    for the CPU) run on, made on first use: for fault injection (its injector(), set_hook)
+    and options (set_bound_mode, checksum_kind, set_random_checksum). One handle per device
+    for the process: the backward pass runs on autograd's own threads (one per GPU), and
+    they must see the same options and injectors; calls on one device are serialized."""
+    return _entry(device)[0]
 
 
 def _matrix(t, name):
@@ -114,7 +125,13 @@ def mm(a: torch.Tensor, b: torch.Tensor, tag: int = 0) -> torch.Tensor:
         raise argument_error("b", "shapes %s and %s cannot be multiplied"
                              % (tuple(a.shape), tuple(b.shape)))
     out = torch.empty((a2.shape[0], b2.shape[1]), dtype=a.dtype, device=a.device)
-    _, rep = handle(a.device).gemm(a2, b2, out)
+    h, lock = _entry(a.device)
+    with lock:
+        if a.device.type == "cuda" and torch.cuda.current_device() != a.device.index:
+            with torch.cuda.device(a.device):
+                _, rep = h.gemm(a2, b2, out)
+        else:
+            _, rep = h.gemm(a2, b2, out)
     _record(tag, rep)
     return out
 
