@@ -29,6 +29,7 @@ int main(int argc, char **argv) {
     FIELD(abft_report_t, nonfinite_input); FIELD(abft_report_t, spread);
     FIELD(abft_report_t, max_ratio); FIELD(abft_report_t, unit_roundoff);
     FIELD(abft_report_t, nfaults); FIELD(abft_report_t, faults);
+    FIELD(abft_report_t, worst_case_rows);
     fprintf(out, "  },\n  \"abft_fault_spec_t\": {\n");
     FIELD(abft_fault_spec_t, bit_class); FIELD(abft_fault_spec_t, bit);
     FIELD(abft_fault_spec_t, width); FIELD(abft_fault_spec_t, nelems);

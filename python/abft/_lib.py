@@ -137,6 +137,7 @@ Report = _struct("abft_report_t", [
     ("nonfinite_input", c_int32), ("spread", c_int32),
     ("max_ratio", c_double), ("unit_roundoff", c_double),
     ("nfaults", c_int64), ("faults", Fault * REPORT_MAX_FAULTS),
+    ("worst_case_rows", c_int64),
 ], "Report")
 
 FaultSpec = _struct("abft_fault_spec_t", [

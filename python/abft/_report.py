@@ -50,13 +50,14 @@ class Report:
     """What a protected call checked, detected, located and did (abft_report_t).
 
     Counts: checked, detected, corrected, uncorrectable, recomputed, checksum_faults;
-    flags: nonfinite_input, spread (LU); max_ratio, unit_roundoff; faults: a tuple of
-    Fault (at most 16). `ok` is the caller's rule of thumb: no entry left uncorrectable
+    flags: nonfinite_input, spread (LU); max_ratio, unit_roundoff; worst_case_rows (the
+    checked entries compared against the worst-case bound although the tight mode was asked
+    for); faults: a tuple of Fault (at most 16). `ok` is the caller's rule of thumb: no entry left uncorrectable
     (the call itself succeeded, or it would have raised)."""
 
     __slots__ = ("checked", "detected", "corrected", "uncorrectable", "recomputed",
                  "checksum_faults", "nonfinite_input", "spread", "max_ratio",
-                 "unit_roundoff", "faults", "transposed")
+                 "unit_roundoff", "worst_case_rows", "faults", "transposed")
 
     @classmethod
     def _from_c(cls, r, transposed=False):
@@ -71,6 +72,7 @@ class Report:
         self.spread = bool(r.spread)
         self.max_ratio = r.max_ratio
         self.unit_roundoff = r.unit_roundoff
+        self.worst_case_rows = r.worst_case_rows
         n = min(max(r.nfaults, 0), len(r.faults))
         self.faults = tuple(Fault._from_c(r.faults[i], transposed) for i in range(n))
         self.transposed = bool(transposed)

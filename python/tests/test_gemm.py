@@ -272,3 +272,21 @@ def test_zero_sizes(h):
     assert C.shape == (0, 4)
     C, rep = h.gemm(np.ones((2, 0)), np.ones((0, 3)))
     np.testing.assert_array_equal(C, np.zeros((2, 3)))
+
+
+def test_worst_case_rows(h, rng):
+    """report.worst_case_rows: 0 in the worst-case mode and for a clean product the tight
+    mode bounds; every checked entry of an LU in the tight mode (docs/api.md)."""
+    A = _rand(rng, (64, 96), np.float64, "F")
+    B = _rand(rng, (96, 48), np.float64, "F")
+    _, rep = h.gemm(A, B)
+    assert rep.worst_case_rows == 0
+    h.set_bound_mode("tight")
+    try:
+        _, rep = h.gemm(A, B)
+        assert rep.detected == 0 and rep.worst_case_rows == 0
+        M = _rand(rng, (40, 40), np.float64, "F")
+        _, _, rep = h.getrf(M)
+        assert rep.checked > 0 and rep.worst_case_rows == rep.checked
+    finally:
+        h.set_bound_mode("worst_case")
