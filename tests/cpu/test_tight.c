@@ -17,6 +17,7 @@
 #include "abft_tight_common.h"
 #include "verify/abft_bound.h"
 #include "testutil.h"
+#include "tight_guard_case.h"
 
 enum { KIND_UNIFORM, KIND_WIDE, KIND_POSITIVE, KIND_CONSTANT, KIND_REPEATED, KIND_PERIODIC,
        KIND_DISCRETE, KIND_SIGNSORT, KIND_OPPOSITE, KIND_COUNT };
@@ -1022,34 +1023,12 @@ static void test_filter_below(uint64_t seed) {
  *     case) until the second stage took the encodings again (side_changed): the row's
  *     checksum moved, so the filter's part from the inputs as encoded stays. The split form,
  *     whose full pass ran on the encoded A, detects it too. */
-static double bits_to_d(uint64_t b) {
-    double x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
 static void test_guard_after_encoding(abft_handle_t h) {
     const int64_t m = 4, n = 1024, k = 1024;
-    const int r = abft_tight_qbits(0x1p-53, k), drop = 52 - r;
-    tu_rng_t rg;
-    tu_rng_init(&rg, 7);
     double *A = tu_alloc_d(m * k), *A0 = tu_alloc_d(m * k), *B = tu_alloc_d(k * n);
     double *C = tu_alloc_d(m * n);
-    for (int64_t x = 0; x < m * k; ++x) A[x] = tu_range(&rg, 1.0, 2.0);
-    for (int64_t j = 0; j < n; ++j) {
-        const double c = tu_range(&rg, 1.0, 2.0);
-        for (int64_t l = 0; l < k; ++l)
-            B[l + j * k] = l < 16 ? c * ((tu_next(&rg) & 1) ? 1.5 : 1.0) : tu_range(&rg, 1.0, 2.0);
-    }
-    double w[8];
-    for (int q = 0; q < 7; ++q) w[q] = tu_range(&rg, 1.0, 2.0);
-    const uint64_t key = abft_tight_qkey(w[6], r);
-    w[6] = bits_to_d((key << drop) - (1ull << (drop - 1)));          /* a bin's bottom */
-    w[7] = bits_to_d(((key + 1) << drop) + (1ull << (drop - 1)) - 1); /* the next one's top */
-    for (int q = 0; q < 7; ++q) A[0 + (2 * q) * m] = A[0 + (2 * q + 1) * m] = w[q];
-    A[0 + 14 * m] = w[7];
-    A[0 + 15 * m] = w[0];
+    const double delta = tu_guard_case(m, n, k, A, B);
     memcpy(A0, A, sizeof(double) * (size_t)(m * k));
-    const double delta = w[6] - w[7];
     abft_set_bound_mode(h, ABFT_BOUND_TIGHT, 1.0);
     /* the one-call form: the hook changes A(0, 14) after encoding */
     add1_t f = {ABFT_SITE_AFTER_ENCODE, 0, 0, 14, delta, 0};

@@ -24,6 +24,7 @@
 #include "abft_tight_common.h"
 #include "testutil.h"
 #include "testutil_cuda.h"
+#include "tight_guard_case.h"
 
 enum { K_UNIFORM, K_POSITIVE, K_REPEATED, K_CONSTANT, K_PERIODIC, K_DISCRETE, K_SHARED,
        K_FEWSET, K_DOMINANT, K_PAIRS, K_MIXCOL, K_MIXALONG, K_COUNT };
@@ -567,38 +568,17 @@ static abft_status_t enc1_fn(void *user, abft_hook_site_t site, int which, char 
     a->fired = 1;
     return ABFT_STATUS_SUCCESS;
 }
-static double bits_d(uint64_t b) {
-    double x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
 static void test_guard_after_encoding(abft_handle_t h) {
     const int64_t m = 4, n = 1024, k = 1024;
-    const int rq = abft_tight_qbits(0x1p-53, k), drop = 52 - rq;
-    tu_rng_t rg;
-    tu_rng_init(&rg, 7);
     double *A = tu_alloc_d(m * k), *B = tu_alloc_d(k * n);
-    for (int64_t x = 0; x < m * k; ++x) A[x] = tu_range(&rg, 1.0, 2.0);
-    for (int64_t j = 0; j < n; ++j) {
-        const double c = tu_range(&rg, 1.0, 2.0);
-        for (int64_t l = 0; l < k; ++l)
-            B[l + j * k] = l < 16 ? c * ((tu_next(&rg) & 1) ? 1.5 : 1.0) : tu_range(&rg, 1.0, 2.0);
-    }
-    double w[8];
-    for (int q = 0; q < 7; ++q) w[q] = tu_range(&rg, 1.0, 2.0);
-    const uint64_t key = abft_tight_qkey(w[6], rq);
-    w[6] = bits_d((key << drop) - (1ull << (drop - 1)));
-    w[7] = bits_d(((key + 1) << drop) + (1ull << (drop - 1)) - 1);
-    for (int q = 0; q < 7; ++q) A[0 + (2 * q) * m] = A[0 + (2 * q + 1) * m] = w[q];
-    A[0 + 14 * m] = w[7];
-    A[0 + 15 * m] = w[0];
+    const double delta = tu_guard_case(m, n, k, A, B);
     double *dA, *dB, *dC;
-    TU_CUDA_OK(cudaMalloc(&dA, sizeof(double) * (size_t)(m * k)));
-    TU_CUDA_OK(cudaMalloc(&dB, sizeof(double) * (size_t)(k * n)));
-    TU_CUDA_OK(cudaMalloc(&dC, sizeof(double) * (size_t)(m * n)));
+    TU_CUDA_OK(cudaMalloc((void **)&dA, sizeof(double) * (size_t)(m * k)));
+    TU_CUDA_OK(cudaMalloc((void **)&dB, sizeof(double) * (size_t)(k * n)));
+    TU_CUDA_OK(cudaMalloc((void **)&dC, sizeof(double) * (size_t)(m * n)));
     TU_CUDA_OK(cudaMemcpy(dA, A, sizeof(double) * (size_t)(m * k), cudaMemcpyHostToDevice));
     TU_CUDA_OK(cudaMemcpy(dB, B, sizeof(double) * (size_t)(k * n), cudaMemcpyHostToDevice));
-    enc1_t f = {0, 14, w[6] - w[7], 0};
+    enc1_t f = {0, 14, delta, 0};
     abft_set_hook(h, enc1_fn, &f);
     abft_report_t rep;
     TU_CHECK_STATUS(abft_dgemm(h, ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0, dA, m, dB, k, 0.0, dC, m, &rep),
