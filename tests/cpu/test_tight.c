@@ -1059,7 +1059,34 @@ static void test_guard_after_encoding(abft_handle_t h) {
              split.max_ratio);
     TU_CHECK(one.detected > 0, "the one-call form missed the change (ratio %g): the second "
              "stage let the changed input turn its row's guard", one.max_ratio);
-    free(A), free(A0), free(B), free(C);
+    /* the same with op(A) = A^T stored k x m, with full checksums (the column side's
+     * encodings taken again too), and clean: nothing flagged without the change */
+    double *At = tu_alloc_d(k * m);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t l = 0; l < k; ++l) At[l + i * k] = A0[i + l * m];
+    for (int kind = 0; kind < 2; ++kind)
+        for (int ta = 0; ta < 2; ++ta)
+            for (int fault = 0; fault < 2; ++fault) {
+                abft_set_checksum_kind(h, kind ? ABFT_CHECKSUM_FULL : ABFT_CHECKSUM_ROW);
+                memcpy(A, A0, sizeof(double) * (size_t)(m * k));
+                double *X = ta ? At : A;
+                if (ta)
+                    for (int64_t i = 0; i < m; ++i)
+                        for (int64_t l = 0; l < k; ++l) At[l + i * k] = A0[i + l * m];
+                add1_t g = {ABFT_SITE_AFTER_ENCODE, 0, ta ? 14 : 0, ta ? 0 : 14, delta, 0};
+                if (fault) abft_set_hook(h, add1_fn, &g);
+                abft_report_t r;
+                TU_CHECK_STATUS(abft_dgemm(h, ta ? ABFT_OP_T : ABFT_OP_N, ABFT_OP_N, m, n, k, 1.0,
+                                           X, ta ? k : m, B, k, 0.0, C, m, &r),
+                                ABFT_STATUS_SUCCESS);
+                abft_set_hook(h, NULL, NULL);
+                TU_CHECK(fault ? r.detected > 0 : r.detected == 0,
+                         "guard case, %s checksums, op(A) %s, %s: detected %lld (ratio %g)",
+                         kind ? "full" : "row", ta ? "T" : "N", fault ? "changed" : "clean",
+                         (long long)r.detected, r.max_ratio);
+            }
+    abft_set_checksum_kind(h, ABFT_CHECKSUM_ROW);
+    free(A), free(A0), free(At), free(B), free(C);
 }
 
 /* The report's worst_case_rows (include/abft/abft_types.h): 0 for a clean product the tight
