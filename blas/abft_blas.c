@@ -1,7 +1,8 @@
 /* libabft_blas.so: drop-in protection for unmodified programs (docs/dropin.md).
  *
  * Exports the Fortran BLAS/LAPACK symbols dgemm_, sgemm_, dgetrf_, sgetrf_, dgetrs_,
- * sgetrs_ and the CBLAS cblas_dgemm, cblas_sgemm. Placed in front of a host BLAS/LAPACK
+ * sgetrs_, dgesv_, sgesv_, dsyrk_, ssyrk_, dtrsm_, strsm_ and the CBLAS cblas_dgemm,
+ * cblas_sgemm, cblas_dsyrk, cblas_ssyrk, cblas_dtrsm, cblas_strsm. Placed in front of a host BLAS/LAPACK
  * (LD_PRELOAD, or linked first), each call checks its arguments as the reference
  * implementation does, then runs the protected operation of libabft (abft_?gemm,
  * abft_?getrf, abft_?getrs on a handle of the calling thread); the arithmetic itself goes to
@@ -11,7 +12,13 @@
  * LAPACK routine calling dgemm_, say) goes straight to the next library.
  *
  * Types are entries of one table (abft_blas_type_t); each operation has one generic
- * wrapper, the exported symbols are thin functions that name their type. */
+ * wrapper, the exported symbols are thin functions that name their type.
+ *
+ * This library links no BLAS/LAPACK and no CUDA library (docs/dropin.md, "What a process
+ * pays for the preload"): where the program has no BLAS in the global search order, the
+ * first call loads libabft_blas_host.so (the BLAS/LAPACK libabft was built with); the CUDA
+ * backend is libabft_blas_cuda.so, loaded at the first call that is to run on the GPU and
+ * used through its table (abft_blas_cuda_api_t). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fenv.h>
@@ -25,75 +32,24 @@
 
 #include "abft/abft.h"
 #include "abft_blas_internal.h"
+#include "abft_blas_types.h"
 #define ABFT_CPU_HOST_BLAS_NO_DECLS /* this file defines dgemm_ ... with the hidden lengths */
 #include "abft_cpu_host_blas.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* The error handler in the search order: the application's, or the BLAS's. */
-void xerbla_(const char *srname, const int *info, size_t len);
+/* The error handler in the search order (the application's, or the BLAS's), found at the
+ * first call (init). */
+typedef void (*xerbla_fn)(const char *srname, const int *info, size_t len);
+static xerbla_fn xerbla_next;
+static void xerbla_(const char *srname, const int *info, size_t len) {
+    if (xerbla_next != NULL) xerbla_next(srname, info, len);
+}
 
 /* ---- the types ------------------------------------------------------------------------ */
 
-#define ABFT_BLAS_REAL_TYPE(P, T)                                                            \
-    static int P##_is_zero(const void *s) { return *(const T *)s == (T)0; }                 \
-    static int P##_is_one(const void *s) { return *(const T *)s == (T)1; }                  \
-    static int P##_is_finite(const void *s) { return isfinite(*(const T *)s); }             \
-    static void P##_scale(int m, int n, const void *beta, void *C, int ldc) {                \
-        const T b = *(const T *)beta;                                                        \
-        for (int j = 0; j < n; ++j) {                                                        \
-            T *c = (T *)C + (size_t)j * (size_t)ldc;                                         \
-            if (b == (T)0)                                                                   \
-                for (int i = 0; i < m; ++i) c[i] = (T)0;                                     \
-            else                                                                             \
-                for (int i = 0; i < m; ++i) c[i] = b * c[i];                                 \
-        }                                                                                    \
-    }                                                                                        \
-    static abft_status_t P##_gemm(abft_handle_t h, abft_operation_t ta, abft_operation_t tb, \
-                                  int64_t m, int64_t n, int64_t k, const void *alpha,        \
-                                  const void *A, int64_t lda, const void *B, int64_t ldb,    \
-                                  const void *beta, void *C, int64_t ldc,                    \
-                                  abft_report_t *rep) {                                      \
-        return abft_##P##gemm(h, ta, tb, m, n, k, *(const T *)alpha, (const T *)A, lda,      \
-                              (const T *)B, ldb, *(const T *)beta, (T *)C, ldc, rep);        \
-    }                                                                                        \
-    static abft_status_t P##_getrf(abft_handle_t h, int64_t m, int64_t n, void *A,           \
-                                   int64_t lda, int64_t *ipiv, int64_t *info,                \
-                                   abft_report_t *rep) {                                     \
-        return abft_##P##getrf(h, m, n, (T *)A, lda, ipiv, info, rep);                       \
-    }                                                                                        \
-    static abft_status_t P##_getrs(abft_handle_t h, abft_operation_t tr, int64_t n,          \
-                                   int64_t nrhs, const void *A, int64_t lda,                 \
-                                   const int64_t *ipiv, void *B, int64_t ldb,                \
-                                   abft_report_t *rep) {                                     \
-        return abft_##P##getrs(h, tr, n, nrhs, (const T *)A, lda, ipiv, (T *)B, ldb, rep);   \
-    }                                                                                        \
-    typedef void (*P##_cblas_gemm_t)(int, int, int, int, int, int, T, const T *, int,        \
-                                     const T *, int, T, T *, int);                           \
-    static void P##_cblas_gemm_call(void *fn, int layout, int ta, int tb, int m, int n,      \
-                                    int k, const void *alpha, const void *A, int lda,        \
-                                    const void *B, int ldb, const void *beta, void *C,       \
-                                    int ldc) {                                               \
-        ((P##_cblas_gemm_t)fn)(layout, ta, tb, m, n, k, *(const T *)alpha, (const T *)A,     \
-                               lda, (const T *)B, ldb, *(const T *)beta, (T *)C, ldc);       \
-    }
-
-ABFT_BLAS_REAL_TYPE(d, double)
-ABFT_BLAS_REAL_TYPE(s, float)
-
 enum { T_D = 0, T_S = 1, T_COUNT = 2 };
-
-static const double d_one = 1.0;
-static const float s_one = 1.0f;
-
-static const abft_blas_type_t types[T_COUNT] = {
-    {'d', sizeof(double), "DGEMM ", "DGETRF", "DGETRS", "DGESV ", "DTRSM ", "DSYRK ",
-     "dgemm_", "dgetrf_", "dgetrs_", "cblas_dgemm", "dtrsm_", "dsyrk_", "dgesv_", &d_one,
-     d_is_zero, d_is_one, d_is_finite, d_scale, d_gemm, d_getrf, d_getrs, d_cblas_gemm_call},
-    {'s', sizeof(float), "SGEMM ", "SGETRF", "SGETRS", "SGESV ", "STRSM ", "SSYRK ",
-     "sgemm_", "sgetrf_", "sgetrs_", "cblas_sgemm", "strsm_", "ssyrk_", "sgesv_", &s_one,
-     s_is_zero, s_is_one, s_is_finite, s_scale, s_gemm, s_getrf, s_getrs, s_cblas_gemm_call},
-};
+static const abft_blas_type_t *const types = abft_blas_types;
 
 /* The routines after this library in the search order. */
 static struct next_fns {
@@ -126,7 +82,8 @@ static struct config {
     long long inj_call;           /* 1-based index among protected calls */
     long long inj_row, inj_col;
     int inj_bit;
-    int cuda_present;
+    int summary;                  /* ABFT_BLAS_SUMMARY: SUMMARY_* */
+    char report_path[4096];       /* ABFT_BLAS_REPORT, opened at the first line written */
     int stage_threads;            /* ABFT_BLAS_STAGE_THREADS: host threads per staged operand */
     double stage_chunk;           /* ABFT_BLAS_STAGE_CHUNK: bytes per pinned staging buffer */
 } cfg;
@@ -136,8 +93,12 @@ static struct config {
 #define DEFAULT_STAGE_THREADS 4
 #define DEFAULT_STAGE_CHUNK 8388608.0     /* 8 MiB */
 
+enum { SUMMARY_PROTECTED = 0, SUMMARY_ALWAYS = 1, SUMMARY_NEVER = 2 };
+
 static FILE *report_file;
+static int report_opened; /* the report file was opened (or tried) */
 static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_key_t state_key;
 static atomic_int initialized;
@@ -161,6 +122,10 @@ static void report_line(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     pthread_mutex_lock(&report_mu);
+    if (!report_opened && cfg.report_path[0] != '\0') { /* the first line: open the file */
+        report_opened = 1;
+        report_file = fopen(cfg.report_path, "a");
+    }
     if (report_file != NULL) {
         vfprintf(report_file, fmt, ap);
         fputc('\n', report_file);
@@ -195,7 +160,16 @@ static void parse_config(void) {
     cfg.factor = 1.0;
     cfg.on_unc = ON_RECOMPUTE;
     cfg.lu_recovery = 1;
-    if ((v = env("ABFT_BLAS_REPORT")) != NULL) report_file = fopen(v, "a");
+    if ((v = env("ABFT_BLAS_REPORT")) != NULL)
+        snprintf(cfg.report_path, sizeof cfg.report_path, "%s", v);
+    cfg.summary = SUMMARY_PROTECTED;
+    if ((v = env("ABFT_BLAS_SUMMARY")) != NULL) {
+        if (strcmp(v, "protected") == 0) cfg.summary = SUMMARY_PROTECTED;
+        else if (strcmp(v, "always") == 0) cfg.summary = SUMMARY_ALWAYS;
+        else if (strcmp(v, "never") == 0) cfg.summary = SUMMARY_NEVER;
+        else report_line("config ABFT_BLAS_SUMMARY=%s not understood (protected, always, "
+                         "never): protected", v);
+    }
 
     if ((v = env("ABFT_BLAS_BACKEND")) != NULL) {
         if (strcmp(v, "cpu") == 0) cfg.backend = ABFT_BACKEND_CPU;
@@ -314,6 +288,7 @@ static void parse_config(void) {
 /* ---- initialization ------------------------------------------------------------------- */
 
 static void state_free(void *p);
+static void write_summary(void);
 
 static void fatal(const char *what) {
     /* No routine after this library: it cannot compute anything (a broken installation). */
@@ -322,31 +297,69 @@ static void fatal(const char *what) {
     abort();
 }
 
-static void init(void) {
-    for (int t = 0; t < T_COUNT; ++t) {
-        *(void **)&next[t].gemm = dlsym(RTLD_NEXT, types[t].sym_gemm);
-        *(void **)&next[t].getrf = dlsym(RTLD_NEXT, types[t].sym_getrf);
-        *(void **)&next[t].getrs = dlsym(RTLD_NEXT, types[t].sym_getrs);
-        next[t].cblas_gemm = dlsym(RTLD_NEXT, types[t].sym_cblas_gemm);
-        *(void **)&next[t].trsm = dlsym(RTLD_NEXT, types[t].sym_trsm);
-        *(void **)&next[t].syrk = dlsym(RTLD_NEXT, types[t].sym_syrk);
-        *(void **)&next[t].gesv = dlsym(RTLD_NEXT, types[t].sym_gesv);
-        next[t].cblas_syrk = dlsym(RTLD_NEXT, t == T_D ? "cblas_dsyrk" : "cblas_ssyrk");
-        next[t].cblas_trsm = dlsym(RTLD_NEXT, t == T_D ? "cblas_dtrsm" : "cblas_strsm");
+/* A module installed next to this library (libabft_blas_host.so, libabft_blas_cuda.so),
+ * else found on the loader's search path; NULL when neither loads. */
+static void *open_module(const char *name, int flags) {
+    Dl_info info;
+    if (dladdr((void *)&open_module, &info) != 0 && info.dli_fname != NULL) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        if (slash != NULL) {
+            char path[4096];
+            int len = snprintf(path, sizeof path, "%.*s/%s", (int)(slash - info.dli_fname),
+                               info.dli_fname, name);
+            if (len > 0 && (size_t)len < sizeof path) {
+                void *h = dlopen(path, flags);
+                if (h != NULL) return h;
+            }
+        }
     }
+    return dlopen(name, flags);
+}
+
+/* The BLAS/LAPACK routine sym after this library in the search order: the program's, or,
+ * where the program has none (a BLAS loaded locally, as NumPy's, or no LAPACK), that of the
+ * BLAS and LAPACK this library was built with, which libabft_blas_host.so links and which
+ * are loaded (locally) only then. This library links neither: a process that never calls
+ * it does not load them (docs/dropin.md, "What a process pays for the preload"). */
+static void *host_module;
+static void *next_sym(const char *sym) {
+    void *p = dlsym(RTLD_NEXT, sym);
+    if (p == NULL) {
+        if (host_module == NULL) host_module = open_module("libabft_blas_host.so", RTLD_NOW | RTLD_LOCAL);
+        if (host_module != NULL) p = dlsym(host_module, sym);
+    }
+    return p;
+}
+
+static void config_init(void) { parse_config(); }
+
+static void init(void) {
+    pthread_once(&config_once, config_init);
+    for (int t = 0; t < T_COUNT; ++t) {
+        *(void **)&next[t].gemm = next_sym(types[t].sym_gemm);
+        *(void **)&next[t].getrf = next_sym(types[t].sym_getrf);
+        *(void **)&next[t].getrs = next_sym(types[t].sym_getrs);
+        next[t].cblas_gemm = next_sym(types[t].sym_cblas_gemm);
+        *(void **)&next[t].trsm = next_sym(types[t].sym_trsm);
+        *(void **)&next[t].syrk = next_sym(types[t].sym_syrk);
+        *(void **)&next[t].gesv = next_sym(types[t].sym_gesv);
+        next[t].cblas_syrk = next_sym(t == T_D ? "cblas_dsyrk" : "cblas_ssyrk");
+        next[t].cblas_trsm = next_sym(t == T_D ? "cblas_dtrsm" : "cblas_strsm");
+    }
+    /* the program's error handler, else the BLAS's */
+    *(void **)&xerbla_next = dlsym(RTLD_DEFAULT, "xerbla_");
+    if (xerbla_next == NULL) *(void **)&xerbla_next = next_sym("xerbla_");
     /* The CPU backend of the library objects inside this one calls these, never the symbols
      * this library exports. */
     abft_cpu_host_blas_t hb;
     /* dlsym's void * converted to each routine's own type (POSIX allows it) */
-    *(void **)&hb.dgemm = dlsym(RTLD_NEXT, "dgemm_");
-    *(void **)&hb.sgemm = dlsym(RTLD_NEXT, "sgemm_");
-    *(void **)&hb.dgetrf = dlsym(RTLD_NEXT, "dgetrf_");
-    *(void **)&hb.sgetrf = dlsym(RTLD_NEXT, "sgetrf_");
+    *(void **)&hb.dgemm = *(void **)&next[T_D].gemm;
+    *(void **)&hb.sgemm = *(void **)&next[T_S].gemm;
+    *(void **)&hb.dgetrf = *(void **)&next[T_D].getrf;
+    *(void **)&hb.sgetrf = *(void **)&next[T_S].getrf;
     *(void **)&hb.dtrsm = *(void **)&next[T_D].trsm;
     *(void **)&hb.strsm = *(void **)&next[T_S].trsm;
     abft_cpu_host_blas = hb;
-    parse_config();
-    cfg.cuda_present = cfg.backend != ABFT_BACKEND_CPU && abft_blas_cuda_present();
     pthread_key_create(&state_key, state_free);
     atomic_store(&initialized, 1);
 }
@@ -363,10 +376,27 @@ static void ensure_init(void) {
 }
 
 __attribute__((destructor)) static void fini(void) {
-    if (!atomic_load(&initialized)) {
-        if (env("ABFT_BLAS_REPORT") == NULL) return;
-        pthread_once(&init_once, init); /* a program that never called: a summary of zeros */
+    const int was_init = atomic_load(&initialized);
+    if (!was_init) {
+        /* a program that never called: nothing loaded, nothing written, unless it asks for a
+         * summary of zeros */
+        const char *v = env("ABFT_BLAS_SUMMARY");
+        if (v == NULL || strcmp(v, "always") != 0) return;
+        pthread_once(&config_once, config_init);
     }
+    if (cfg.summary == SUMMARY_ALWAYS ||
+        (cfg.summary == SUMMARY_PROTECTED && atomic_load(&n_index) > 0))
+        write_summary();
+    pthread_mutex_lock(&report_mu);
+    if (report_file != NULL) fclose(report_file);
+    report_file = NULL;
+    pthread_mutex_unlock(&report_mu);
+    /* unloaded (dlclose): no thread may run the destructor of its state afterwards */
+    if (was_init) pthread_key_delete(state_key);
+}
+
+/* The summary line (docs/dropin.md, "The report file"). */
+static void write_summary(void) {
     char per_op[512];
     size_t len = 0;
     per_op[0] = '\0';
@@ -379,12 +409,68 @@ __attribute__((destructor)) static void fini(void) {
                 (long long)n_protected, (long long)n_passed, (long long)n_detected,
                 (long long)n_corrected, (long long)n_uncorrectable, (long long)n_checksum,
                 per_op);
-    pthread_mutex_lock(&report_mu);
-    if (report_file != NULL) fclose(report_file);
-    report_file = NULL;
-    pthread_mutex_unlock(&report_mu);
-    /* unloaded (dlclose): no thread may run the destructor of its state afterwards */
-    pthread_key_delete(state_key);
+}
+
+/* ---- the CUDA module ------------------------------------------------------------------- */
+
+/* The module's table once loaded and a GPU found there; NULL otherwise. */
+static const abft_blas_cuda_api_t *cuda;
+static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+
+/* The libabft functions on a handle of the CPU (this library's objects) and of the GPU
+ * (the module's). */
+static const abft_blas_lib_t host_lib = {
+    abft_create, abft_destroy, abft_set_checksum_kind, abft_set_random_checksum,
+    abft_set_bound_mode, abft_set_recompute, abft_set_lu_recovery, abft_injector_create,
+    abft_injector_destroy, abft_injector_set_spec, abft_injector_set_targets,
+    abft_injector_arm, abft_injector_attach, abft_injector_detach, abft_injector_flips};
+static const abft_blas_lib_t *lib_of(int gpu) {
+    return gpu && cuda != NULL ? &cuda->lib : &host_lib;
+}
+
+#if ABFT_HAVE_CUDA
+/* Backend auto: is there a GPU at all? Asked of the driver (libcuda.so.1) alone, so that a
+ * machine without one never loads the CUDA libraries of the module. */
+static int gpu_in_driver(void) {
+    void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (drv == NULL) return 0;
+    int (*cu_init)(unsigned) = NULL;
+    int (*cu_count)(int *) = NULL;
+    *(void **)&cu_init = dlsym(drv, "cuInit");
+    *(void **)&cu_count = dlsym(drv, "cuDeviceGetCount");
+    int count = 0;
+    if (cu_init == NULL || cu_count == NULL || cu_init(0) != 0 || cu_count(&count) != 0)
+        count = 0;
+    return count > 0; /* the driver stays loaded: the CUDA runtime uses it */
+}
+#endif
+
+static void cuda_load(void) {
+#if ABFT_HAVE_CUDA
+    if (cfg.backend == ABFT_BACKEND_AUTO && !gpu_in_driver()) return;
+    void *mod = open_module("libabft_blas_cuda.so", RTLD_NOW | RTLD_LOCAL);
+    if (mod == NULL) {
+        report_line("cuda libabft_blas_cuda.so not loaded (%s): calls run on the CPU",
+                    dlerror());
+        return;
+    }
+    abft_blas_cuda_module_fn entry;
+    *(void **)&entry = dlsym(mod, ABFT_BLAS_CUDA_MODULE_ENTRY);
+    const abft_blas_cuda_api_t *api =
+        entry != NULL ? entry(ABFT_BLAS_CUDA_API_VERSION, &abft_cpu_host_blas) : NULL;
+    if (api == NULL) {
+        report_line("cuda libabft_blas_cuda.so is of another version: calls run on the CPU");
+        return;
+    }
+    /* kept loaded either way: the CUDA runtime is not made to be unloaded */
+    if (api->present()) cuda = api;
+#endif
+}
+
+/* The module, loaded at the first call that would run on the GPU. */
+static const abft_blas_cuda_api_t *cuda_api(void) {
+    pthread_once(&cuda_once, cuda_load);
+    return cuda;
 }
 
 /* ---- per-thread state ------------------------------------------------------------------ */
@@ -410,10 +496,10 @@ static void state_free(void *p) {
     if (s == NULL) return;
     depth++;
     for (int b = 0; b < 2; ++b) {
-        if (s->inj[b] != NULL) abft_injector_destroy(s->inj[b]);
-        if (s->h[b] != NULL) abft_destroy(s->h[b]);
+        if (s->inj[b] != NULL) lib_of(b)->injector_destroy(s->inj[b]);
+        if (s->h[b] != NULL) lib_of(b)->destroy(s->h[b]);
     }
-    abft_blas_cuda_release(&s->stage);
+    if (cuda != NULL) cuda->release(&s->stage);
     free(s->buf);
     free(s->wbuf);
     free(s);
@@ -437,13 +523,14 @@ static abft_handle_t handle(thread_state_t *s, int gpu) {
     if (!s->tried[gpu]) {
         s->tried[gpu] = 1;
         abft_handle_t h = NULL;
-        if (abft_create(&h, gpu ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU) == ABFT_STATUS_SUCCESS) {
-            if (abft_set_checksum_kind(h, cfg.checksum) != ABFT_STATUS_SUCCESS ||
-                abft_set_random_checksum(h, cfg.rnd, cfg.rnd_seed) != ABFT_STATUS_SUCCESS ||
-                abft_set_bound_mode(h, cfg.bound, cfg.factor) != ABFT_STATUS_SUCCESS ||
-                abft_set_recompute(h, 1) != ABFT_STATUS_SUCCESS ||
-                abft_set_lu_recovery(h, cfg.lu_recovery) != ABFT_STATUS_SUCCESS) {
-                abft_destroy(h);
+        const abft_blas_lib_t *L = lib_of(gpu);
+        if (L->create(&h, gpu ? ABFT_BACKEND_CUDA : ABFT_BACKEND_CPU) == ABFT_STATUS_SUCCESS) {
+            if (L->set_checksum_kind(h, cfg.checksum) != ABFT_STATUS_SUCCESS ||
+                L->set_random_checksum(h, cfg.rnd, cfg.rnd_seed) != ABFT_STATUS_SUCCESS ||
+                L->set_bound_mode(h, cfg.bound, cfg.factor) != ABFT_STATUS_SUCCESS ||
+                L->set_recompute(h, 1) != ABFT_STATUS_SUCCESS ||
+                L->set_lu_recovery(h, cfg.lu_recovery) != ABFT_STATUS_SUCCESS) {
+                L->destroy(h);
                 h = NULL;
             }
             s->h[gpu] = h;
@@ -482,9 +569,11 @@ static void unpack(void *dst, int64_t ld, const void *src, int64_t rows, int64_t
     abft_blas_unpack_bytes(dst, ld, src, rows, es, 0, (size_t)rows * (size_t)cols * es);
 }
 
+/* Does a call of this work run on the GPU? Only there is the CUDA module loaded. */
 static int use_gpu(double work) {
-    if (!cfg.cuda_present || cfg.backend == ABFT_BACKEND_CPU) return 0;
-    return cfg.backend == ABFT_BACKEND_CUDA || work >= cfg.gpu_threshold;
+    if (cfg.backend == ABFT_BACKEND_CPU) return 0;
+    if (cfg.backend != ABFT_BACKEND_CUDA && work < cfg.gpu_threshold) return 0;
+    return cuda_api() != NULL;
 }
 
 /* ---- one protected call: numbering, injection, accounting, actions --------------------- */
@@ -497,6 +586,7 @@ typedef struct call {
     int gpu;
     thread_state_t *s;
     abft_injector_t inj; /* armed for this call, or NULL */
+    const abft_blas_lib_t *inj_lib; /* the libabft the injector belongs to */
 } call_t;
 
 static void inject_arm(call_t *c, abft_hook_site_t site, int64_t rows, int64_t cols) {
@@ -509,8 +599,9 @@ static void inject_arm(call_t *c, abft_hook_site_t site, int64_t rows, int64_t c
         return;
     }
     thread_state_t *s = c->s;
+    const abft_blas_lib_t *L = lib_of(c->gpu);
     if (s->inj[c->gpu] == NULL &&
-        abft_injector_create(s->h[c->gpu], &s->inj[c->gpu]) != ABFT_STATUS_SUCCESS) {
+        L->injector_create(s->h[c->gpu], &s->inj[c->gpu]) != ABFT_STATUS_SUCCESS) {
         s->inj[c->gpu] = NULL;
         return;
     }
@@ -521,25 +612,26 @@ static void inject_arm(call_t *c, abft_hook_site_t site, int64_t rows, int64_t c
     spec.width = 1;
     spec.nelems = 1;
     spec.row = cfg.inj_row, spec.col = cfg.inj_col;
-    if (abft_injector_set_spec(inj, &spec) != ABFT_STATUS_SUCCESS ||
-        abft_injector_set_targets(inj, 1u << site, -1, 1) != ABFT_STATUS_SUCCESS ||
-        abft_injector_arm(inj, 0) != ABFT_STATUS_SUCCESS ||
-        abft_injector_attach(inj) != ABFT_STATUS_SUCCESS)
+    if (L->injector_set_spec(inj, &spec) != ABFT_STATUS_SUCCESS ||
+        L->injector_set_targets(inj, 1u << site, -1, 1) != ABFT_STATUS_SUCCESS ||
+        L->injector_arm(inj, 0) != ABFT_STATUS_SUCCESS ||
+        L->injector_attach(inj) != ABFT_STATUS_SUCCESS)
         return;
     c->inj = inj;
+    c->inj_lib = L;
 }
 
 static void inject_disarm(call_t *c) {
     if (c->inj == NULL) return;
     const abft_flip_t *fl = NULL;
     int64_t nf = 0;
-    if (abft_injector_flips(c->inj, &fl, &nf) == ABFT_STATUS_SUCCESS)
+    if (c->inj_lib->injector_flips(c->inj, &fl, &nf) == ABFT_STATUS_SUCCESS)
         for (int64_t i = 0; i < nf; ++i)
             report_line("inject call=%lld op=%s site=%s row=%lld col=%lld bit=%d old=%.17g "
                         "new=%.17g", c->index, c->op, abft_hook_site_name(fl[i].site),
                         (long long)fl[i].row, (long long)fl[i].col, fl[i].bit, fl[i].old_value,
                         fl[i].new_value);
-    abft_injector_detach(c->inj);
+    c->inj_lib->injector_detach(c->inj);
     c->inj = NULL;
 }
 
@@ -659,17 +751,19 @@ static void random_checksum_for(const call_t *c) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
     for (int b = 0; b < 2; ++b)
-        if (c->s->h[b] != NULL) (void)abft_set_random_checksum(c->s->h[b], 1, z);
+        if (c->s->h[b] != NULL) (void)lib_of(b)->set_random_checksum(c->s->h[b], 1, z);
 }
 
+/* gpu_ok: the operation has a GPU path (GEMM, GETRF, GETRS) */
 static void call_begin(call_t *c, int t, int o, int64_t m, int64_t n, int64_t k,
-                       double work) {
+                       double work, int gpu_ok) {
     c->t = t, c->o = o;
     c->op = op_names[t][o];
     c->m = m, c->n = n, c->k = k;
     c->inj = NULL;
+    c->inj_lib = NULL;
     c->s = state();
-    c->gpu = c->s != NULL && use_gpu(work);
+    c->gpu = gpu_ok && c->s != NULL && use_gpu(work);
     if (c->s != NULL && c->gpu && handle(c->s, 1) == NULL) c->gpu = 0;
     c->index = 0;
 }
@@ -761,7 +855,7 @@ static abft_status_t gemm_once(gemm_call_t *g, abft_report_t *rep) {
     const abft_blas_type_t *ty = g->ty;
     abft_handle_t h = c->s->h[c->gpu];
     if (c->gpu) {
-        abft_status_t st = abft_blas_cuda_gemm(&c->s->stage, ty, h, g->oa, g->ob, c->m, c->n,
+        abft_status_t st = cuda->gemm(&c->s->stage, ty->prec, h, g->oa, g->ob, c->m, c->n,
                                                c->k, g->alpha, g->A, g->lda, g->B, g->ldb,
                                                g->beta, g->C, g->ldc, rep);
         if (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_NON_FINITE_INPUT) return st;
@@ -827,7 +921,7 @@ static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *
         return;
     }
     call_t c;
-    call_begin(&c, t, OP_GEMM, m, n, k, work);
+    call_begin(&c, t, OP_GEMM, m, n, k, work, 1);
     if (c.s == NULL || handle(c.s, c.gpu) == NULL) {
         atomic_fetch_add(&n_passed, 1);
         real_gemm(t, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -869,7 +963,7 @@ static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *
     }
     if (c.gpu) { /* still on the GPU: the final result to the host */
         int written = 0;
-        st = abft_blas_cuda_gemm_result(&c.s->stage, ty, c.s->h[1], m, n, C, ldc, &written);
+        st = cuda->gemm_result(&c.s->stage, ty->prec, c.s->h[1], m, n, C, ldc, &written);
         if (st != ABFT_STATUS_SUCCESS) {
             /* not begun: the host C is the old one; begun: C may be partly written, which
              * only beta = 0 (C not read) can recompute */
@@ -1003,7 +1097,7 @@ static abft_status_t getrf_once(const abft_blas_type_t *ty, call_t *c, void *A, 
     abft_handle_t h = c->s->h[c->gpu];
     if (c->gpu) {
         int written = 0;
-        abft_status_t st = abft_blas_cuda_getrf(&c->s->stage, ty, h, c->m, c->n, A, lda, ipiv,
+        abft_status_t st = cuda->getrf(&c->s->stage, ty->prec, h, c->m, c->n, A, lda, ipiv,
                                                 info, rep, &written);
         if (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_SINGULAR ||
             st == ABFT_STATUS_NON_FINITE_INPUT || written)
@@ -1037,7 +1131,7 @@ static int getrf_core(int t, int m, int n, void *A, int lda, int *ipiv, int *inf
     double work = (double)m * (double)n * (double)mn;
     call_t c;
     if (work < cfg.threshold) goto pass;
-    call_begin(&c, t, OP_GETRF, m, n, mn, work);
+    call_begin(&c, t, OP_GETRF, m, n, mn, work, 1);
     if (c.s == NULL || handle(c.s, c.gpu) == NULL) goto pass;
     void *saved; /* A is overwritten: a copy for the recompute action */
     int64_t *ip = pivots_and_copy(c.s, mn, A, lda, m, n, ty->size, &saved);
@@ -1119,7 +1213,7 @@ static abft_status_t getrs_once(const abft_blas_type_t *ty, call_t *c, abft_oper
     abft_handle_t h = c->s->h[c->gpu];
     if (c->gpu) {
         int written = 0;
-        abft_status_t st = abft_blas_cuda_getrs(&c->s->stage, ty, h, op, c->m, c->n, A, lda,
+        abft_status_t st = cuda->getrs(&c->s->stage, ty->prec, h, op, c->m, c->n, A, lda,
                                                 ipiv, B, ldb, rep, &written);
         if (st == ABFT_STATUS_SUCCESS || st == ABFT_STATUS_NON_FINITE_INPUT || written)
             return st; /* written: B may be partly overwritten, no rerun over it here */
@@ -1155,7 +1249,7 @@ static int getrs_core(int t, char tr, int n, int nrhs, const void *A, int lda, c
     call_t c;
     if (work < cfg.threshold) goto pass;
     /* m, n, k of the report lines: the order, the right-hand sides, the order */
-    call_begin(&c, t, OP_GETRS, n, nrhs, n, work);
+    call_begin(&c, t, OP_GETRS, n, nrhs, n, work, 1);
     if (c.s == NULL || handle(c.s, c.gpu) == NULL) goto pass;
     void *saved; /* B is overwritten: a copy for the recompute action */
     int64_t *ip = pivots_and_copy(c.s, n, B, ldb, n, nrhs, ty->size, &saved);
@@ -1365,8 +1459,7 @@ static void syrk_core(int t, char uplo, char trans, int n, int k, const void *al
     const double work = (double)n * (double)n * (double)k;
     if (work < cfg.threshold || !ty->is_finite(alpha) || !ty->is_finite(beta)) goto pass;
     call_t c;
-    call_begin(&c, t, OP_SYRK, n, n, k, work);
-    c.gpu = 0; /* checked on the host (docs/dropin.md) */
+    call_begin(&c, t, OP_SYRK, n, n, k, work, 0); /* checked on the host (docs/dropin.md) */
     if (c.s == NULL || handle(c.s, 0) == NULL) goto pass;
     void *ws = wscratch(c.s, abft_blas_syrk_ws(n, k));
     if (ws == NULL) goto pass;
@@ -1492,8 +1585,7 @@ static void trsm_core(int t, char side, char uplo, char transa, char diag, int m
     if (work < cfg.threshold || !ty->is_finite(alpha)) goto pass;
     call_t c;
     /* m, n, k of the report lines: B's rows and columns, the triangle's order */
-    call_begin(&c, t, OP_TRSM, m, n, left ? m : n, work);
-    c.gpu = 0; /* checked on the host (docs/dropin.md) */
+    call_begin(&c, t, OP_TRSM, m, n, left ? m : n, work, 0); /* on the host (docs/dropin.md) */
     if (c.s == NULL || handle(c.s, 0) == NULL) goto pass;
     void *ws = wscratch(c.s, abft_blas_trsm_ws(m, n, left));
     if (ws == NULL) goto pass;

@@ -1,4 +1,9 @@
-/* libabft_blas.so: staging of host operands to the GPU (docs/dropin.md, "CUDA backend").
+/* libabft_blas_cuda.so, the drop-in's CUDA module: staging of host operands to the GPU
+ * (docs/dropin.md, "CUDA backend"). libabft_blas.so loads this module with dlopen the first
+ * time a call is to run on the GPU and reaches it only through the table of its one exported
+ * function (abft_blas_cuda_module); the module holds its own copy of the libabft objects,
+ * built with the CUDA backend, and links the CUDA libraries, which the drop-in itself does
+ * not.
  *
  * The intercepted routines get host arrays. For a call the configuration sends to the GPU,
  * the operands are copied into device buffers of the calling thread (kept between calls,
@@ -6,16 +11,19 @@
  * (below), the protected operation runs on the thread's CUDA handle, which verifies (and
  * corrects) the result on the GPU, and only then is the result copied back. On any status
  * but success the host arrays are left as they were (unless the copy back itself failed),
- * so the caller can run the call elsewhere. Without the CUDA backend these are stubs. */
+ * so the caller can run the call elsewhere. */
 #include "abft_blas_internal.h"
-
-#if ABFT_HAVE_CUDA
+#include "abft_blas_types.h"
+#define ABFT_CPU_HOST_BLAS_NO_DECLS
+#include "abft_cpu_host_blas.h"
 
 #include <pthread.h>
 
 #include <cuda_runtime_api.h>
 
-int abft_blas_cuda_present(void) {
+#define EXPORT __attribute__((visibility("default")))
+
+static int present(void) {
     if (!abft_cuda_built()) return 0;
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -233,6 +241,10 @@ static abft_status_t to_host(abft_blas_stage_t *st, void *h, int64_t ldh, const 
         if (s_ != ABFT_STATUS_SUCCESS) return s_;                                            \
     } while (0)
 
+static const abft_blas_type_t *type_of(char prec) {
+    return &abft_blas_types[prec == 'd' ? 0 : 1];
+}
+
 /* Everything queued on the handle's stream is done: before the staged operands are written
  * (a call that failed may have left work queued that reads or writes the device buffers)
  * and before a result is copied back (the GEMM, the checks, the corrections). */
@@ -246,12 +258,12 @@ static abft_status_t handle_idle(abft_handle_t h) {
     return ABFT_STATUS_SUCCESS;
 }
 
-abft_status_t abft_blas_cuda_gemm(abft_blas_stage_t *st, const abft_blas_type_t *t,
-                                  abft_handle_t h, abft_operation_t ta, abft_operation_t tb,
+static abft_status_t cuda_gemm(abft_blas_stage_t *st, char prec, abft_handle_t h, abft_operation_t ta, abft_operation_t tb,
                                   int64_t m, int64_t n, int64_t k, const void *alpha,
                                   const void *A, int64_t lda, const void *B, int64_t ldb,
                                   const void *beta, const void *C, int64_t ldc,
                                   abft_report_t *rep) {
+    const abft_blas_type_t *t = type_of(prec);
     const size_t es = t->size;
     int64_t ar = ta == ABFT_OP_N ? m : k, ac = ta == ABFT_OP_N ? k : m;
     int64_t br = tb == ABFT_OP_N ? k : n, bc = tb == ABFT_OP_N ? n : k;
@@ -267,19 +279,19 @@ abft_status_t abft_blas_cuda_gemm(abft_blas_stage_t *st, const abft_blas_type_t 
                    dC, m > 1 ? m : 1, rep);
 }
 
-abft_status_t abft_blas_cuda_gemm_result(abft_blas_stage_t *st, const abft_blas_type_t *t,
-                                         abft_handle_t h, int64_t m, int64_t n, void *C,
-                                         int64_t ldc, int *written) {
+static abft_status_t cuda_gemm_result(abft_blas_stage_t *st, char prec, abft_handle_t h,
+                                      int64_t m, int64_t n, void *C, int64_t ldc, int *written) {
+    const abft_blas_type_t *t = type_of(prec);
     *written = 0;
     TRY(handle_idle(h));
     *written = 1;
     return to_host(st, C, ldc, st->dev[2], m, n, t->size);
 }
 
-abft_status_t abft_blas_cuda_getrf(abft_blas_stage_t *st, const abft_blas_type_t *t,
-                                   abft_handle_t h, int64_t m, int64_t n, void *A, int64_t lda,
-                                   int64_t *ipiv, int64_t *info, abft_report_t *rep,
-                                   int *written) {
+static abft_status_t cuda_getrf(abft_blas_stage_t *st, char prec, abft_handle_t h, int64_t m,
+                                int64_t n, void *A, int64_t lda, int64_t *ipiv, int64_t *info,
+                                abft_report_t *rep, int *written) {
+    const abft_blas_type_t *t = type_of(prec);
     const size_t es = t->size;
     const int64_t mn = m < n ? m : n;
     void *dA, *dP;
@@ -297,11 +309,11 @@ abft_status_t abft_blas_cuda_getrf(abft_blas_stage_t *st, const abft_blas_type_t
     return s;
 }
 
-abft_status_t abft_blas_cuda_getrs(abft_blas_stage_t *st, const abft_blas_type_t *t,
-                                   abft_handle_t h, abft_operation_t trans, int64_t n,
-                                   int64_t nrhs, const void *A, int64_t lda,
-                                   const int64_t *ipiv, void *B, int64_t ldb,
-                                   abft_report_t *rep, int *written) {
+static abft_status_t cuda_getrs(abft_blas_stage_t *st, char prec, abft_handle_t h,
+                                abft_operation_t trans, int64_t n, int64_t nrhs, const void *A,
+                                int64_t lda, const int64_t *ipiv, void *B, int64_t ldb,
+                                abft_report_t *rep, int *written) {
+    const abft_blas_type_t *t = type_of(prec);
     const size_t es = t->size;
     void *dA, *dP, *dB;
     *written = 0;
@@ -320,7 +332,7 @@ abft_status_t abft_blas_cuda_getrs(abft_blas_stage_t *st, const abft_blas_type_t
     return to_host(st, B, ldb, dB, n, nrhs, es);
 }
 
-void abft_blas_cuda_release(abft_blas_stage_t *st) {
+static void cuda_release(abft_blas_stage_t *st) {
     lanes_free(st);
     for (int i = 0; i < 3; ++i) {
         if (st->dev[i] != NULL) cudaFree(st->dev[i]);
@@ -328,50 +340,30 @@ void abft_blas_cuda_release(abft_blas_stage_t *st) {
     }
 }
 
-#else /* no CUDA backend in this build */
+/* ---- the module's table ---------------------------------------------------------------- */
 
-int abft_blas_cuda_present(void) { return 0; }
+static const abft_blas_cuda_api_t api = {
+    ABFT_BLAS_CUDA_API_VERSION,
+    {abft_create, abft_destroy, abft_set_checksum_kind, abft_set_random_checksum,
+     abft_set_bound_mode, abft_set_recompute, abft_set_lu_recovery, abft_injector_create,
+     abft_injector_destroy, abft_injector_set_spec, abft_injector_set_targets,
+     abft_injector_arm, abft_injector_attach, abft_injector_detach, abft_injector_flips},
+    present,
+    cuda_gemm,
+    cuda_gemm_result,
+    cuda_getrf,
+    cuda_getrs,
+    cuda_release,
+};
 
-abft_status_t abft_blas_cuda_gemm(abft_blas_stage_t *st, const abft_blas_type_t *t,
-                                  abft_handle_t h, abft_operation_t ta, abft_operation_t tb,
-                                  int64_t m, int64_t n, int64_t k, const void *alpha,
-                                  const void *A, int64_t lda, const void *B, int64_t ldb,
-                                  const void *beta, const void *C, int64_t ldc,
-                                  abft_report_t *rep) {
-    (void)st, (void)t, (void)h, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha;
-    (void)A, (void)lda, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc, (void)rep;
-    return ABFT_STATUS_NOT_SUPPORTED;
+EXPORT const abft_blas_cuda_api_t *abft_blas_cuda_module(int version, const void *host_blas) {
+    if (version != ABFT_BLAS_CUDA_API_VERSION) return NULL;
+    /* the module's CPU code (never used by the drop-in: its CPU handles are its own) calls
+     * the routines after the drop-in too, never the drop-in's exported symbols */
+    static int set;
+    if (!set && host_blas != NULL) {
+        abft_cpu_host_blas = *(const abft_cpu_host_blas_t *)host_blas;
+        set = 1;
+    }
+    return &api;
 }
-
-abft_status_t abft_blas_cuda_gemm_result(abft_blas_stage_t *st, const abft_blas_type_t *t,
-                                         abft_handle_t h, int64_t m, int64_t n, void *C,
-                                         int64_t ldc, int *written) {
-    (void)st, (void)t, (void)h, (void)m, (void)n, (void)C, (void)ldc;
-    *written = 0;
-    return ABFT_STATUS_NOT_SUPPORTED;
-}
-
-abft_status_t abft_blas_cuda_getrf(abft_blas_stage_t *st, const abft_blas_type_t *t,
-                                   abft_handle_t h, int64_t m, int64_t n, void *A, int64_t lda,
-                                   int64_t *ipiv, int64_t *info, abft_report_t *rep,
-                                   int *written) {
-    (void)st, (void)t, (void)h, (void)m, (void)n, (void)A, (void)lda, (void)ipiv, (void)info;
-    (void)rep;
-    *written = 0;
-    return ABFT_STATUS_NOT_SUPPORTED;
-}
-
-abft_status_t abft_blas_cuda_getrs(abft_blas_stage_t *st, const abft_blas_type_t *t,
-                                   abft_handle_t h, abft_operation_t trans, int64_t n,
-                                   int64_t nrhs, const void *A, int64_t lda,
-                                   const int64_t *ipiv, void *B, int64_t ldb,
-                                   abft_report_t *rep, int *written) {
-    (void)st, (void)t, (void)h, (void)trans, (void)n, (void)nrhs, (void)A, (void)lda;
-    (void)ipiv, (void)B, (void)ldb, (void)rep;
-    *written = 0;
-    return ABFT_STATUS_NOT_SUPPORTED;
-}
-
-void abft_blas_cuda_release(abft_blas_stage_t *st) { (void)st; }
-
-#endif

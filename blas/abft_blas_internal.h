@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "abft/abft.h"
+#include "abft/abft_inject.h"
 
 /* Fortran signatures of the intercepted routines with their scalars and arrays as void *,
  * so that one generic wrapper per operation serves every type. The trailing size_t are the
@@ -138,7 +139,7 @@ void abft_blas_pack_bytes(void *buf, const void *mat, int64_t ld, int64_t rows, 
 void abft_blas_unpack_bytes(void *mat, int64_t ld, const void *buf, int64_t rows, size_t es,
                             size_t off, size_t len);
 
-/* ---- staging to the GPU (abft_blas_cuda.c; stubs without the CUDA backend) -------------- */
+/* ---- staging to the GPU (the CUDA module, abft_blas_cuda.c) ----------------------------- */
 
 #define ABFT_BLAS_STAGE_MAX_LANES 16
 
@@ -165,38 +166,76 @@ typedef struct abft_blas_stage {
     abft_blas_lane_t lane[ABFT_BLAS_STAGE_MAX_LANES];
 } abft_blas_stage_t;
 
-/* 1 when this build has the CUDA backend and a GPU is present. */
-int abft_blas_cuda_present(void);
-/* Stage A, B and (beta != 0) C to the GPU and run the protected GEMM on the CUDA handle h,
- * which checks (and corrects) it there. The host C is not written: the result stays on the
- * device until abft_blas_cuda_gemm_result copies it (so a staged call that fails, or that a
- * recomputation repeats, still finds the old C on the host). */
-abft_status_t abft_blas_cuda_gemm(abft_blas_stage_t *st, const abft_blas_type_t *t,
-                                  abft_handle_t h, abft_operation_t ta, abft_operation_t tb,
-                                  int64_t m, int64_t n, int64_t k, const void *alpha,
-                                  const void *A, int64_t lda, const void *B, int64_t ldb,
-                                  const void *beta, const void *C, int64_t ldc,
-                                  abft_report_t *rep);
-/* Copies the result of this thread's last successful abft_blas_cuda_gemm (m x n) into the
- * host C. *written: 0 when the copy did not begin (C untouched), 1 when it did (on an error
- * C may then be partly written). */
-abft_status_t abft_blas_cuda_gemm_result(abft_blas_stage_t *st, const abft_blas_type_t *t,
-                                         abft_handle_t h, int64_t m, int64_t n, void *C,
-                                         int64_t ldc, int *written);
-/* Stage the operands of a factorization or solve to the GPU, run it on the CUDA handle h
- * (checked there) and copy the result back: ipiv and A (getrf), B (getrs). *written: 1 once
- * the copy back began. On an error status with *written = 0 the host arrays are untouched
- * (the call can run elsewhere); with *written = 1 they may be partly written. */
-abft_status_t abft_blas_cuda_getrf(abft_blas_stage_t *st, const abft_blas_type_t *t,
-                                   abft_handle_t h, int64_t m, int64_t n, void *A, int64_t lda,
-                                   int64_t *ipiv, int64_t *info, abft_report_t *rep,
-                                   int *written);
-abft_status_t abft_blas_cuda_getrs(abft_blas_stage_t *st, const abft_blas_type_t *t,
-                                   abft_handle_t h, abft_operation_t trans, int64_t n,
-                                   int64_t nrhs, const void *A, int64_t lda,
-                                   const int64_t *ipiv, void *B, int64_t ldb,
-                                   abft_report_t *rep, int *written);
-/* Frees the device buffers and the lanes (the pinned buffers, streams and events). */
-void abft_blas_cuda_release(abft_blas_stage_t *st);
+/* ---- the CUDA module (libabft_blas_cuda.so, abft_blas_cuda.c) ---------------------------
+ *
+ * The drop-in links no CUDA library: its CUDA backend is a module of its own, a second copy
+ * of the libabft objects built with the CUDA backend plus the staging below, linked with
+ * the CUDA libraries and loaded with dlopen the first time a call is to run on the GPU
+ * (docs/dropin.md, "What a process pays for the preload"). Handles made by the module are
+ * used only through its table. */
+
+/* The libabft functions the drop-in calls on a handle: those of its own objects for CPU
+ * handles (abft_blas.c), the module's for CUDA handles. */
+typedef struct abft_blas_lib {
+    __typeof__(abft_create) *create;
+    __typeof__(abft_destroy) *destroy;
+    __typeof__(abft_set_checksum_kind) *set_checksum_kind;
+    __typeof__(abft_set_random_checksum) *set_random_checksum;
+    __typeof__(abft_set_bound_mode) *set_bound_mode;
+    __typeof__(abft_set_recompute) *set_recompute;
+    __typeof__(abft_set_lu_recovery) *set_lu_recovery;
+    __typeof__(abft_injector_create) *injector_create;
+    __typeof__(abft_injector_destroy) *injector_destroy;
+    __typeof__(abft_injector_set_spec) *injector_set_spec;
+    __typeof__(abft_injector_set_targets) *injector_set_targets;
+    __typeof__(abft_injector_arm) *injector_arm;
+    __typeof__(abft_injector_attach) *injector_attach;
+    __typeof__(abft_injector_detach) *injector_detach;
+    __typeof__(abft_injector_flips) *injector_flips;
+} abft_blas_lib_t;
+
+#define ABFT_BLAS_CUDA_API_VERSION 1
+#define ABFT_BLAS_CUDA_MODULE_ENTRY "abft_blas_cuda_module"
+
+typedef struct abft_blas_cuda_api {
+    int version; /* ABFT_BLAS_CUDA_API_VERSION */
+    abft_blas_lib_t lib;
+    /* 1 when a GPU is present */
+    int (*present)(void);
+    /* Stage A, B and (beta != 0) C to the GPU and run the protected GEMM of type prec
+     * ('d', 's') on the CUDA handle h, which checks (and corrects) it there. The host C is
+     * not written: the result stays on the device until gemm_result copies it (so a
+     * staged call that fails, or that a recomputation repeats, still finds the old C on the
+     * host). */
+    abft_status_t (*gemm)(abft_blas_stage_t *st, char prec, abft_handle_t h,
+                          abft_operation_t ta, abft_operation_t tb, int64_t m, int64_t n,
+                          int64_t k, const void *alpha, const void *A, int64_t lda,
+                          const void *B, int64_t ldb, const void *beta, const void *C,
+                          int64_t ldc, abft_report_t *rep);
+    /* Copies the result of this thread's last successful gemm (m x n) into the host C.
+     * *written: 0 when the copy did not begin (C untouched), 1 when it did (on an error C
+     * may then be partly written). */
+    abft_status_t (*gemm_result)(abft_blas_stage_t *st, char prec, abft_handle_t h, int64_t m,
+                                 int64_t n, void *C, int64_t ldc, int *written);
+    /* Stage the operands of a factorization or solve to the GPU, run it on h (checked there)
+     * and copy the result back: ipiv and A (getrf), B (getrs). *written: 1 once the copy back
+     * began. On an error status with *written = 0 the host arrays are untouched (the call
+     * can run elsewhere); with *written = 1 they may be partly written. */
+    abft_status_t (*getrf)(abft_blas_stage_t *st, char prec, abft_handle_t h, int64_t m,
+                           int64_t n, void *A, int64_t lda, int64_t *ipiv, int64_t *info,
+                           abft_report_t *rep, int *written);
+    abft_status_t (*getrs)(abft_blas_stage_t *st, char prec, abft_handle_t h,
+                           abft_operation_t trans, int64_t n, int64_t nrhs, const void *A,
+                           int64_t lda, const int64_t *ipiv, void *B, int64_t ldb,
+                           abft_report_t *rep, int *written);
+    /* Frees the device buffers and the lanes (the pinned buffers, streams and events). */
+    void (*release)(abft_blas_stage_t *st);
+} abft_blas_cuda_api_t;
+
+/* The module's one exported function: its table for the drop-in's ABFT_BLAS_CUDA_API_VERSION
+ * (NULL for another version). hb: the host routines the module's own CPU code is to call,
+ * the drop-in's (its objects never call the symbols the drop-in exports). */
+typedef const abft_blas_cuda_api_t *(*abft_blas_cuda_module_fn)(int version,
+                                                                const void *host_blas);
 
 #endif /* ABFT_BLAS_INTERNAL_H */
