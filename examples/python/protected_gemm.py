@@ -1,6 +1,6 @@
 """A protected GEMM and LU from Python, with a bit flipped on purpose.
 
-    python3 python/examples/protected_gemm.py [n]
+    python3 examples/python/protected_gemm.py [n]
 
 Runs on the GPU with CuPy when the CUDA backend is built, a GPU answers and CuPy is
 installed, else on the CPU with NumPy. A bit of C is flipped after the GEMM (the library's
