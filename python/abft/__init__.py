@@ -5,20 +5,24 @@
     C, report = h.gemm(A, B)                   # protected C = A·B
     LU, ipiv, report = h.getrf(A)              # protected LU
     X, report = h.getrs(LU, ipiv, b)           # protected solve
+    records, summary = abft.campaign(op="gemm", trials=500, controls=100)
 
 The package calls libabft (carried inside it) through ctypes; docs/python.md has the whole
-API, the array and stream rules, the errors, and the PyTorch operator (abft.torch).
+API, the array and stream rules, the errors, the campaigns, and the PyTorch operator
+(abft.torch).
 """
 
 from . import _lib
-from ._enums import (Action, Backend, BitClass, BoundMode, ChecksumKind, Factor, Math,
-                     Operation, Outcome, Side, Site, Status)
+from ._enums import (Action, Backend, BitClass, BoundMode, CampaignOp, ChecksumKind, Factor,
+                     FaultModel, Math, Operation, Outcome, Side, Site, Space, Status)
 from ._errors import (AllocFailedError, CublasError, CudaError, CurandError, CusolverError,
                       Error, ExecutionFailedError, InternalError, InvalidValueError,
                       NonFiniteInputError, NotInitializedError, NotSupportedError,
                       SingularError)
 from ._handle import DeviceView, FaultSpec, GemmPlan, Handle, Injector, LuPlan
 from ._report import Fault, Flip, Report
+from ._campaign import (CampaignInterrupted, CampaignResult, CampaignSummary, campaign,
+                        plot_campaign)
 
 __version__ = _lib.abft_version_string().decode()
 version_number = _lib.abft_version_number()
@@ -27,7 +31,8 @@ __all__ = [
     "Handle", "GemmPlan", "LuPlan", "Injector", "FaultSpec", "DeviceView",
     "Report", "Fault", "Flip",
     "Status", "Backend", "Operation", "ChecksumKind", "BoundMode", "Math", "Action",
-    "Factor", "Site", "Side", "BitClass", "Outcome",
+    "Factor", "Site", "Side", "BitClass", "Outcome", "FaultModel", "CampaignOp", "Space",
+    "campaign", "plot_campaign", "CampaignResult", "CampaignSummary", "CampaignInterrupted",
     "Error", "NotInitializedError", "InvalidValueError", "AllocFailedError",
     "NotSupportedError", "NonFiniteInputError", "CudaError", "CublasError",
     "CusolverError", "CurandError", "ExecutionFailedError", "SingularError", "InternalError",

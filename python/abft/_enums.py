@@ -145,6 +145,30 @@ class Outcome(_CEnum):
     UNDETECTED = 10
 
 
+class FaultModel(_CEnum):
+    """abft_fault_model_t: how a full-space trial chose the elements of its fault."""
+    SPEC = -1
+    ONE = 0
+    ROW2 = 1
+    COL2 = 2
+    SAME_BIT = 3
+    BURST = 4
+
+
+class CampaignOp(_CEnum):
+    """abft_campaign_op_t (no C name function: the tool's names, "getrf_online" for
+    "getrf-online")."""
+    GEMM = 0
+    GETRF = 1
+    GETRF_ONLINE = 2
+
+
+class Space(_CEnum):
+    """abft_campaign_space_t (no C name function)."""
+    FIXED = 0
+    FULL = 1
+
+
 # The C function that names each enum's values; the names are read from the library.
 NAME_FUNCTIONS = {
     Status: "abft_status_name",
@@ -157,11 +181,12 @@ NAME_FUNCTIONS = {
     Factor: "abft_factor_name",
     Site: "abft_hook_site_name",
     Outcome: "abft_outcome_name",
+    FaultModel: "abft_fault_model_name",
 }
 
 _C_NAMES = {}
 for _cls in (Status, Backend, Operation, ChecksumKind, BoundMode, Math, Action, Factor, Site,
-             Side, BitClass, Outcome):
+             Side, BitClass, Outcome, FaultModel, CampaignOp, Space):
     _fn = NAME_FUNCTIONS.get(_cls)
     if _fn is None:
         _C_NAMES[_cls] = {int(m): m.name.lower() for m in _cls}

@@ -153,9 +153,68 @@ Flip = _struct("abft_flip_t", [
 ], "Flip")
 
 
-class LuOptions(ctypes.Structure):
-    _fields_ = [("nb", c_int64), ("check_every", c_int64), ("panel_nb", c_int64),
-                ("lookahead", c_int64)]
+LuOptions = _struct("abft_lu_options_t", [
+    ("nb", c_int64), ("check_every", c_int64), ("panel_nb", c_int64), ("lookahead", c_int64),
+], "LuOptions")
+
+# ---- campaigns (abft_inject.h) -----------------------------------------------------------
+
+SITE_COUNT = _layout.SITE_COUNT
+OUTCOME_COUNT = _layout.OUTCOME_COUNT
+FAULT_MODEL_COUNT = _layout.FAULT_MODEL_COUNT
+INJECT_MAX_ELEMS = _layout.INJECT_MAX_ELEMS
+
+# volatile sig_atomic_t, the campaign's stop flag
+if _layout.SIZES["sig_atomic_t"] != ctypes.sizeof(c_int):
+    raise ImportError("abft: sig_atomic_t is %d bytes here, the package assumes an int"
+                      % _layout.SIZES["sig_atomic_t"])
+sig_atomic_t = c_int
+
+TrialConfig = _struct("abft_trial_config_t", [
+    ("m", c_int64), ("n", c_int64), ("k", c_int64),
+    ("lda", c_int64), ("ldb", c_int64), ("ldc", c_int64),
+    ("alpha", c_double), ("beta", c_double), ("c_scale", c_double),
+    ("transa", c_int32), ("transb", c_int32), ("checksum_kind", c_int32),
+    ("bound_mode", c_int32), ("bound_factor", c_double), ("math_mode", c_int32),
+    ("recompute", c_int32), ("lu_recovery", c_int32), ("random_checksum", c_int32),
+    ("nb", c_int64), ("check_every", c_int64), ("panel_nb", c_int64), ("lookahead", c_int64),
+    ("model", c_int32), ("width", c_int32), ("call", c_int32), ("calls", c_int32),
+], "TrialConfig")
+
+Trial = _struct("abft_trial_t", [
+    ("index", c_int64), ("control", c_int32), ("outcome", c_int32), ("seed", c_uint64),
+    ("set", c_int64), ("site", c_int32), ("which", c_int32), ("status", c_int32),
+    ("_pad", c_int32), ("rho", c_double), ("rho_check", c_double), ("seconds", c_double),
+    ("nflips", c_int64), ("flips", ctypes.POINTER(Flip)), ("report", Report),
+    ("config", TrialConfig), ("rel_change", c_double),
+], "Trial")
+
+PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int64, c_int64)
+ON_TRIAL_FN = ctypes.CFUNCTYPE(None, c_void_p, ctypes.POINTER(Trial))
+
+CampaignConfig = _struct("abft_campaign_config_t", [
+    ("op", c_int32), ("precision", c_char), ("_pad", c_char * 3),
+    ("m", c_int64), ("n", c_int64), ("k", c_int64), ("trials", c_int64),
+    ("controls", c_int64), ("refresh", c_int64), ("sites", c_uint32), ("backend", c_int32),
+    ("spec", FaultSpec), ("checksum_kind", c_int32), ("bound_mode", c_int32),
+    ("bound_factor", c_double), ("guarantee", c_double), ("seed", c_uint64),
+    ("only_trial", c_int64), ("lu_recovery", c_int32), ("space", c_int32),
+    ("progress", PROGRESS_FN), ("on_trial", ON_TRIAL_FN), ("user", c_void_p),
+    ("jobs", c_int32), ("random_checksum", c_int32),
+    ("stop", ctypes.POINTER(sig_atomic_t)),
+], "CampaignConfig")
+
+CampaignSummary = _struct("abft_campaign_summary_t", [
+    ("total", c_int64), ("count", c_int64 * OUTCOME_COUNT),
+    ("by_site", (c_int64 * OUTCOME_COUNT) * SITE_COUNT),
+    ("by_bit", (c_int64 * OUTCOME_COUNT) * 64),
+    ("max_control_ratio", c_double), ("max_corrected_rho", c_double),
+    ("max_undetected_rho", c_double), ("seconds", c_double), ("backend", c_int32),
+    ("partial", c_int32), ("unit_roundoff", c_double), ("golden_runs", c_int64),
+    ("golden_detections", c_int64), ("control_errors", c_int64),
+    ("by_model", (c_int64 * OUTCOME_COUNT) * FAULT_MODEL_COUNT),
+    ("spread_undetected", c_int64), ("max_undetected_rel", c_double),
+], "CampaignSummary")
 
 
 HOOK_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_int, c_char, c_void_p, c_int64,
@@ -289,7 +348,16 @@ FUNCTIONS = {
     "abft_injector_detach": (_S, [("injector", _h)]),
     "abft_injector_flips": (_S, [("injector", _h), ("flips", P(P(Flip))),
                                  ("nflips", P(c_int64))]),
+    # campaigns
     "abft_outcome_name": (c_char_p, [("outcome", c_int)]),
+    "abft_fault_model_name": (c_char_p, [("model", c_int)]),
+    "abft_campaign_config_default": (CampaignConfig, []),
+    "abft_campaign_memory": (_S, [("cfg", P(CampaignConfig)), ("host_bytes", P(c_int64)),
+                                  ("backend_bytes", P(c_int64))]),
+    "abft_campaign_run": (_S, [("cfg", P(CampaignConfig)),
+                               ("summary", P(CampaignSummary))]),
+    "abft_wilson_interval": (None, [("k", c_int64), ("n", c_int64), ("z", c_double),
+                                    ("lo", P(c_double)), ("hi", P(c_double))]),
 }
 
 PARAMS = {}

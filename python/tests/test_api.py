@@ -89,11 +89,50 @@ def test_every_error_status_has_its_class():
         assert st.c_name in str(e)
 
 
-def test_layout_matches_headers():
+STRUCTS = {"abft_fault_t": "Fault", "abft_report_t": "Report", "abft_fault_spec_t": "FaultSpec",
+           "abft_flip_t": "Flip", "abft_lu_options_t": "LuOptions",
+           "abft_trial_config_t": "TrialConfig", "abft_trial_t": "Trial",
+           "abft_campaign_config_t": "CampaignConfig",
+           "abft_campaign_summary_t": "CampaignSummary"}
+
+
+@pytest.mark.parametrize("cname", sorted(STRUCTS))
+def test_layout_matches_headers(cname):
+    """Every field python/layout.c reports (compiled against include/abft) is declared at
+    the library's offset, and the structure has the library's size."""
+    import ctypes
     from abft import _layout
-    assert _layout.SIZES["abft_fault_t"] == __import__("ctypes").sizeof(_lib.Fault)
-    assert __import__("ctypes").sizeof(_lib.Report) == _layout.SIZES["abft_report_t"]
-    assert __import__("ctypes").sizeof(_lib.Flip) == _layout.SIZES["abft_flip_t"]
+    cls = getattr(_lib, STRUCTS[cname])
+    assert ctypes.sizeof(cls) == _layout.SIZES[cname]
+    for field, offset in _layout.OFFSETS[cname].items():
+        assert getattr(cls, field).offset == offset, (cname, field)
+
+
+def test_layout_constants():
+    import ctypes
+    from abft import _layout
+    assert _layout.SIZES["sig_atomic_t"] == ctypes.sizeof(_lib.sig_atomic_t)
+    assert _layout.SITE_COUNT == len(abft.Site)
+    assert _layout.OUTCOME_COUNT == len(abft.Outcome)
+    assert _layout.FAULT_MODEL_COUNT == len(abft.FaultModel) - 1  # and SPEC = -1
+    assert _layout.CAMPAIGN_OP_COUNT == len(abft.CampaignOp)
+    s = _lib.CampaignSummary()
+    assert len(s.count) == _layout.OUTCOME_COUNT
+    assert len(s.by_site) == _layout.SITE_COUNT and len(s.by_model) == _layout.FAULT_MODEL_COUNT
+
+
+def test_campaign_config_default_matches_library():
+    """The defaults abft_campaign_config_default documents, read through the ctypes struct."""
+    c = _lib.abft_campaign_config_default()
+    assert (c.op, c.precision, c.m, c.n, c.k) == (0, b"d", 128, 128, 128)
+    assert (c.trials, c.controls, c.refresh, c.sites, c.backend) == (200, 200, 50, 0, 0)
+    assert (c.checksum_kind, c.bound_mode, c.bound_factor, c.guarantee) == (0, 0, 1.0, 2.0)
+    assert (c.seed, c.only_trial, c.lu_recovery, c.space, c.jobs) == (1, -1, 0, 0, 1)
+    assert c.random_checksum == 0
+    assert not c.progress and not c.on_trial and not c.user and not c.stop
+    d = _lib.abft_fault_spec_default()
+    assert (c.spec.bit_class, c.spec.width, c.spec.nelems, c.spec.row, c.spec.col) == (
+        d.bit_class, d.width, d.nelems, d.row, d.col)
 
 
 def test_fault_spec_default_matches_library():
@@ -169,7 +208,7 @@ def test_flip_bits():
 def test_example_runs():
     import subprocess
     import sys
-    ex = os.path.join(ROOT, "python", "examples", "protected_gemm.py")
+    ex = os.path.join(ROOT, "examples", "python", "protected_gemm.py")
     if not os.path.exists(ex):
         pytest.skip("the example is not here")
     out = subprocess.run([sys.executable, ex, "96"], capture_output=True, text=True,
