@@ -108,6 +108,7 @@ class Handle:
         out = ctypes.c_int()
         self._check(_lib.abft_get_backend(self._h, _byref(out)), "abft_get_backend")
         self._backend = Backend(out.value)
+        self._cuda = self._backend == Backend.CUDA
         self._stream = 0
         self._device = None
         if self._backend == Backend.CUDA and _lib.cudart is not None:
@@ -319,8 +320,8 @@ class Handle:
 
     # ---- arrays ---------------------------------------------------------------------------
     def _arr(self, x, name, write=False, allow_1d=False, ints=False, stream=True):
-        a = as_arr(x, name, write=write, allow_1d=allow_1d, ints=ints, stream=stream)
-        if self._backend == Backend.CUDA:
+        a = as_arr(x, name, write, allow_1d, ints, stream)
+        if self._cuda:
             if a.device != "cuda":
                 raise argument_error(name, "a host array was given to a CUDA handle (use "
                                      "abft.Handle('cpu') for host arrays, or move the array "

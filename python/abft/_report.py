@@ -73,8 +73,13 @@ class Report:
         self.max_ratio = r.max_ratio
         self.unit_roundoff = r.unit_roundoff
         self.worst_case_rows = r.worst_case_rows
-        n = min(max(r.nfaults, 0), len(r.faults))
-        self.faults = tuple(Fault._from_c(r.faults[i], transposed) for i in range(n))
+        n = r.nfaults
+        if n > 0:
+            fs = r.faults
+            self.faults = tuple(Fault._from_c(fs[i], transposed)
+                                for i in range(min(n, len(fs))))
+        else:
+            self.faults = ()
         self.transposed = bool(transposed)
         return self
 

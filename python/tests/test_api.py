@@ -216,3 +216,37 @@ def test_example_runs():
     assert out.returncode == 0, out.stdout + out.stderr
     assert "result equals the clean product: True" in out.stdout
     assert "corrected" in out.stdout
+
+
+def test_numpy_data_pointer():
+    """The fast reader of a NumPy array's data pointer agrees with ndarray.ctypes.data."""
+    from abft import _arrays
+    base = np.arange(60.0).reshape(6, 10)
+    for x in (base, base.T, base[1:, 3:], np.asfortranarray(base)[2:5, 1:],
+              base.astype(np.float32)[::2], np.zeros((0, 3)), np.empty((4, 4), order="F")):
+        assert _arrays._np_data(x) == x.ctypes.data
+
+
+def test_bench_overhead_runs(tmp_path):
+    """python/bench_overhead.py (the Python layer's cost per gemm call; docs/python.md) runs:
+    a tiny size and few iterations here, the numbers are not checked."""
+    import json
+    import subprocess
+    import sys
+    script = os.path.join(ROOT, "python", "bench_overhead.py")
+    if not os.path.exists(script):
+        pytest.skip("the script is not here")
+    out = subprocess.run([sys.executable, script, "--n", "32", "--device", "cpu", "--iters",
+                          "2", "--layer-batches", "3", "--batch", "5", "--json",
+                          str(tmp_path / "b.json")], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    with open(tmp_path / "b.json") as f:
+        res = json.load(f)
+    assert [c["case"] for c in res["cases"]] == ["numpy F-ordered, CPU backend",
+                                                 "numpy C-ordered, CPU backend"]
+    for c in res["cases"]:
+        assert c["layer"]["package_s"] > 0 and c["layer"]["direct_s"] > 0
+        assert c["real"]["iters"] == 2
+    # the layer's timing put the handle's recompute flag back
+    assert "Python layer" in out.stdout
