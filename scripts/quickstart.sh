@@ -3,10 +3,11 @@
 # campaign over protected GEMM and LU (on the GPU when one is present, else on the CPU; without
 # a GPU it builds only the command line tool, CPU backend only, in build-cpu/, which takes
 # seconds rather than the minutes the CUDA kernels take);
-# `scripts/quickstart.sh test` builds and runs every test (GPU tests skip without a GPU),
+# `scripts/quickstart.sh test` builds and runs every test (GPU tests skip without a GPU;
+# ScaLAPACK's testers over OpenMPI under the drop-in, docs/scalapack.md, as a suite of their own),
 # then the CPU tests again under AddressSanitizer and UndefinedBehaviorSanitizer, then the
 # Python package's tests (docs/python.md), and ends with one summary naming every suite, their
-# counts and their skips (exit status 0 when nothing failed). ABFT_CTEST_ARGS adds arguments to both ctest runs (e.g. -R 'enum').
+# counts and their skips (exit status 0 when nothing failed). ABFT_CTEST_ARGS adds arguments to every ctest run (e.g. -R 'enum').
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-}
@@ -16,7 +17,7 @@ if [ "$what" = test ]; then
   # Measured on a fresh copy, 2 cores, nvcc present, no GPU, nothing to install: 9 min in
   # all (Release build with the CUDA kernels 2.5 min, its 43 tests 1.2 min, the sanitizer
   # build under a minute, its 20 tests 5.2 min).
-  echo "quickstart test: two builds and two test suites, then the Python package's; about 10 minutes on 2 cores" \
+  echo "quickstart test: two builds and three test suites, then the Python package's; about 10 minutes on 2 cores" \
        "(measured 9 min), less with more cores, more on a loaded machine or when packages" \
        "must be installed first; one summary at the end"
 fi
@@ -40,6 +41,10 @@ if command -v dpkg >/dev/null 2>&1; then
   # The drop-in library's tests run the reference BLAS/LAPACK test programs and NumPy (each
   # test is skipped when its program is missing).
   [ "$what" = test ] && for p in libblas-test liblapack-test python3-numpy; do
+    installed "$p" || pkgs+=("$p"); done
+  # The ScaLAPACK suite runs ScaLAPACK's own testers on OpenMPI ranks with the drop-in preloaded
+  # (docs/scalapack.md; each test is skipped when mpirun or its tester is missing).
+  [ "$what" = test ] && for p in openmpi-bin scalapack-mpi-test; do
     installed "$p" || pkgs+=("$p"); done
   # The Python tests run in a virtual environment (python3 -m venv, Debian's python3-venv).
   [ "$what" = test ] && [ "$(command -v python3)" = /usr/bin/python3 ] &&
@@ -144,7 +149,10 @@ if grep -q '^CMAKE_CUDA_COMPILER:[A-Z]*=.*nvcc' build/CMakeCache.txt 2>/dev/null
 else
   cuda_note="GPU tests not built: no CUDA compiler (nvcc) found, CPU backend only"
 fi
-suite "main (build/, every test)" build --output-on-failure -j"$jobs"
+suite "main (build/, every test but the ScaLAPACK suite)" build --output-on-failure -j"$jobs" -LE scalapack
+# ScaLAPACK's testers on 2 and 4 MPI ranks, the drop-in preloaded in every rank (label scalapack).
+suite "scalapack (build/, ScaLAPACK's testers over OpenMPI under the drop-in, docs/scalapack.md)" \
+  build --output-on-failure -j"$jobs" -L scalapack
 # Sanitizers on the CPU tests (no CUDA in this build: the sanitizers check host code).
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DABFT_ENABLE_CUDA=OFF -DABFT_SANITIZE=ON \
   -DABFT_BUILD_EXAMPLES=OFF >build-asan-configure.log 2>&1 ||
