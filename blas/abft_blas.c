@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "abft/abft.h"
 #include "abft_blas_internal.h"
@@ -83,6 +84,7 @@ static struct config {
     long long inj_row, inj_col;
     int inj_bit;
     int summary;                  /* ABFT_BLAS_SUMMARY: SUMMARY_* */
+    int profile;                  /* ABFT_BLAS_PROFILE=on: the time of protected GEMMs */
     char report_path[4096];       /* ABFT_BLAS_REPORT, opened at the first line written */
     int stage_threads;            /* ABFT_BLAS_STAGE_THREADS: host threads per staged operand */
     double stage_chunk;           /* ABFT_BLAS_STAGE_CHUNK: bytes per pinned staging buffer */
@@ -163,6 +165,11 @@ static void parse_config(void) {
     if ((v = env("ABFT_BLAS_REPORT")) != NULL)
         snprintf(cfg.report_path, sizeof cfg.report_path, "%s", v);
     cfg.summary = SUMMARY_PROTECTED;
+    if ((v = env("ABFT_BLAS_PROFILE")) != NULL) {
+        if (strcmp(v, "on") == 0) cfg.profile = 1;
+        else if (strcmp(v, "off") != 0)
+            report_line("config ABFT_BLAS_PROFILE=%s not understood (on, off): off", v);
+    }
     if ((v = env("ABFT_BLAS_SUMMARY")) != NULL) {
         if (strcmp(v, "protected") == 0) cfg.summary = SUMMARY_PROTECTED;
         else if (strcmp(v, "always") == 0) cfg.summary = SUMMARY_ALWAYS;
@@ -331,7 +338,58 @@ static void *next_sym(const char *sym) {
     return p;
 }
 
-static void config_init(void) { parse_config(); }
+/* ---- ABFT_BLAS_PROFILE: where the time of protected GEMMs goes -------------------------
+ * Per type: the protected GEMM calls that ran on the CPU, their wall time from the entry to
+ * the return, and the part of it spent in the host BLAS's GEMM (the product, and its
+ * repetitions): the rest is the protection's own (the checksum passes, the compare, the
+ * copies). Written to the report at exit ("profile ..."). */
+static atomic_llong prof_calls[T_COUNT];
+static _Atomic double prof_total[T_COUNT], prof_blas[T_COUNT];
+static _Atomic double prof_total_cpu[T_COUNT], prof_blas_cpu[T_COUNT];
+/* this thread's host-GEMM time in its call: wall, and the thread's CPU time (which the
+ * machine's other load does not take; the whole call's where the BLAS has one thread) */
+static _Thread_local double prof_blas_now, prof_blas_cpu_now;
+
+static double wall_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static void prof_add(_Atomic double *x, double v) {
+    double old = atomic_load(x);
+    while (!atomic_compare_exchange_weak(x, &old, old + v)) {
+    }
+}
+/* the CPU backend's GEMM, timed (the host-BLAS table's entries while profiling) */
+static void timed_dgemm(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+                        const double *alpha, const double *A, const int *lda, const double *B,
+                        const int *ldb, const double *beta, double *C, const int *ldc) {
+    const double t0 = wall_now(), c0 = cpu_now();
+    next[T_D].gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 1, 1);
+    prof_blas_cpu_now += cpu_now() - c0;
+    prof_blas_now += wall_now() - t0;
+}
+static void timed_sgemm(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+                        const float *alpha, const float *A, const int *lda, const float *B,
+                        const int *ldb, const float *beta, float *C, const int *ldc) {
+    const double t0 = wall_now(), c0 = cpu_now();
+    next[T_S].gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 1, 1);
+    prof_blas_cpu_now += cpu_now() - c0;
+    prof_blas_now += wall_now() - t0;
+}
+
+static void config_init(void) {
+    parse_config();
+    /* the bounds of the modes this library offers (worst, prob) take the checksums' sums as
+     * plain fp64 ones: the passes may sum so (abft_blas_kernels.c) */
+    abft_blas_kernels_plain(cfg.bound == ABFT_BOUND_WORST_CASE ||
+                            cfg.bound == ABFT_BOUND_PROBABILISTIC);
+}
 
 static void init(void) {
     pthread_once(&config_once, config_init);
@@ -359,6 +417,10 @@ static void init(void) {
     *(void **)&hb.sgetrf = *(void **)&next[T_S].getrf;
     *(void **)&hb.dtrsm = *(void **)&next[T_D].trsm;
     *(void **)&hb.strsm = *(void **)&next[T_S].trsm;
+    if (cfg.profile) {
+        hb.dgemm = timed_dgemm;
+        hb.sgemm = timed_sgemm;
+    }
     abft_cpu_host_blas = hb;
     pthread_key_create(&state_key, state_free);
     atomic_store(&initialized, 1);
@@ -387,6 +449,16 @@ __attribute__((destructor)) static void fini(void) {
     if (cfg.summary == SUMMARY_ALWAYS ||
         (cfg.summary == SUMMARY_PROTECTED && atomic_load(&n_index) > 0))
         write_summary();
+    for (int t = 0; cfg.profile && t < T_COUNT; ++t)
+        if (atomic_load(&prof_calls[t]) > 0)
+            report_line("profile op=%s calls=%lld seconds=%.6f host_gemm_seconds=%.6f "
+                        "protection_seconds=%.6f cpu_seconds=%.6f host_gemm_cpu_seconds=%.6f "
+                        "protection_cpu_seconds=%.6f", op_names[t][OP_GEMM],
+                        (long long)atomic_load(&prof_calls[t]), atomic_load(&prof_total[t]),
+                        atomic_load(&prof_blas[t]),
+                        atomic_load(&prof_total[t]) - atomic_load(&prof_blas[t]),
+                        atomic_load(&prof_total_cpu[t]), atomic_load(&prof_blas_cpu[t]),
+                        atomic_load(&prof_total_cpu[t]) - atomic_load(&prof_blas_cpu[t]));
     pthread_mutex_lock(&report_mu);
     if (report_file != NULL) fclose(report_file);
     report_file = NULL;
@@ -921,6 +993,9 @@ static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *
         return;
     }
     call_t c;
+    const double prof_t0 = cfg.profile ? wall_now() : 0.0;
+    const double prof_c0 = cfg.profile ? cpu_now() : 0.0;
+    prof_blas_now = prof_blas_cpu_now = 0.0;
     call_begin(&c, t, OP_GEMM, m, n, k, work, 1);
     if (c.s == NULL || handle(c.s, c.gpu) == NULL) {
         atomic_fetch_add(&n_passed, 1);
@@ -974,6 +1049,13 @@ static void gemm_core(int t, char ta, char tb, int m, int n, int k, const void *
         }
     }
     if (left > 0) uncorrectable_left(&c, left);
+    if (cfg.profile && !c.gpu) {
+        atomic_fetch_add(&prof_calls[t], 1);
+        prof_add(&prof_total_cpu[t], cpu_now() - prof_c0);
+        prof_add(&prof_total[t], wall_now() - prof_t0);
+        prof_add(&prof_blas[t], prof_blas_now);
+        prof_add(&prof_blas_cpu[t], prof_blas_cpu_now);
+    }
 }
 
 static void gemm_entry(int t, const char *ta, const char *tb, const int *m, const int *n,

@@ -128,6 +128,19 @@ int abft_blas_trsm_rhs(abft_blas_trsm_t *c, void *B, int64_t ldb, const void *al
 void abft_blas_trsm_after(abft_handle_t h, const abft_blas_trsm_t *c, const void *X,
                           int64_t ldx, abft_report_t *rep);
 
+/* ---- threads of the checksum passes (abft_blas_pool.c) ------------------------------------ */
+
+/* The threads a pass of the calling thread may use: its OpenMP setting (OMP_NUM_THREADS,
+ * omp_set_num_threads), 1 inside a parallel region. */
+int abft_blas_pool_threads(void);
+/* fn(ctx, i) for every i in [0, n), on up to `threads` threads of a pool whose workers
+ * sleep between jobs (the caller among them); returns when all are done. */
+void abft_blas_parallel(int64_t n, int threads, void (*fn)(void *ctx, int64_t item), void *ctx);
+
+/* The checksum passes in plain fp64 sums (abft_blas_kernels.c): for the worst-case and
+ * probabilistic bounds only. */
+void abft_blas_kernels_plain(int on);
+
 /* ---- packed images (abft_blas_pack.c) ----------------------------------------------------- */
 
 /* Bytes [off, off + len) of the packed image of a rows-row column-major matrix of es-byte
