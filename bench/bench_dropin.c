@@ -33,6 +33,8 @@
 
 #include <abft/abft.h>
 
+#include "bench_host.h"
+
 #ifndef ABFT_BLAS_DEFAULT_PATH
 #define ABFT_BLAS_DEFAULT_PATH "libabft_blas.so"
 #endif
@@ -48,60 +50,6 @@ void dgemm_(const char *, const char *, const int *, const int *, const int *, c
 
 enum { V_BLAS = 0, V_ABFT = 1, V_SHIM = 2, V_NVBLAS = 3, V_COUNT = 4 };
 static const char *const vname[V_COUNT] = {"blas", "abft", "shim", "nvblas"};
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static int parse_list(const char *s, double *out, int max) {
-    int n = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t != NULL && n < max;
-         t = strtok_r(NULL, ",", &save))
-        out[n++] = atof(t);
-    return n;
-}
-
-static void cpu_model(char *out, size_t len) {
-    snprintf(out, len, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL) return;
-    char line[512];
-    while (fgets(line, sizeof line, f) != NULL) {
-        if (strncmp(line, "model name", 10) == 0) {
-            char *c = strchr(line, ':');
-            if (c != NULL) {
-                c += 2;
-                c[strcspn(c, "\n")] = '\0';
-                snprintf(out, len, "%s", c);
-            }
-            break;
-        }
-    }
-    fclose(f);
-}
-
-static int nprocs(void) {
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL) return 0;
-    char line[512];
-    int n = 0;
-    while (fgets(line, sizeof line, f) != NULL) n += strncmp(line, "processor", 9) == 0;
-    fclose(f);
-    return n;
-}
 
 typedef struct row {
     int n;

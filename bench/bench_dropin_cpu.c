@@ -38,6 +38,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "bench_host.h"
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -58,69 +61,12 @@ void sgemm_(const char *, const char *, const int *, const int *, const int *, c
             const float *, const int *, const float *, const int *, const float *, float *,
             const int *, size_t, size_t);
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* CPU time of the calling thread: with one thread every part of a call runs on it, and the
  * time the machine's other load takes from it does not count */
 static double cpu_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-static double median(const double *v, int n) {
-    double *w = malloc(sizeof(double) * (size_t)n);
-    memcpy(w, v, sizeof(double) * (size_t)n);
-    qsort(w, (size_t)n, sizeof(double), cmp_double);
-    double m = n % 2 ? w[n / 2] : 0.5 * (w[n / 2 - 1] + w[n / 2]);
-    free(w);
-    return m;
-}
-
-static int parse_list(const char *s, double *out, int max) {
-    int n = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t != NULL && n < max;
-         t = strtok_r(NULL, ",", &save))
-        out[n++] = atof(t);
-    return n;
-}
-
-static int nprocs(void) {
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL) return 1;
-    char line[512];
-    int n = 0;
-    while (fgets(line, sizeof line, f) != NULL) n += strncmp(line, "processor", 9) == 0;
-    fclose(f);
-    return n > 0 ? n : 1;
-}
-
-static void cpu_model(char *out, size_t len) {
-    snprintf(out, len, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL) return;
-    char line[512];
-    while (fgets(line, sizeof line, f) != NULL)
-        if (strncmp(line, "model name", 10) == 0) {
-            char *c = strchr(line, ':');
-            if (c != NULL) {
-                c += 2;
-                c[strcspn(c, "\n")] = '\0';
-                snprintf(out, len, "%s", c);
-            }
-            break;
-        }
-    fclose(f);
 }
 
 /* the BLAS's thread count, as the environment sets it */
